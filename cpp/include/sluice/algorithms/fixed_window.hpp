@@ -1,0 +1,23 @@
+#pragma once
+#include <cstdint>
+
+#include "sluice/decision.hpp"
+#include "sluice/key_state.hpp"
+#include "sluice/rule.hpp"
+
+// Fixed window aligned to the epoch: window number = floor(now / window_ms).
+// State: a = number of the window last charged, b = what was charged in it.
+namespace sluice::fixed_window {
+
+// decide reports what a request of `cost` at `now` would get, without changing `state`. A cost of 0
+// describes the key as it stands (used for peeks and for decisions of calls denied by another rule).
+Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost);
+
+// charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
+void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
+
+// usage is the share of the quota in use at `now`, from 0 (idle, full quota) to 1 (nothing left).
+// The key table evicts the least used keys first.
+double usage(const Rule& rule, const KeyState& state, int64_t now);
+
+}  // namespace sluice::fixed_window

@@ -1,0 +1,25 @@
+#pragma once
+#include <cstdint>
+
+#include "sluice/decision.hpp"
+#include "sluice/key_state.hpp"
+#include "sluice/rule.hpp"
+
+// Sliding-window counter: the previous window's count, weighted by the share of it still
+// inside the sliding window, plus the current window's count (Cloudflare's approximation).
+// State: a = number of the current window, b = current count (low 32 bits) | previous count (high 32).
+// It admits fewer than 2 x limit in any window of window_ms, and exactly limit when traffic is even.
+namespace sluice::sliding_counter {
+
+// decide reports what a request of `cost` at `now` would get, without changing `state`. A cost of 0
+// describes the key as it stands (used for peeks and for decisions of calls denied by another rule).
+Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost);
+
+// charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
+void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
+
+// usage is the share of the quota in use at `now`, from 0 (idle, full quota) to 1 (nothing left).
+// The key table evicts the least used keys first.
+double usage(const Rule& rule, const KeyState& state, int64_t now);
+
+}  // namespace sluice::sliding_counter

@@ -1,0 +1,121 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "sluice/key_state.hpp"
+#include "sluice/status.hpp"
+
+namespace sluice {
+
+// KeyTable holds the state of up to `capacity` keys of one rule in memory allocated once, at init.
+//
+// Keys are not stored: a key is known by its 64-bit keyed hash (its "tag"). Each tag may live in one of
+// two buckets of kWays slots (two-choice hashing keeps buckets evenly filled, so the table stays usable
+// at ~90 % load). A lookup reads at most two buckets' tags, 64 bytes each. Two different keys share
+// state only if their tags collide inside the same pair of buckets: about 16 / 2^64 per lookup.
+//
+// When both buckets are full, the slot whose key uses the least of its quota is reused (idle keys and
+// keys back to full quota first). A key that is limiting someone is used more than any fresh key a
+// flood can create, so flooding the table cannot reset it.
+class KeyTable {
+ public:
+  static constexpr uint32_t kWays = 8;
+  static constexpr uint32_t kMissing = 0xffffffff;
+
+  KeyTable() = default;
+  ~KeyTable();
+  KeyTable(const KeyTable&) = delete;
+  KeyTable& operator=(const KeyTable&) = delete;
+
+  // init allocates room for `capacity` keys (at least 1), each with `ring_entries` 32-bit words of
+  // extra memory (the sliding log's ring; 0 for other algorithms).
+  Status init(uint32_t capacity, uint32_t ring_entries);
+
+  // find returns the slot holding `hash`, or kMissing.
+  uint32_t find(uint64_t hash) const;
+
+  // claim returns a slot for `hash`, which must not be present: an empty one, or else the candidate
+  // with the lowest usage(slot), never one of `pinned`. The slot's state is zeroed (a fresh key).
+  // Returns kMissing only if every candidate is pinned.
+  template <class UsageOfSlot>
+  uint32_t claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned, uint32_t pinned_count);
+
+  // erase forgets the key in `slot`.
+  void erase(uint32_t slot);
+
+  KeyState& state(uint32_t slot) { return states_[slot]; }
+  SlidingLogRing ring(uint32_t slot) {
+    return SlidingLogRing{ring_entries_ == 0 ? nullptr : rings_ + static_cast<size_t>(slot) * ring_entries_};
+  }
+
+  uint32_t size() const { return size_; }
+  uint32_t slot_count() const { return bucket_count_ * kWays; }
+  size_t memory_bytes() const;
+  uint64_t evictions() const { return evictions_; }
+  // Evictions of a key that had used all of its quota: the table is too small for the traffic.
+  uint64_t evictions_of_exhausted() const { return evictions_of_exhausted_; }
+
+ private:
+  static uint64_t tag_of(uint64_t hash) { return hash == 0 ? 1 : hash; }
+  uint32_t first_bucket(uint64_t hash) const {
+    return static_cast<uint32_t>(((hash >> 32) * bucket_count_) >> 32);
+  }
+  uint32_t second_bucket(uint64_t hash) const {
+    return static_cast<uint32_t>(((hash & 0xffffffff) * bucket_count_) >> 32);
+  }
+  uint32_t empty_ways(uint32_t bucket) const;
+  void take(uint32_t slot, uint64_t tag);
+
+  uint64_t* tags_ = nullptr;  // 0 = empty
+  KeyState* states_ = nullptr;
+  uint32_t* rings_ = nullptr;
+  uint32_t bucket_count_ = 0;
+  uint32_t ring_entries_ = 0;
+  uint32_t size_ = 0;
+  uint64_t evictions_ = 0;
+  uint64_t evictions_of_exhausted_ = 0;
+};
+
+template <class UsageOfSlot>
+uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned,
+                         uint32_t pinned_count) {
+  const uint64_t tag = tag_of(hash);
+  const uint32_t first = first_bucket(hash);
+  const uint32_t second = second_bucket(hash);
+  const uint32_t first_empty = empty_ways(first);
+  const uint32_t second_empty = empty_ways(second);
+  if (first_empty != 0 || second_empty != 0) {
+    const uint32_t bucket = first_empty >= second_empty ? first : second;
+    for (uint32_t way = 0; way < kWays; ++way) {
+      const uint32_t slot = bucket * kWays + way;
+      if (tags_[slot] == 0) {
+        take(slot, tag);
+        ++size_;
+        return slot;
+      }
+    }
+  }
+  uint32_t victim = kMissing;
+  double victim_usage = 0;
+  for (const uint32_t bucket : {first, second}) {
+    for (uint32_t way = 0; way < kWays; ++way) {
+      const uint32_t slot = bucket * kWays + way;
+      bool is_pinned = false;
+      for (uint32_t i = 0; i < pinned_count; ++i) is_pinned = is_pinned || pinned[i] == slot;
+      if (is_pinned) continue;
+      const double u = usage(slot);
+      if (victim == kMissing || u < victim_usage) {
+        victim = slot;
+        victim_usage = u;
+      }
+    }
+  }
+  if (victim == kMissing) return kMissing;
+  ++evictions_;
+  if (victim_usage >= 1.0) ++evictions_of_exhausted_;
+  take(victim, tag);
+  return victim;
+}
+
+}  // namespace sluice

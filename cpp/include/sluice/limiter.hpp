@@ -1,0 +1,98 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "sluice/decision.hpp"
+#include "sluice/key_table.hpp"
+#include "sluice/rule.hpp"
+#include "sluice/siphash.hpp"
+#include "sluice/status.hpp"
+
+namespace sluice {
+
+// Check is one (rule, key, cost) triple of a call. The key is a byte string the limiter does not keep.
+struct Check {
+  uint32_t rule = 0;
+  const uint8_t* key = nullptr;
+  uint32_t key_length = 0;
+  int64_t cost = 1;
+};
+
+// Outcome is the answer to a whole call.
+struct Outcome {
+  // allowed: every check admitted and all were charged. Otherwise nothing was charged, and the
+  // decision is the denying check's with the longest retry_after_ms (kNever counts as longest).
+  // When allowed, the decision is the check's with the least remaining.
+  Decision decision;
+  int32_t deciding_check = -1;  // index of the check `decision` was taken from
+};
+
+// TableStats describes one rule's key table.
+struct TableStats {
+  uint32_t keys = 0;
+  uint32_t slots = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t evictions = 0;
+  uint64_t evictions_of_exhausted = 0;
+};
+
+// Limiter holds several rules, each with its own bounded key table, and checks any number of them
+// (up to kMaxChecksPerCall) in one all-or-nothing call. It never reads a clock: every call takes
+// `now_ms`, integer milliseconds since the Unix epoch.
+class Limiter {
+ public:
+  static constexpr uint32_t kMaxRules = 64;
+  // The size of an exported state: a fixed header, then 8 bytes per entry for the sliding log.
+  static constexpr uint32_t kStateHeaderBytes = 24;
+
+  explicit Limiter(SipHashKey seed) : seed_(seed) {}
+
+  // add_rule validates `config` and allocates a table for `key_capacity` keys. On kInvalidRule,
+  // `field` names the offending field.
+  Status add_rule(const RuleConfig& config, uint32_t key_capacity, uint32_t* rule_id, const char** field);
+
+  // check decides `count` checks at `now_ms` and, if all admit, charges them all. Two checks of the
+  // same rule and key are one request of their summed cost. per_check[i] receives check i's own
+  // decision (uncharged, with retry_after_ms 0, when another check denied the call).
+  Status check(const Check* checks, uint32_t count, int64_t now_ms, Decision* per_check, Outcome* outcome);
+
+  // peek is check without charging or remembering any key.
+  Status peek(const Check* checks, uint32_t count, int64_t now_ms, Decision* per_check, Outcome* outcome);
+
+  // reset forgets a key of a rule: it is back to its full quota. Forgetting an unknown key is kOk.
+  Status reset(uint32_t rule_id, const uint8_t* key, uint32_t key_length);
+
+  // export_state writes a key's state as portable bytes (see README: "State bytes"); kNotFound if the
+  // key holds none. `written` receives the size, or the size needed on kBufferTooSmall.
+  Status export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_length, uint8_t* out,
+                      uint32_t out_capacity, uint32_t* written);
+
+  // import_state replaces a key's state with bytes from export_state of a rule with the same
+  // parameters; kInvalidState if they are malformed or were made under other parameters.
+  Status import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_length, const uint8_t* bytes,
+                      uint32_t length);
+
+  // exported_state_bytes is the largest export_state output of a rule.
+  Status exported_state_bytes(uint32_t rule_id, uint32_t* bytes) const;
+
+  Status stats(uint32_t rule_id, TableStats* out) const;
+  uint32_t rule_count() const { return rule_count_; }
+
+ private:
+  struct RuleTable {
+    Rule rule;
+    uint32_t signature = 0;
+    KeyTable table;
+  };
+
+  Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
+             Outcome* outcome);
+  Status validate_key(uint32_t rule_id, uint32_t key_length, const uint8_t* key) const;
+  uint64_t hash(const uint8_t* key, uint32_t key_length) const { return siphash13(seed_, key, key_length); }
+
+  SipHashKey seed_;
+  RuleTable rules_[kMaxRules];
+  uint32_t rule_count_ = 0;
+};
+
+}  // namespace sluice

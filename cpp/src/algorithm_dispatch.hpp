@@ -1,0 +1,49 @@
+#pragma once
+#include <cstdint>
+
+#include "sluice/algorithms/fixed_window.hpp"
+#include "sluice/algorithms/gcra.hpp"
+#include "sluice/algorithms/leaky_bucket.hpp"
+#include "sluice/algorithms/sliding_counter.hpp"
+#include "sluice/algorithms/sliding_log.hpp"
+#include "sluice/algorithms/token_bucket.hpp"
+
+// One switch per operation, so the limiter and the key table treat every algorithm alike.
+namespace sluice::dispatch {
+
+inline Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: return fixed_window::decide(rule, state, now, cost);
+    case Algorithm::kSlidingLog: return sliding_log::decide(rule, state, ring, now, cost);
+    case Algorithm::kSlidingCounter: return sliding_counter::decide(rule, state, now, cost);
+    case Algorithm::kTokenBucket: return token_bucket::decide(rule, state, now, cost);
+    case Algorithm::kLeakyBucket: return leaky_bucket::decide(rule, state, now, cost);
+    case Algorithm::kGcra: return gcra::decide(rule, state, now, cost);
+  }
+  return Decision{};
+}
+
+inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: fixed_window::charge(rule, state, now, cost); return;
+    case Algorithm::kSlidingLog: sliding_log::charge(rule, state, ring, now, cost); return;
+    case Algorithm::kSlidingCounter: sliding_counter::charge(rule, state, now, cost); return;
+    case Algorithm::kTokenBucket: token_bucket::charge(rule, state, now, cost); return;
+    case Algorithm::kLeakyBucket: leaky_bucket::charge(rule, state, now, cost); return;
+    case Algorithm::kGcra: gcra::charge(rule, state, now, cost); return;
+  }
+}
+
+inline double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: return fixed_window::usage(rule, state, now);
+    case Algorithm::kSlidingLog: return sliding_log::usage(rule, state, ring, now);
+    case Algorithm::kSlidingCounter: return sliding_counter::usage(rule, state, now);
+    case Algorithm::kTokenBucket: return token_bucket::usage(rule, state, now);
+    case Algorithm::kLeakyBucket: return leaky_bucket::usage(rule, state, now);
+    case Algorithm::kGcra: return gcra::usage(rule, state, now);
+  }
+  return 0;
+}
+
+}  // namespace sluice::dispatch

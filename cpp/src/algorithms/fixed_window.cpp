@@ -1,0 +1,48 @@
+#include "sluice/algorithms/fixed_window.hpp"
+
+#include "sluice/arithmetic.hpp"
+
+namespace sluice::fixed_window {
+namespace {
+
+struct View {
+  int64_t window;  // the window the key is in: the caller's, or a later one if time ran backwards
+  int64_t count;   // what was charged in it
+};
+
+View view(const Rule& rule, const KeyState& state, int64_t now) {
+  const int64_t window = now / rule.window_ms;
+  if (window > state.a) return {window, 0};
+  return {state.a, state.b};  // same window, or time ran backwards: keep the newer window's count
+}
+
+}  // namespace
+
+Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
+  const View v = view(rule, state, now);
+  const int64_t window_end = (v.window + 1) * rule.window_ms;
+  Decision d;
+  d.limit = rule.limit;
+  d.allowed = v.count + cost <= rule.limit;
+  const int64_t used = d.allowed ? v.count + cost : v.count;
+  d.remaining = rule.limit - used;
+  d.reset_ms = window_end - now;
+  if (d.allowed) {
+    d.retry_after_ms = 0;
+  } else {
+    d.retry_after_ms = cost > rule.limit ? kNever : window_end - now;
+  }
+  return d;
+}
+
+void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
+  const View v = view(rule, state, now);
+  state.a = v.window;
+  state.b = v.count + cost;
+}
+
+double usage(const Rule& rule, const KeyState& state, int64_t now) {
+  return static_cast<double>(view(rule, state, now).count) / static_cast<double>(rule.limit);
+}
+
+}  // namespace sluice::fixed_window

@@ -1,0 +1,19 @@
+#include "sluice/algorithms/leaky_bucket.hpp"
+
+#include "bucket_level.hpp"
+
+namespace sluice::leaky_bucket {
+
+Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
+  return bucket_level::decide(rule, state, now, cost);
+}
+
+void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
+  bucket_level::charge(rule, state, now, cost);
+}
+
+double usage(const Rule& rule, const KeyState& state, int64_t now) {
+  return bucket_level::usage(rule, state, now);
+}
+
+}  // namespace sluice::leaky_bucket

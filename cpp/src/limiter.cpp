@@ -1,0 +1,274 @@
+#include "sluice/limiter.hpp"
+
+#include <cstring>
+
+#include "algorithm_dispatch.hpp"
+
+namespace sluice {
+namespace {
+
+constexpr uint8_t kStateFormat = 1;
+
+// A fingerprint of the parameters a state's numbers depend on, so state is never imported into a
+// rule that would read it differently (say, a bucket whose rate changed).
+uint32_t rule_signature(const Rule& rule) {
+  const int64_t words[4] = {static_cast<int64_t>(rule.algorithm), rule.limit, rule.window_ms, rule.capacity};
+  return static_cast<uint32_t>(
+      siphash13(SipHashKey{}, reinterpret_cast<const uint8_t*>(words), sizeof(words)));
+}
+
+void put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+void put64(uint8_t* p, int64_t v) { std::memcpy(p, &v, 8); }
+uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+int64_t get64(const uint8_t* p) { int64_t v; std::memcpy(&v, p, 8); return v; }
+
+// More is worse: a retry of kNever outranks any finite one.
+bool longer_retry(int64_t a, int64_t b) {
+  if (a == kNever) return b != kNever;
+  if (b == kNever) return false;
+  return a > b;
+}
+
+}  // namespace
+
+Status Limiter::add_rule(const RuleConfig& config, uint32_t key_capacity, uint32_t* rule_id,
+                         const char** field) {
+  if (rule_id == nullptr) return Status::kInvalidArgument;
+  if (rule_count_ == kMaxRules) return Status::kOutOfMemory;
+  Rule rule;
+  const Status made = make_rule(config, &rule, field);
+  if (made != Status::kOk) return made;
+  if (key_capacity == 0) {
+    if (field != nullptr) *field = "key_capacity";
+    return Status::kInvalidRule;
+  }
+  RuleTable& slot = rules_[rule_count_];
+  const uint32_t ring = rule.algorithm == Algorithm::kSlidingLog ? static_cast<uint32_t>(rule.limit) : 0;
+  const Status allocated = slot.table.init(key_capacity, ring);
+  if (allocated != Status::kOk) return allocated;
+  slot.rule = rule;
+  slot.signature = rule_signature(rule);
+  *rule_id = rule_count_++;
+  return Status::kOk;
+}
+
+Status Limiter::validate_key(uint32_t rule_id, uint32_t key_length, const uint8_t* key) const {
+  if (rule_id >= rule_count_) return Status::kUnknownRule;
+  if (key_length > kMaxKeyBytes) return Status::kKeyTooLong;
+  if (key == nullptr && key_length != 0) return Status::kInvalidArgument;
+  return Status::kOk;
+}
+
+Status Limiter::check(const Check* checks, uint32_t count, int64_t now_ms, Decision* per_check,
+                      Outcome* outcome) {
+  return run(checks, count, now_ms, true, per_check, outcome);
+}
+
+Status Limiter::peek(const Check* checks, uint32_t count, int64_t now_ms, Decision* per_check,
+                     Outcome* outcome) {
+  return run(checks, count, now_ms, false, per_check, outcome);
+}
+
+Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
+                    Outcome* outcome) {
+  if (count > kMaxChecksPerCall) return Status::kTooManyChecks;
+  if (count == 0 || checks == nullptr || per_check == nullptr || outcome == nullptr) {
+    return Status::kInvalidArgument;
+  }
+  if (now_ms < 0 || now_ms > kMaxTimeMs) return Status::kInvalidArgument;
+
+  uint64_t hashes[kMaxChecksPerCall];
+  uint32_t slots[kMaxChecksPerCall];
+  int64_t group_cost[kMaxChecksPerCall];  // the summed cost of all checks on the same rule and key
+  int32_t group_leader[kMaxChecksPerCall];
+  for (uint32_t i = 0; i < count; ++i) {
+    const Check& c = checks[i];
+    const Status valid = validate_key(c.rule, c.key_length, c.key);
+    if (valid != Status::kOk) return valid;
+    if (c.cost < 1 || c.cost > kMaxCost) return Status::kInvalidCost;
+    // Several rules keyed on the same bytes (an IP, say) hash them once.
+    const bool same_key_as_previous = i > 0 && c.key == checks[i - 1].key && c.key_length == checks[i - 1].key_length;
+    hashes[i] = same_key_as_previous ? hashes[i - 1] : hash(c.key, c.key_length);
+    slots[i] = rules_[c.rule].table.find(hashes[i]);
+    group_leader[i] = static_cast<int32_t>(i);
+    group_cost[i] = c.cost;
+    for (uint32_t j = 0; j < i; ++j) {
+      if (group_leader[j] == static_cast<int32_t>(j) && checks[j].rule == c.rule && hashes[j] == hashes[i]) {
+        group_leader[i] = static_cast<int32_t>(j);
+        group_cost[j] += c.cost;
+        break;
+      }
+    }
+  }
+
+  // Decide every check against its current state; nothing is charged yet.
+  bool all_allowed = true;
+  KeyState fresh[kMaxChecksPerCall];
+  for (uint32_t i = 0; i < count; ++i) {
+    const int32_t leader = group_leader[i];
+    if (leader != static_cast<int32_t>(i)) continue;
+    RuleTable& rt = rules_[checks[i].rule];
+    const bool held = slots[i] != KeyTable::kMissing;
+    KeyState& state = held ? rt.table.state(slots[i]) : fresh[i];
+    const SlidingLogRing ring = held ? rt.table.ring(slots[i]) : SlidingLogRing{};
+    per_check[i] = dispatch::decide(rt.rule, state, ring, now_ms, group_cost[i]);
+    all_allowed = all_allowed && per_check[i].allowed;
+  }
+  for (uint32_t i = 0; i < count; ++i) per_check[i] = per_check[group_leader[i]];
+
+  Outcome result;
+  if (all_allowed) {
+    for (uint32_t i = 0; i < count; ++i) {
+      if (result.deciding_check < 0 || per_check[i].remaining < result.decision.remaining) {
+        result.decision = per_check[i];
+        result.deciding_check = static_cast<int32_t>(i);
+      }
+    }
+    if (charge) {
+      for (uint32_t i = 0; i < count; ++i) {
+        if (group_leader[i] != static_cast<int32_t>(i)) continue;
+        RuleTable& rt = rules_[checks[i].rule];
+        if (slots[i] == KeyTable::kMissing) {
+          // Only admitted requests take a slot, so denied traffic never evicts anyone. Slots already
+          // resolved in this call are pinned: a new key must not take the place of one being charged.
+          const auto usage = [&rt, now_ms](uint32_t slot) {
+            return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
+          };
+          slots[i] = rt.table.claim(hashes[i], usage, slots, count);
+          if (slots[i] == KeyTable::kMissing) return Status::kOutOfMemory;
+        }
+        dispatch::charge(rt.rule, rt.table.state(slots[i]), rt.table.ring(slots[i]), now_ms, group_cost[i]);
+      }
+    }
+  } else {
+    for (uint32_t i = 0; i < count; ++i) {
+      if (!per_check[i].allowed &&
+          (result.deciding_check < 0 || longer_retry(per_check[i].retry_after_ms, result.decision.retry_after_ms))) {
+        result.decision = per_check[i];
+        result.deciding_check = static_cast<int32_t>(i);
+      }
+    }
+    // Checks that would have admitted report their key as it stands, since nothing was charged.
+    for (uint32_t i = 0; i < count; ++i) {
+      if (!per_check[i].allowed) continue;
+      const RuleTable& rt = rules_[checks[i].rule];
+      KeyState state = slots[i] == KeyTable::kMissing ? KeyState{} : rules_[checks[i].rule].table.state(slots[i]);
+      const SlidingLogRing ring = slots[i] == KeyTable::kMissing ? SlidingLogRing{} : rules_[checks[i].rule].table.ring(slots[i]);
+      per_check[i] = dispatch::decide(rt.rule, state, ring, now_ms, 0);
+    }
+  }
+  *outcome = result;
+  return Status::kOk;
+}
+
+Status Limiter::reset(uint32_t rule_id, const uint8_t* key, uint32_t key_length) {
+  const Status valid = validate_key(rule_id, key_length, key);
+  if (valid != Status::kOk) return valid;
+  KeyTable& table = rules_[rule_id].table;
+  const uint32_t slot = table.find(hash(key, key_length));
+  if (slot != KeyTable::kMissing) table.erase(slot);
+  return Status::kOk;
+}
+
+Status Limiter::exported_state_bytes(uint32_t rule_id, uint32_t* bytes) const {
+  if (rule_id >= rule_count_) return Status::kUnknownRule;
+  const Rule& rule = rules_[rule_id].rule;
+  const uint32_t entries = rule.algorithm == Algorithm::kSlidingLog ? static_cast<uint32_t>(rule.limit) : 0;
+  *bytes = kStateHeaderBytes + 8 * entries;
+  return Status::kOk;
+}
+
+// State bytes, little-endian: u8 format (1), u8 algorithm, u16 zero, u32 rule signature, then
+// i64 a, i64 b: the KeyState words, except for the sliding log, where a = 0, b = n and n i64
+// entry times (ms, oldest first) follow, so the ring's internal layout never leaves the core.
+Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_length, uint8_t* out,
+                             uint32_t out_capacity, uint32_t* written) {
+  const Status valid = validate_key(rule_id, key_length, key);
+  if (valid != Status::kOk) return valid;
+  if (written == nullptr) return Status::kInvalidArgument;
+  RuleTable& rt = rules_[rule_id];
+  const uint32_t slot = rt.table.find(hash(key, key_length));
+  if (slot == KeyTable::kMissing) return Status::kNotFound;
+  const KeyState& state = rt.table.state(slot);
+  const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
+  const uint32_t entries = is_log ? sliding_log::count(state) : 0;
+  *written = kStateHeaderBytes + 8 * entries;
+  if (out == nullptr || out_capacity < *written) return Status::kBufferTooSmall;
+  out[0] = kStateFormat;
+  out[1] = static_cast<uint8_t>(rt.rule.algorithm);
+  out[2] = 0;
+  out[3] = 0;
+  put32(out + 4, rt.signature);
+  put64(out + 8, is_log ? 0 : state.a);
+  put64(out + 16, is_log ? static_cast<int64_t>(entries) : state.b);
+  for (uint32_t i = 0; i < entries; ++i) {
+    put64(out + kStateHeaderBytes + 8 * i, sliding_log::entry_time(rt.rule, state, rt.table.ring(slot), i));
+  }
+  return Status::kOk;
+}
+
+Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_length, const uint8_t* bytes,
+                             uint32_t length) {
+  const Status valid = validate_key(rule_id, key_length, key);
+  if (valid != Status::kOk) return valid;
+  if (bytes == nullptr || length < kStateHeaderBytes) return Status::kInvalidState;
+  RuleTable& rt = rules_[rule_id];
+  if (bytes[0] != kStateFormat || bytes[1] != static_cast<uint8_t>(rt.rule.algorithm) || bytes[2] != 0 ||
+      bytes[3] != 0 || get32(bytes + 4) != rt.signature) {
+    return Status::kInvalidState;
+  }
+  KeyState state{get64(bytes + 8), get64(bytes + 16)};
+  const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
+  const int64_t entries = is_log ? state.b : 0;
+  if (is_log && (state.a != 0 || entries < 0 || entries > rt.rule.limit)) return Status::kInvalidState;
+  if (length != kStateHeaderBytes + 8 * static_cast<uint64_t>(entries)) return Status::kInvalidState;
+  if (state.a < 0 || state.b < 0) return Status::kInvalidState;
+  int64_t previous = 0;
+  for (int64_t i = 0; i < entries; ++i) {
+    const int64_t t = get64(bytes + kStateHeaderBytes + 8 * i);
+    // Oldest first, all within one window of the first, all valid times.
+    if (t < previous || t > kMaxTimeMs || (i > 0 && t - get64(bytes + kStateHeaderBytes) >= rt.rule.window_ms)) {
+      return Status::kInvalidState;
+    }
+    previous = t;
+  }
+
+  const uint64_t h = hash(key, key_length);
+  uint32_t slot = rt.table.find(h);
+  if (slot == KeyTable::kMissing) {
+    const int64_t now_guess = is_log && entries > 0 ? previous : 0;
+    const auto usage = [&rt, now_guess](uint32_t s) {
+      return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_guess);
+    };
+    slot = rt.table.claim(h, usage, nullptr, 0);
+    if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+  }
+  KeyState& target = rt.table.state(slot);
+  if (!is_log) {
+    target = state;
+    return Status::kOk;
+  }
+  // Rebuild the ring from absolute times, with the oldest entry as the base.
+  const SlidingLogRing ring = rt.table.ring(slot);
+  const int64_t base = entries > 0 ? get64(bytes + kStateHeaderBytes) : 0;
+  for (int64_t i = 0; i < entries; ++i) {
+    ring.entries[i] = static_cast<uint32_t>(get64(bytes + kStateHeaderBytes + 8 * i) - base);
+  }
+  target.a = base;
+  target.b = static_cast<int64_t>(static_cast<uint64_t>(entries) << 32);
+  return Status::kOk;
+}
+
+Status Limiter::stats(uint32_t rule_id, TableStats* out) const {
+  if (rule_id >= rule_count_) return Status::kUnknownRule;
+  if (out == nullptr) return Status::kInvalidArgument;
+  const KeyTable& table = rules_[rule_id].table;
+  out->keys = table.size();
+  out->slots = table.slot_count();
+  out->memory_bytes = table.memory_bytes();
+  out->evictions = table.evictions();
+  out->evictions_of_exhausted = table.evictions_of_exhausted();
+  return Status::kOk;
+}
+
+}  // namespace sluice

@@ -1,0 +1,55 @@
+#include "sluice/rule.hpp"
+
+#include <numeric>
+
+namespace sluice {
+namespace {
+
+constexpr int64_t kMaxProduct = int64_t{1} << 62;
+
+Status reject(const char* name, const char** field) {
+  if (field != nullptr) *field = name;
+  return Status::kInvalidRule;
+}
+
+bool is_bucket(Algorithm algorithm) {
+  return algorithm == Algorithm::kTokenBucket || algorithm == Algorithm::kLeakyBucket ||
+         algorithm == Algorithm::kGcra;
+}
+
+}  // namespace
+
+Status make_rule(const RuleConfig& config, Rule* out, const char** field) {
+  if (static_cast<int>(config.algorithm) >= kAlgorithmCount) return reject("algorithm", field);
+  if (config.limit < 1 || config.limit > kMaxLimit) return reject("limit", field);
+  if (config.window_ms < 1 || config.window_ms > kMaxWindowMs) return reject("window_ms", field);
+  if (config.burst < 0 || config.burst > kMaxLimit) return reject("burst", field);
+  if (config.burst != 0 && !is_bucket(config.algorithm)) return reject("burst", field);
+  // The sliding counter multiplies counts by window lengths.
+  if (config.limit > kMaxProduct / config.window_ms) return reject("window_ms", field);
+  // The log keeps 32-bit offsets inside one window.
+  if (config.algorithm == Algorithm::kSlidingLog && config.window_ms > (int64_t{1} << 31)) {
+    return reject("window_ms", field);
+  }
+
+  Rule rule;
+  rule.algorithm = config.algorithm;
+  rule.limit = config.limit;
+  rule.window_ms = config.window_ms;
+  rule.capacity = is_bucket(config.algorithm) && config.burst != 0 ? config.burst : config.limit;
+  const int64_t divisor = std::gcd(config.limit, config.window_ms);
+  rule.rate_tokens = config.limit / divisor;
+  rule.rate_ms = config.window_ms / divisor;
+  if (is_bucket(config.algorithm)) {
+    // Bucket levels are counted in 1/rate_ms of a token: capacity * rate_ms must fit.
+    if (rule.capacity > kMaxProduct / rule.rate_ms) return reject("burst", field);
+    // GCRA keeps time in 1/rate_tokens of a millisecond: every time * rate_tokens must fit.
+    if (config.algorithm == Algorithm::kGcra && rule.rate_tokens > kMaxProduct / kMaxTimeMs) {
+      return reject("limit", field);
+    }
+  }
+  *out = rule;
+  return Status::kOk;
+}
+
+}  // namespace sluice

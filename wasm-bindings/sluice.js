@@ -1,0 +1,302 @@
+// The JS side of the sluice.wasm boundary: instantiates the module (no Emscripten glue) and wraps its
+// C ABI (sluice_abi.h) in one class. Keys are copied into the module's I/O area; nothing is allocated
+// in linear memory per call.
+
+/** ABI version this loader speaks; the module's must match. */
+export const ABI_VERSION = 1;
+export const MAX_KEY_BYTES = 512;
+export const MAX_CHECKS_PER_CALL = 16;
+
+/** Algorithm names, indexed by their ABI value (mirrors sluice::Algorithm). */
+export const ALGORITHMS = Object.freeze([
+  "fixed-window",
+  "sliding-log",
+  "sliding-counter",
+  "token-bucket",
+  "leaky-bucket",
+  "gcra",
+]);
+
+/** Status codes (mirrors sluice::Status). */
+export const Status = Object.freeze({
+  OK: 0,
+  KEY_TOO_LONG: 1,
+  INVALID_RULE: 2,
+  INVALID_COST: 3,
+  UNKNOWN_RULE: 4,
+  TOO_MANY_CHECKS: 5,
+  OUT_OF_MEMORY: 6,
+  INVALID_STATE: 7,
+  NOT_FOUND: 8,
+  BUFFER_TOO_SMALL: 9,
+  INVALID_ARGUMENT: 10,
+});
+const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k])));
+
+// The I/O area's layout (sluice_abi.h).
+const KEY_STRIDE = 512;
+const CHECKS_OFFSET = 8192;
+const OUTCOME_OFFSET = 8448;
+const DECISIONS_OFFSET = 8496;
+
+// The core's field names, as the host's options spell them.
+const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity" });
+
+/** SluiceError is a call the core refused: a programming or configuration error, never a limit. */
+export class SluiceError extends Error {
+  constructor(status, message, field) {
+    super(message);
+    this.name = "SluiceError";
+    this.status = status;
+    this.statusName = STATUS_NAMES[status] ?? "UNKNOWN";
+    if (field !== undefined) this.field = field;
+  }
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * SluiceCore is one limiter: one wasm instance, its rules and its key tables.
+ * Create it with SluiceCore.instantiate(module) in a Worker (where `module` is the imported .wasm)
+ * or await SluiceCore.fromBytes(bytes) in Node.
+ */
+export class SluiceCore {
+  static instantiate(module, options = {}) {
+    let core = null;
+    const imports = {
+      env: {
+        // Growth detaches the old ArrayBuffer: rebuild the views before the next read.
+        emscripten_notify_memory_growth() {
+          if (core !== null) core.#refreshViews();
+        },
+      },
+      wasi_snapshot_preview1: {
+        proc_exit(code) {
+          throw new SluiceError(Status.INVALID_ARGUMENT, `sluice.wasm exited with code ${code}`);
+        },
+      },
+    };
+    const instance = new WebAssembly.Instance(module, imports);
+    core = new SluiceCore(instance, options);
+    return core;
+  }
+
+  static async fromBytes(bytes, options = {}) {
+    return SluiceCore.instantiate(await WebAssembly.compile(bytes), options);
+  }
+
+  #exports;
+  #memory;
+  #io = 0;
+  #bytes;
+  #u32;
+  #f64;
+  #ruleCount = 0;
+
+  constructor(instance, options = {}) {
+    this.#exports = instance.exports;
+    this.#memory = instance.exports.memory;
+    if (typeof this.#exports._initialize === "function") this.#exports._initialize();
+    const version = this.#exports.sluice_abi_version();
+    if (version !== ABI_VERSION) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `sluice.wasm speaks ABI ${version}, this loader ${ABI_VERSION}`);
+    }
+    const seed = options.seed ?? crypto.getRandomValues(new Uint32Array(4));
+    if (!(seed instanceof Uint32Array) || seed.length !== 4) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, "seed must be a Uint32Array of 4 words", "seed");
+    }
+    this.#check(this.#exports.sluice_init(seed[0], seed[1], seed[2], seed[3]), "init");
+    this.#io = this.#exports.sluice_io_buffer();
+    this.#refreshViews();
+  }
+
+  #refreshViews() {
+    const buffer = this.#memory.buffer;
+    this.#bytes = new Uint8Array(buffer);
+    this.#u32 = new Uint32Array(buffer, this.#io + CHECKS_OFFSET, MAX_CHECKS_PER_CALL * 4);
+    this.#f64 = new Float64Array(buffer, this.#io + OUTCOME_OFFSET, 6 + MAX_CHECKS_PER_CALL * 5);
+  }
+
+  #check(result, what) {
+    if (result >= 0) return result;
+    const status = -result;
+    throw new SluiceError(status, `sluice ${what} failed: ${STATUS_NAMES[status] ?? status}`);
+  }
+
+  /**
+   * addRule adds a rule and returns its id. Throws SluiceError naming the field for invalid input.
+   * @param {{algorithm: string, limit: number, windowMs: number, burst?: number, keyCapacity: number}} rule
+   */
+  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity }) {
+    const index = ALGORITHMS.indexOf(algorithm);
+    if (index < 0) {
+      throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${ALGORITHMS.join(", ")}; got ${String(algorithm)}`, "algorithm");
+    }
+    if (!Number.isInteger(keyCapacity) || keyCapacity < 1 || keyCapacity > 0xffffffff) {
+      throw new SluiceError(Status.INVALID_RULE, `keyCapacity must be a whole number >= 1; got ${String(keyCapacity)}`, "keyCapacity");
+    }
+    const result = this.#exports.sluice_add_rule(index, Number(limit), Number(windowMs), Number(burst), keyCapacity);
+    this.#refreshViews();
+    if (result < 0) {
+      const status = -result;
+      if (status === Status.INVALID_RULE) {
+        const coreField = this.#readCString(this.#exports.sluice_error_field());
+        const field = FIELD_NAMES[coreField] ?? coreField;
+        const given = { limit, windowMs, burst, keyCapacity, algorithm }[field];
+        throw new SluiceError(status, `${field} is out of range for ${algorithm}: ${String(given)}`, field);
+      }
+      this.#check(result, "addRule");
+    }
+    this.#ruleCount++;
+    return result;
+  }
+
+  get ruleCount() {
+    return this.#ruleCount;
+  }
+
+  /** check decides and (if admitted) charges one request. */
+  check(rule, key, cost, nowMs) {
+    this.#writeCheck(0, rule, key, cost);
+    this.#check(this.#exports.sluice_check(1, nowMs, 1), "check");
+    return this.#readDecision(0);
+  }
+
+  /** peek reports what check would decide, charging nothing and remembering no key. */
+  peek(rule, key, cost, nowMs) {
+    this.#writeCheck(0, rule, key, cost);
+    this.#check(this.#exports.sluice_check(1, nowMs, 0), "peek");
+    return this.#readDecision(0);
+  }
+
+  /**
+   * checkAll decides several {rule, key, cost} checks at once, all-or-nothing: either every check
+   * admits and all are charged, or none is. With {peek: true}, nothing is charged either way.
+   */
+  checkAll(checks, nowMs, options = undefined) {
+    const count = checks.length;
+    if (count < 1 || count > MAX_CHECKS_PER_CALL) {
+      throw new SluiceError(Status.TOO_MANY_CHECKS, `checkAll takes 1 to ${MAX_CHECKS_PER_CALL} checks; got ${count}`);
+    }
+    for (let i = 0; i < count; i++) {
+      const c = checks[i];
+      this.#writeCheck(i, c.rule, c.key, c.cost ?? 1);
+    }
+    const charge = options !== undefined && options.peek === true ? 0 : 1;
+    this.#check(this.#exports.sluice_check(count, nowMs, charge), "checkAll");
+    const f = this.#f64;
+    const decisions = new Array(count);
+    for (let i = 0; i < count; i++) decisions[i] = this.#readDecision(i);
+    return {
+      allowed: f[0] === 1,
+      limit: f[1],
+      remaining: f[2],
+      resetMs: f[3],
+      retryAfterMs: f[4] < 0 ? Infinity : f[4],
+      decidingCheck: f[5],
+      checks: decisions,
+    };
+  }
+
+  /** reset forgets a key of a rule: it is back to its full quota. */
+  reset(rule, key) {
+    const length = this.#writeKey(0, key);
+    this.#check(this.#exports.sluice_reset(rule, length), "reset");
+  }
+
+  /** exportState returns a key's state as bytes (a copy), or null if the key holds none. */
+  exportState(rule, key) {
+    const length = this.#writeKey(0, key);
+    const result = this.#exports.sluice_export_state(rule, length);
+    if (result === -Status.NOT_FOUND) return null;
+    this.#check(result, "exportState");
+    const at = this.#exports.sluice_state_buffer();
+    return this.#bytes.slice(at, at + result);
+  }
+
+  /** importState replaces a key's state with bytes from exportState of a rule with the same parameters. */
+  importState(rule, key, state) {
+    const length = this.#writeKey(0, key);
+    if (!(state instanceof Uint8Array) || state.length > this.#exports.sluice_state_buffer_bytes()) {
+      throw new SluiceError(Status.INVALID_STATE, "state must be a Uint8Array from exportState");
+    }
+    this.#bytes.set(state, this.#exports.sluice_state_buffer());
+    this.#check(this.#exports.sluice_import_state(rule, length, state.length), "importState");
+  }
+
+  /** stats describes a rule's key table. */
+  stats(rule) {
+    this.#check(this.#exports.sluice_stats(rule), "stats");
+    const f = this.#f64;
+    return { keys: f[0], slots: f[1], memoryBytes: f[2], evictions: f[3], evictionsOfExhausted: f[4] };
+  }
+
+  /** memoryBytes is the size of the module's linear memory. */
+  get memoryBytes() {
+    return this.#memory.buffer.byteLength;
+  }
+
+  #writeCheck(index, rule, key, cost) {
+    const length = this.#writeKey(index, key);
+    if (!Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
+      throw new SluiceError(Status.INVALID_COST, `cost must be a whole number from 1 to 2^31; got ${String(cost)}`, "cost");
+    }
+    const u32 = this.#u32;
+    const at = index * 4;
+    u32[at] = rule;
+    u32[at + 1] = index * KEY_STRIDE;
+    u32[at + 2] = length;
+    u32[at + 3] = cost;
+  }
+
+  // Copies a key (string as UTF-8, or bytes) to slot `index` of the key area; returns its length.
+  #writeKey(index, key) {
+    const bytes = this.#bytes;
+    const start = this.#io + index * KEY_STRIDE;
+    if (typeof key === "string") {
+      const n = key.length;
+      if (n <= MAX_KEY_BYTES) {
+        // ASCII is the common case (IPs, ids, routes): a plain loop beats TextEncoder per call.
+        let i = 0;
+        for (; i < n; i++) {
+          const code = key.charCodeAt(i);
+          if (code >= 0x80) break;
+          bytes[start + i] = code;
+        }
+        if (i === n) return n;
+      }
+      const { read, written } = utf8.encodeInto(key, bytes.subarray(start, start + MAX_KEY_BYTES));
+      if (read !== n) throw this.#keyTooLong();
+      return written;
+    }
+    if (key instanceof Uint8Array) {
+      if (key.length > MAX_KEY_BYTES) throw this.#keyTooLong();
+      bytes.set(key, start);
+      return key.length;
+    }
+    throw new SluiceError(Status.INVALID_ARGUMENT, `key must be a string or a Uint8Array; got ${typeof key}`, "key");
+  }
+
+  #keyTooLong() {
+    return new SluiceError(Status.KEY_TOO_LONG, `key is longer than ${MAX_KEY_BYTES} bytes`, "key");
+  }
+
+  #readDecision(index) {
+    const f = this.#f64;
+    const at = 6 + index * 5;
+    return {
+      allowed: f[at] === 1,
+      limit: f[at + 1],
+      remaining: f[at + 2],
+      resetMs: f[at + 3],
+      retryAfterMs: f[at + 4] < 0 ? Infinity : f[at + 4],
+    };
+  }
+
+  #readCString(pointer) {
+    const bytes = this.#bytes;
+    let end = pointer;
+    while (end < bytes.length && bytes[end] !== 0) end++;
+    return new TextDecoder().decode(bytes.subarray(pointer, end));
+  }
+}

@@ -1,0 +1,165 @@
+// The exported C ABI of sluice.wasm: a thin translation between the I/O area and sluice::Limiter.
+// Every export is listed in sluice_abi.h; nothing here decides anything.
+#include "sluice_abi.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "sluice/limiter.hpp"
+
+#define SLUICE_EXPORT(name) extern "C" __attribute__((export_name(#name)))
+
+namespace {
+
+using sluice::Status;
+
+alignas(16) uint8_t g_io[SLUICE_IO_BYTES];
+alignas(sluice::Limiter) uint8_t g_limiter_storage[sizeof(sluice::Limiter)];
+sluice::Limiter* g_limiter = nullptr;
+uint8_t* g_state = nullptr;
+uint32_t g_state_bytes = 0;
+const char* g_error_field = "";
+
+int32_t fail(Status status) { return -static_cast<int32_t>(status); }
+
+// A double that must hold a whole number in [min, max].
+bool to_int64(double value, int64_t min, int64_t max, int64_t* out) {
+  if (!(value >= static_cast<double>(min) && value <= static_cast<double>(max))) return false;  // NaN too
+  if (std::floor(value) != value) return false;
+  *out = static_cast<int64_t>(value);
+  return true;
+}
+
+void put_f64(uint32_t offset, double value) { std::memcpy(g_io + offset, &value, 8); }
+uint32_t get_u32(uint32_t offset) {
+  uint32_t value;
+  std::memcpy(&value, g_io + offset, 4);
+  return value;
+}
+
+void put_decision(uint32_t offset, const sluice::Decision& d) {
+  put_f64(offset, d.allowed ? 1 : 0);
+  put_f64(offset + 8, static_cast<double>(d.limit));
+  put_f64(offset + 16, static_cast<double>(d.remaining));
+  put_f64(offset + 24, static_cast<double>(d.reset_ms));
+  put_f64(offset + 32, static_cast<double>(d.retry_after_ms));
+}
+
+}  // namespace
+
+SLUICE_EXPORT(sluice_abi_version) uint32_t sluice_abi_version(void) { return SLUICE_ABI_VERSION; }
+
+SLUICE_EXPORT(sluice_init) int32_t sluice_init(uint32_t seed0, uint32_t seed1, uint32_t seed2, uint32_t seed3) {
+  if (g_limiter != nullptr) return fail(Status::kInvalidArgument);
+  const sluice::SipHashKey seed{(static_cast<uint64_t>(seed1) << 32) | seed0, (static_cast<uint64_t>(seed3) << 32) | seed2};
+  g_limiter = new (g_limiter_storage) sluice::Limiter(seed);
+  return 0;
+}
+
+SLUICE_EXPORT(sluice_io_buffer) uint32_t sluice_io_buffer(void) { return reinterpret_cast<uintptr_t>(g_io); }
+
+SLUICE_EXPORT(sluice_error_field) uint32_t sluice_error_field(void) {
+  return reinterpret_cast<uintptr_t>(g_error_field);
+}
+
+SLUICE_EXPORT(sluice_add_rule)
+int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity) {
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  g_error_field = "";
+  sluice::RuleConfig config;
+  if (algorithm >= static_cast<uint32_t>(sluice::kAlgorithmCount)) {
+    g_error_field = "algorithm";
+    return fail(Status::kInvalidRule);
+  }
+  config.algorithm = static_cast<sluice::Algorithm>(algorithm);
+  if (!to_int64(limit, 1, sluice::kMaxLimit, &config.limit)) {
+    g_error_field = "limit";
+    return fail(Status::kInvalidRule);
+  }
+  if (!to_int64(window_ms, 1, sluice::kMaxWindowMs, &config.window_ms)) {
+    g_error_field = "window_ms";
+    return fail(Status::kInvalidRule);
+  }
+  if (!to_int64(burst, 0, sluice::kMaxLimit, &config.burst)) {
+    g_error_field = "burst";
+    return fail(Status::kInvalidRule);
+  }
+  uint32_t id = 0;
+  const Status added = g_limiter->add_rule(config, key_capacity, &id, &g_error_field);
+  if (added != Status::kOk) return fail(added);
+  // Size the state area for the largest export of any rule, now, so that exports never allocate.
+  uint32_t needed = 0;
+  g_limiter->exported_state_bytes(id, &needed);
+  if (needed > g_state_bytes) {
+    void* grown = std::realloc(g_state, needed);
+    if (grown == nullptr) return fail(Status::kOutOfMemory);
+    g_state = static_cast<uint8_t*>(grown);
+    g_state_bytes = needed;
+  }
+  return static_cast<int32_t>(id);
+}
+
+SLUICE_EXPORT(sluice_check) int32_t sluice_check(uint32_t count, double now_ms, uint32_t charge) {
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (count > sluice::kMaxChecksPerCall) return fail(Status::kTooManyChecks);
+  int64_t now = 0;
+  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now)) return fail(Status::kInvalidArgument);
+  sluice::Check checks[sluice::kMaxChecksPerCall];
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t at = SLUICE_IO_CHECKS_OFFSET + 16 * i;
+    const uint32_t key_offset = get_u32(at + 4);
+    const uint32_t key_length = get_u32(at + 8);
+    if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
+    if (key_offset > SLUICE_IO_CHECKS_OFFSET || key_length > SLUICE_IO_CHECKS_OFFSET - key_offset) {
+      return fail(Status::kInvalidArgument);
+    }
+    checks[i] = sluice::Check{get_u32(at), g_io + key_offset, key_length, static_cast<int64_t>(get_u32(at + 12))};
+  }
+  sluice::Decision decisions[sluice::kMaxChecksPerCall];
+  sluice::Outcome outcome;
+  const Status status = charge != 0 ? g_limiter->check(checks, count, now, decisions, &outcome)
+                                    : g_limiter->peek(checks, count, now, decisions, &outcome);
+  if (status != Status::kOk) return fail(status);
+  put_decision(SLUICE_IO_OUTCOME_OFFSET, outcome.decision);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, outcome.deciding_check);
+  for (uint32_t i = 0; i < count; ++i) put_decision(SLUICE_IO_DECISIONS_OFFSET + 40 * i, decisions[i]);
+  return 0;
+}
+
+SLUICE_EXPORT(sluice_reset) int32_t sluice_reset(uint32_t rule, uint32_t key_length) {
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  const Status status = g_limiter->reset(rule, g_io, key_length);
+  return status == Status::kOk ? 0 : fail(status);
+}
+
+SLUICE_EXPORT(sluice_state_buffer) uint32_t sluice_state_buffer(void) { return reinterpret_cast<uintptr_t>(g_state); }
+SLUICE_EXPORT(sluice_state_buffer_bytes) uint32_t sluice_state_buffer_bytes(void) { return g_state_bytes; }
+
+SLUICE_EXPORT(sluice_export_state) int32_t sluice_export_state(uint32_t rule, uint32_t key_length) {
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  uint32_t written = 0;
+  const Status status = g_limiter->export_state(rule, g_io, key_length, g_state, g_state_bytes, &written);
+  return status == Status::kOk ? static_cast<int32_t>(written) : fail(status);
+}
+
+SLUICE_EXPORT(sluice_import_state) int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length) {
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (length > g_state_bytes) return fail(Status::kInvalidState);
+  const Status status = g_limiter->import_state(rule, g_io, key_length, g_state, length);
+  return status == Status::kOk ? 0 : fail(status);
+}
+
+SLUICE_EXPORT(sluice_stats) int32_t sluice_stats(uint32_t rule) {
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  sluice::TableStats stats;
+  const Status status = g_limiter->stats(rule, &stats);
+  if (status != Status::kOk) return fail(status);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET, stats.keys);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 8, stats.slots);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 16, static_cast<double>(stats.memory_bytes));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 24, static_cast<double>(stats.evictions));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 32, static_cast<double>(stats.evictions_of_exhausted));
+  return 0;
+}

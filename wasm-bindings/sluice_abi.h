@@ -1,0 +1,53 @@
+/* The C ABI of sluice.wasm: the complete list of what the module exports (see README: "The boundary").
+ *
+ * One limiter per module instance. Keys, checks and results pass through one I/O area in linear
+ * memory, allocated once; no call allocates. Times and counts cross as doubles holding whole numbers
+ * (exact up to 2^53), since i64 would cross as BigInt. Failures are negative status codes, never traps.
+ *
+ * I/O area layout, from sluice_io_buffer(), little-endian:
+ *   [0, 8192)      keys: check i's key bytes start at SLUICE_KEY_STRIDE * i
+ *   [8192, 8448)   checks: 16 x { u32 rule, u32 key_offset, u32 key_length, u32 cost }
+ *   [8448, 8496)   outcome: f64 allowed, limit, remaining, reset_ms, retry_after_ms, deciding_check
+ *   [8496, 9136)   per-check decisions: 16 x f64 { allowed, limit, remaining, reset_ms, retry_after_ms }
+ * retry_after_ms is -1 for "never". */
+#ifndef SLUICE_ABI_H
+#define SLUICE_ABI_H
+#include <stdint.h>
+
+#define SLUICE_ABI_VERSION 1
+#define SLUICE_KEY_STRIDE 512
+#define SLUICE_IO_CHECKS_OFFSET 8192
+#define SLUICE_IO_OUTCOME_OFFSET 8448
+#define SLUICE_IO_DECISIONS_OFFSET 8496
+#define SLUICE_IO_BYTES 9136
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+uint32_t sluice_abi_version(void);
+/* Creates the limiter with a 128-bit hash seed. Once per instance. */
+int32_t sluice_init(uint32_t seed0, uint32_t seed1, uint32_t seed2, uint32_t seed3);
+uint32_t sluice_io_buffer(void);
+/* Adds a rule; returns its id (>= 0) or a negative status; on -2 (invalid rule),
+ * sluice_error_field() points at the NUL-terminated name of the offending field. */
+int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity);
+uint32_t sluice_error_field(void);
+/* Decides the `count` checks of the I/O area at now_ms; charges them when `charge` is 1. */
+int32_t sluice_check(uint32_t count, double now_ms, uint32_t charge);
+/* Forgets the key at the start of the I/O area. */
+int32_t sluice_reset(uint32_t rule, uint32_t key_length);
+/* The state area holds one key's exported state; its size fits every rule added so far. */
+uint32_t sluice_state_buffer(void);
+uint32_t sluice_state_buffer_bytes(void);
+/* Exports the key at the start of the I/O area into the state area; returns its length or a negative status. */
+int32_t sluice_export_state(uint32_t rule, uint32_t key_length);
+/* Imports `length` bytes of the state area as the state of the key at the start of the I/O area. */
+int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length);
+/* Writes f64 { keys, slots, memory_bytes, evictions, evictions_of_exhausted } at the outcome offset. */
+int32_t sluice_stats(uint32_t rule);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
