@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs whatever this machine lacks to build and test sluice: Emscripten, Catch2, nlohmann-json,
+# CMake and a C++ compiler from Debian's packages, and the npm dependencies. Safe to run every time:
+# it does nothing when everything is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v emcc >/dev/null 2>&1 || missing+=(emscripten)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+[ -f /usr/include/catch2/catch.hpp ] || missing+=(catch2)
+[ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "sluice: installing ${missing[*]} from Debian's packages" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "sluice: Node.js 20 or later is needed (found $(node --version))" >&2
+  exit 1
+fi
+
+# npm ci when node_modules is missing or older than the lock file.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "sluice: installing npm dependencies" >&2
+  npm ci --no-audit --no-fund >/dev/null
+fi
