@@ -256,6 +256,7 @@ export function createDurableStore(options = {}) {
   function decide(checks, decideOptions = {}) {
     const namespace = resolveBinding(binding, decideOptions.env, "durable store binding");
     const peek = decideOptions.peek === true;
+    if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
     const parts = partition(checks, objectName);
     const work =
       parts.length === 1
