@@ -6,6 +6,10 @@ import assert from "node:assert/strict";
 import { T0, rule, startStores } from "./fixtures/stores/harness.js";
 
 const HOUR = 3_600_000;
+// Generous where a store must answer (a loaded machine must not turn a healthy call into a fallback);
+// short where a store is made to hang (3 s) and the timeout is what is tested.
+const HEALTHY_TIMEOUT_MS = 2000;
+const HANG_TIMEOUT_MS = 150;
 
 // A chain over its own Durable Object (named `name`/1/0), KV prefix and memory store.
 function chain(name, { kv = true, memory = "memory", ...options } = {}) {
@@ -14,7 +18,7 @@ function chain(name, { kv = true, memory = "memory", ...options } = {}) {
     primary: { kind: "durable", options: { name } },
     kv: kv ? { kind: "kv", options: { prefix: `${name}:` } } : null,
     memory: memory ? { kind: memory } : null,
-    options: { timeoutMs: 40, ...options },
+    options: { timeoutMs: HEALTHY_TIMEOUT_MS, ...options },
   };
 }
 
@@ -61,9 +65,9 @@ describe("fallback chain", () => {
   test("a hanging Durable Object: the next store decides once the timeout passes", async () => {
     await prepare("hangs", "hang");
     const r = rule({ name: "hangs", limit: 2, windowMs: HOUR });
-    const { outcome, counters } = await decide(chain("hangs", { kv: false }), [{ rule: r, key: "u", cost: 1 }], T0);
+    const { outcome, counters } = await decide(chain("hangs", { kv: false, timeoutMs: HANG_TIMEOUT_MS }), [{ rule: r, key: "u", cost: 1 }], T0);
     assert.equal(outcome.store, "memory");
-    assert.deepEqual(outcome.fallback, { from: "durable", reason: "durable timed out after 40 ms" });
+    assert.deepEqual(outcome.fallback, { from: "durable", reason: `durable timed out after ${HANG_TIMEOUT_MS} ms` });
     assert.deepEqual([counters.timeouts.durable, counters.errors.durable], [1, 0]);
     await object("hangs", "setKnob", "fault", null);
   });
@@ -91,7 +95,7 @@ describe("fallback chain", () => {
       const check = [{ rule: r, key: "u", cost: 1 }];
       try {
         await send(0, { op: "kvFault", fault: "hang" });
-        const broken = await decide(chain(name, { memory: "broken", failMode }), check, T0);
+        const broken = await decide(chain(name, { memory: "broken", failMode, timeoutMs: HANG_TIMEOUT_MS }), check, T0);
         const absent = await decide(chain(name, { kv: false, memory: null, failMode }), check, T0);
         for (const { outcome } of [broken, absent]) {
           assert.deepEqual(
@@ -102,7 +106,7 @@ describe("fallback chain", () => {
         }
         assert.equal(
           broken.outcome.fallback.reason,
-          `durable failed: injected Durable Object failure; kv timed out after 40 ms; memory failed: memory store broke; failing ${failMode}`,
+          `durable failed: injected Durable Object failure; kv timed out after ${HANG_TIMEOUT_MS} ms; memory failed: memory store broke; failing ${failMode}`,
         );
         assert.deepEqual([broken.counters.decided.failMode, broken.counters.timeouts.kv, broken.counters.errors.memory], [1, 1, 1]);
       } finally {
