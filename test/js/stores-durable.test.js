@@ -1,0 +1,223 @@
+// The Durable Object store: exact counts across isolates, all-or-nothing across rules and shards,
+// state that survives restarts, storage that sweeps idle keys.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { T0, rule, startStores } from "./fixtures/stores/harness.js";
+
+const durable = (options = {}) => ({ kind: "durable", options });
+
+// Every object a test uses reads this clock, so windows never turn mid-test.
+async function setClock(send, objectNames, nowMs) {
+  for (const name of objectNames) await send(0, { op: "object", name, method: "setKnob", args: ["clock", nowMs] });
+}
+
+async function decide(send, isolate, store, checks, extra = {}) {
+  return (await send(isolate, { op: "decide", store, checks, ...extra })).outcome;
+}
+
+describe("durable store", () => {
+  let stores;
+  before(async () => {
+    stores = await startStores({ isolates: 2 });
+  });
+  after(() => stores.dispose());
+
+  test("admits exactly the limit across isolates, on the object's own clock", async () => {
+    const { send } = stores;
+    const store = durable({ name: "exact" });
+    await setClock(send, ["exact/1/0"], T0 + 15_000);
+    const perMinute = rule({ name: "exact", limit: 5, windowMs: 60_000 });
+    const allowed = [];
+    for (let i = 0; i < 8; i++) {
+      // nowMs is the isolates' clock: the object ignores it.
+      const outcome = await decide(send, i % 2, store, [{ rule: perMinute, key: "user:1", cost: 1 }], { nowMs: 0 });
+      assert.equal(outcome.store, "durable");
+      allowed.push(outcome.allowed);
+      if (i === 4) assert.deepEqual([outcome.remaining, outcome.resetMs], [0, 45_000]);
+      if (i === 5) assert.equal(outcome.retryAfterMs, 45_000);
+    }
+    assert.deepEqual(allowed, [true, true, true, true, true, false, false, false]);
+  });
+
+  test("decides every rule of a request in one call, all-or-nothing", async () => {
+    const { send } = stores;
+    const store = durable({ name: "rules" });
+    await setClock(send, ["rules/1/0"], T0);
+    const roomy = rule({ name: "roomy", limit: 10, windowMs: 60_000 });
+    const tight = rule({ name: "tight", algorithm: "token-bucket", limit: 2, windowMs: 60_000 });
+    const both = [
+      { rule: roomy, key: "k", cost: 1 },
+      { rule: tight, key: "k", cost: 1 },
+    ];
+    const callsBefore = await send(0, { op: "object", name: "rules/1/0", method: "decideCalls" });
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await decide(send, 0, store, both));
+    const callsAfter = await send(0, { op: "object", name: "rules/1/0", method: "decideCalls" });
+    assert.equal(callsAfter - callsBefore, 3, "one RPC per request");
+    assert.deepEqual(outcomes.map((o) => o.allowed), [true, true, false]);
+    assert.equal(outcomes[2].decidingCheck, 1);
+    assert.deepEqual(outcomes[2].checks.map((d) => d.allowed), [true, false]);
+    // The denied request charged neither rule: roomy still has 10 - 2 left.
+    const roomyNow = await decide(send, 1, store, [{ rule: roomy, key: "k", cost: 1 }], { peek: true });
+    assert.equal(roomyNow.remaining, 7);
+  });
+
+  test("a peek charges nothing and stores nothing", async () => {
+    const { send } = stores;
+    const store = durable({ name: "peek" });
+    await setClock(send, ["peek/1/0"], T0);
+    const r = rule({ name: "peek", limit: 3, windowMs: 60_000 });
+    for (let i = 0; i < 4; i++) {
+      const outcome = await decide(send, 0, store, [{ rule: r, key: "p", cost: 1 }], { peek: true });
+      assert.deepEqual([outcome.allowed, outcome.remaining], [true, 2]);
+    }
+    assert.deepEqual(await send(0, { op: "object", name: "peek/1/0", method: "rows" }), []);
+  });
+
+  test("a restarted object loses no count", async () => {
+    const { send } = stores;
+    const store = durable({ name: "restart" });
+    await setClock(send, ["restart/1/0"], T0);
+    const r = rule({ name: "restart", algorithm: "sliding-log", limit: 5, windowMs: 60_000 });
+    const check = [{ rule: r, key: "r", cost: 1 }];
+    for (let i = 0; i < 3; i++) assert.equal((await decide(send, 0, store, check)).allowed, true);
+    await assert.rejects(send(0, { op: "object", name: "restart/1/0", method: "restart" }));
+    const afterRestart = [];
+    for (let i = 0; i < 3; i++) afterRestart.push((await decide(send, 1, store, check)).allowed);
+    assert.deepEqual(afterRestart, [true, true, false]);
+  });
+
+  test("spreads keys over shards, each key in exactly one object", async () => {
+    const { send } = stores;
+    const shards = 4;
+    const names = Array.from({ length: shards }, (_, i) => `spread/${shards}/${i}`);
+    await setClock(send, names, T0);
+    const store = durable({ name: "spread", shards });
+    const r = rule({ name: "spread", limit: 1, windowMs: 60_000 });
+    const keys = Array.from({ length: 24 }, (_, i) => `key-${i}`);
+    for (const key of keys) assert.equal((await decide(send, 0, store, [{ rule: r, key, cost: 1 }])).allowed, true);
+    for (const key of keys) assert.equal((await decide(send, 1, store, [{ rule: r, key, cost: 1 }])).allowed, false);
+    const rowsPerShard = [];
+    for (const name of names) rowsPerShard.push((await send(0, { op: "object", name, method: "rows" })).map((row) => row.key));
+    assert.deepEqual(rowsPerShard.flat().sort(), [...keys].sort());
+    assert.ok(rowsPerShard.filter((rows) => rows.length > 0).length >= 2, `keys landed on one shard: ${rowsPerShard}`);
+  });
+
+  test('shards: "key" gives each key its own object', async () => {
+    const { send } = stores;
+    await setClock(send, ["own/key/alice", "own/key/bob"], T0);
+    const store = durable({ name: "own", shards: "key" });
+    const r = rule({ name: "own", limit: 2, windowMs: 60_000 });
+    await decide(send, 0, store, [{ rule: r, key: "alice", cost: 1 }]);
+    await decide(send, 0, store, [{ rule: r, key: "bob", cost: 2 }]);
+    const alice = await send(0, { op: "object", name: "own/key/alice", method: "rows" });
+    const bob = await send(0, { op: "object", name: "own/key/bob", method: "rows" });
+    assert.deepEqual([alice.map((row) => row.key), bob.map((row) => row.key)], [["alice"], ["bob"]]);
+  });
+
+  test("a request spread over objects is still all-or-nothing", async () => {
+    const { send } = stores;
+    await setClock(send, ["split/key/a", "split/key/b"], T0);
+    const store = durable({ name: "split", shards: "key" });
+    const wide = rule({ name: "wide", limit: 5, windowMs: 60_000 });
+    const narrow = rule({ name: "narrow", limit: 1, windowMs: 60_000 });
+    const request = [
+      { rule: wide, key: "a", cost: 1 },
+      { rule: narrow, key: "b", cost: 1 },
+    ];
+    const first = await decide(send, 0, store, request);
+    const second = await decide(send, 1, store, request);
+    assert.equal(first.allowed, true);
+    assert.deepEqual([second.allowed, second.decidingCheck, second.retryAfterMs], [false, 1, 60_000]);
+    // "a" was charged by the second request's object, then the charge was taken back.
+    const wideNow = await decide(send, 0, store, [{ rule: wide, key: "a", cost: 1 }], { peek: true });
+    assert.equal(wideNow.remaining, 3);
+    const counters = await send(1, { op: "counters", store });
+    assert.deepEqual(counters, { spreadRequests: 1, undone: 1, undoMissed: 0 });
+  });
+
+  test("idle keys are swept by one alarm, never a timer per key", async () => {
+    const { send } = stores;
+    const object = "sweep/1/0";
+    const store = durable({ name: "sweep" });
+    const r = rule({ name: "sweep", limit: 5, windowMs: 60_000 });
+    await setClock(send, [object], T0);
+    await decide(send, 0, store, [{ rule: r, key: "early", cost: 1 }]);
+    assert.equal(await send(0, { op: "object", name: object, method: "alarmAt" }), T0 + 60_000);
+    await setClock(send, [object], T0 + 30_000);
+    await decide(send, 0, store, [{ rule: r, key: "late", cost: 1 }]); // back to full quota at T0 + 60 000 too
+    const slow = rule({ name: "sweep-slow", algorithm: "sliding-log", limit: 5, windowMs: 60_000 });
+    await decide(send, 0, store, [{ rule: slow, key: "late", cost: 1 }]); // full again at T0 + 90 000
+    assert.equal(await send(0, { op: "object", name: object, method: "alarmAt" }), T0 + 60_000, "one alarm");
+
+    await setClock(send, [object], T0 + 60_000);
+    await send(0, { op: "object", name: object, method: "runAlarm" });
+    const left = await send(0, { op: "object", name: object, method: "rows" });
+    assert.deepEqual(left.map((row) => [row.rule, row.key, row.expires_at]), [[slow.id, "late", T0 + 90_000]]);
+    // The next sweep: when the last key expires, but no sooner than a sweep interval after this one.
+    assert.equal(await send(0, { op: "object", name: object, method: "alarmAt" }), T0 + 120_000);
+
+    await setClock(send, [object], T0 + 120_000);
+    await send(0, { op: "object", name: object, method: "runAlarm" });
+    assert.deepEqual(await send(0, { op: "object", name: object, method: "rows" }), []);
+    assert.equal(await send(0, { op: "object", name: object, method: "alarmAt" }), null);
+    const fresh = await decide(send, 1, store, [{ rule: r, key: "early", cost: 1 }]);
+    assert.equal(fresh.remaining, 4);
+  });
+
+  test("invalid configuration throws at construction, naming the field", async () => {
+    const { send } = stores;
+    const tryBuild = (options) => send(0, { op: "tryBuild", store: durable(options) });
+    assert.match(await tryBuild({ shards: 0 }), /^RangeError: shards must be/);
+    assert.match(await tryBuild({ shards: 2.5 }), /shards/);
+    assert.match(await tryBuild({ binding: "" }), /^TypeError: binding/);
+    assert.match(await tryBuild({ binding: { get() {} } }), /binding must be a binding/);
+    assert.match(await tryBuild({ name: "" }), /name must be/);
+    assert.match(await tryBuild({ timeoutMs: -1 }), /timeoutMs must be/);
+    assert.equal(await tryBuild({ shards: "key", timeoutMs: 20 }), "built");
+  });
+
+  test("a missing binding fails the request, not the isolate", async () => {
+    const { send } = stores;
+    const r = rule({ name: "nobinding", limit: 1, windowMs: 60_000 });
+    await assert.rejects(
+      send(0, { op: "decide", store: durable({ binding: "NOPE" }), checks: [{ rule: r, key: "k", cost: 1 }] }),
+      /env has no binding named "NOPE"/,
+    );
+    await setClock(send, ["sluice/1/0"], T0);
+    assert.equal((await decide(send, 0, durable(), [{ rule: r, key: "k", cost: 1 }])).allowed, true);
+  });
+});
+
+describe("durable store with persistence", () => {
+  let dir;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "sluice-stores-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test("counts survive a restart of Miniflare itself", async () => {
+    const r = rule({ name: "persist", algorithm: "gcra", limit: 5, windowMs: 60_000 });
+    const check = [{ rule: r, key: "user:9", cost: 1 }];
+    const store = durable({ name: "persist" });
+
+    const first = await startStores({ persistDir: dir });
+    await setClock(first.send, ["persist/1/0"], T0);
+    const before = [];
+    for (let i = 0; i < 3; i++) before.push((await decide(first.send, 0, store, check)).remaining);
+    await first.dispose();
+
+    const second = await startStores({ persistDir: dir });
+    try {
+      const afterRestart = [];
+      for (let i = 0; i < 3; i++) afterRestart.push((await decide(second.send, 0, store, check)).allowed);
+      assert.deepEqual(before, [4, 3, 2]);
+      assert.deepEqual(afterRestart, [true, true, false]);
+    } finally {
+      await second.dispose();
+    }
+  });
+});

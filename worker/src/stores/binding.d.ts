@@ -1,0 +1,3 @@
+// Types of binding.js.
+export declare function checkBinding(binding: unknown, field: string, methods: readonly string[]): void;
+export declare function resolveBinding<T>(binding: T | string, env: Record<string, unknown> | undefined, field: string): T;

@@ -1,0 +1,26 @@
+// Bindings given either as the binding object itself or as its name in the Worker's `env`.
+
+/**
+ * checkBinding validates a binding option at construction: an object having `methods`, or the
+ * non-empty name of one in `env` (resolved per request, since `env` is only known then).
+ */
+export function checkBinding(binding, field, methods) {
+  if (typeof binding === "string") {
+    if (binding === "") throw new TypeError(`${field} must name a binding; got an empty string`);
+    return;
+  }
+  const ok = binding !== null && typeof binding === "object" && methods.every((m) => typeof binding[m] === "function");
+  if (!ok) {
+    throw new TypeError(`${field} must be a binding (with ${methods.join(", ")}) or its name in env`);
+  }
+}
+
+/** resolveBinding returns the binding object, looking a name up in `env`. */
+export function resolveBinding(binding, env, field) {
+  if (typeof binding !== "string") return binding;
+  const resolved = env?.[binding];
+  if (resolved === undefined || resolved === null) {
+    throw new Error(`${field}: env has no binding named "${binding}"`);
+  }
+  return resolved;
+}

@@ -1,0 +1,158 @@
+// The fallback chain: the primary store (the Durable Object) decides; when it throws or does not answer
+// in time, KV decides if there is one, else the isolate's memory; when none can, `failMode` does.
+// Every outcome says which store decided and, after a fallback, why.
+import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
+import { DenialCache } from "./denial-cache.js";
+import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
+
+const FAIL_MODES = ["open", "closed"];
+
+/**
+ * createFallbackChain returns a store made of others.
+ *
+ * - primary: the store that should decide (normally createDurableStore(...)). Required.
+ * - kv: a store to decide when the primary cannot (normally createKvStore(...)). Optional.
+ * - memory: the isolate's store, tried after kv. Optional: leave it out to go straight to failMode.
+ * - failMode: "open" admits and "closed" denies when no store answers. Default "open".
+ * - timeoutMs: how long each store may take before the next one is asked. Default 50.
+ * - failClosedRetryAfterMs: the retryAfterMs of a fail-closed denial. Default 1000.
+ * - preFilter: deny, from this isolate, keys the primary denied until their retry time. Default true.
+ * - preFilterMaxKeys: the most denied keys remembered. Default 10000.
+ * - log, logIntervalMs: fallbacks are logged at most once per interval. Default console.warn, 60 s.
+ *
+ * decide needs options.nowMs (the isolate's clock; the primary may keep its own).
+ * `counters` is live: decisions per store, fallbacks, pre-filtered denials, failures per store.
+ */
+export function createFallbackChain(options = {}) {
+  const {
+    primary,
+    kv = null,
+    memory = null,
+    failMode = "open",
+    timeoutMs = 50,
+    failClosedRetryAfterMs = 1000,
+    preFilter = true,
+    preFilterMaxKeys = 10_000,
+    log = console.warn,
+    logIntervalMs = 60_000,
+  } = options;
+  checkStore(primary, "primary", false);
+  checkStore(kv, "kv", true);
+  checkStore(memory, "memory", true);
+  if (!FAIL_MODES.includes(failMode)) throw new RangeError(`failMode must be "open" or "closed"; got ${String(failMode)}`);
+  checkTimeout(timeoutMs, "timeoutMs");
+  if (typeof failClosedRetryAfterMs !== "number" || !(failClosedRetryAfterMs >= 0)) {
+    throw new RangeError(`failClosedRetryAfterMs must be a number >= 0; got ${String(failClosedRetryAfterMs)}`);
+  }
+  if (typeof preFilter !== "boolean") throw new TypeError("preFilter must be true or false");
+  if (!Number.isInteger(preFilterMaxKeys) || preFilterMaxKeys < 1) {
+    throw new RangeError(`preFilterMaxKeys must be a whole number >= 1; got ${String(preFilterMaxKeys)}`);
+  }
+  checkLogOptions(log, logIntervalMs);
+
+  const primaryName = primary.name ?? "durable";
+  const fallbacks = [kv === null ? null : [kv, kv.name ?? "kv"], memory === null ? null : [memory, memory.name ?? "memory"]].filter(
+    (entry) => entry !== null,
+  );
+  const storeNames = [primaryName, ...fallbacks.map(([, name]) => name)];
+  const counters = {
+    /** Decisions per store that took them; "failMode" when none could. */
+    decided: Object.fromEntries([...storeNames, "failMode"].map((name) => [name, 0])),
+    /** Decisions the primary did not take (it failed), pre-filtered ones aside. */
+    fallbacks: 0,
+    /** Denials answered from this isolate's memory of the primary's earlier denials. */
+    preFiltered: 0,
+    /** Per store: calls that threw or rejected. */
+    errors: Object.fromEntries(storeNames.map((name) => [name, 0])),
+    /** Per store: calls that did not answer within timeoutMs. */
+    timeouts: Object.fromEntries(storeNames.map((name) => [name, 0])),
+  };
+  const denials = preFilter ? new DenialCache(preFilterMaxKeys) : null;
+  const report = createThrottledLog(log, logIntervalMs);
+
+  function decide(checks, decideOptions = {}) {
+    const { nowMs } = decideOptions;
+    if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) {
+      throw new TypeError("the fallback chain needs options.nowMs (ms since the epoch)");
+    }
+    if (denials !== null) {
+      const denied = denials.lookup(checks, nowMs);
+      if (denied !== null) {
+        counters.preFiltered++;
+        return denied;
+      }
+    }
+    return decideInOrder(checks, decideOptions, nowMs);
+  }
+
+  async function decideInOrder(checks, decideOptions, nowMs) {
+    const failures = [];
+    try {
+      const outcome = await ask(primary, primaryName, checks, decideOptions);
+      counters.decided[primaryName]++;
+      if (denials !== null) denials.remember(checks, outcome, nowMs);
+      return outcome;
+    } catch (error) {
+      failures.push(describeFailure(primaryName, error));
+    }
+    counters.fallbacks++;
+    for (const [store, name] of fallbacks) {
+      try {
+        const outcome = await ask(store, name, checks, decideOptions);
+        counters.decided[name]++;
+        const reason = failures.join("; ");
+        report(nowMs, `${reason}; decided by ${name}`);
+        return { ...outcome, fallback: { from: primaryName, reason } };
+      } catch (error) {
+        failures.push(describeFailure(name, error));
+      }
+    }
+    counters.decided.failMode++;
+    const reason = failures.length > 0 ? failures.join("; ") : `${primaryName} failed`;
+    report(nowMs, `${reason}; no store could decide, failing ${failMode}`);
+    return failModeOutcome(checks, reason);
+  }
+
+  // Calls a store, bounded by timeoutMs; counts its failures.
+  async function ask(store, name, checks, decideOptions) {
+    try {
+      return await withDeadline(store.decide(checks, decideOptions), timeoutMs, name);
+    } catch (error) {
+      if (error instanceof DeadlineError) counters.timeouts[name]++;
+      else counters.errors[name]++;
+      throw error;
+    }
+  }
+
+  function failModeOutcome(checks, reason) {
+    const allowed = failMode === "open";
+    const decisions = checks.map((check) => ({
+      allowed,
+      limit: check.rule.limit,
+      remaining: 0, // unknown: no store could say
+      resetMs: 0,
+      retryAfterMs: allowed ? 0 : failClosedRetryAfterMs,
+    }));
+    return {
+      ...decisions[0],
+      decidingCheck: 0,
+      checks: decisions,
+      store: "none",
+      fallback: { from: primaryName, reason: `${reason}; failing ${failMode}` },
+    };
+  }
+
+  return { name: "chain", counters, decide };
+}
+
+function checkStore(store, field, optional) {
+  if (optional && store === null) return;
+  if (store === null || typeof store !== "object" || typeof store.decide !== "function") {
+    throw new TypeError(`${field} must be a store (an object with decide(checks, options))${optional ? " or null" : ""}`);
+  }
+}
+
+function describeFailure(name, error) {
+  if (error instanceof DeadlineError) return `${name} timed out after ${error.timeoutMs} ms`;
+  return `${name} failed: ${error?.message ?? String(error)}`;
+}

@@ -1,0 +1,36 @@
+// Bounding how long a store may take to answer.
+
+/** DeadlineError is a store that did not answer in time. */
+export class DeadlineError extends Error {
+  constructor(what, timeoutMs) {
+    super(`${what} did not answer within ${timeoutMs} ms`);
+    this.name = "DeadlineError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * withDeadline settles like `work` (a promise or a plain value), or rejects with DeadlineError after
+ * `timeoutMs`. The work is not cancelled (an RPC cannot be), so its late rejection is swallowed here
+ * rather than surfacing as an unhandled rejection.
+ */
+export function withDeadline(work, timeoutMs, what) {
+  // RPC calls return thenables (callable ones, for pipelining) that are not Promises: test for `then`.
+  const thenable = work !== null && (typeof work === "object" || typeof work === "function") && typeof work.then === "function";
+  if (!thenable) return work;
+  if (timeoutMs === Infinity) return work;
+  let timer;
+  const expired = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError(what, timeoutMs)), timeoutMs);
+  });
+  const settled = Promise.resolve(work);
+  settled.catch(() => {});
+  return Promise.race([settled, expired]).finally(() => clearTimeout(timer));
+}
+
+/** checkTimeout validates a timeout option: a positive number of ms (Infinity allowed). */
+export function checkTimeout(value, field) {
+  if (typeof value !== "number" || !(value > 0)) {
+    throw new RangeError(`${field} must be a positive number of milliseconds; got ${String(value)}`);
+  }
+}

@@ -1,0 +1,87 @@
+// The local pre-filter: a key a remote store denied stays denied in this isolate, with no round trip,
+// until the retry time that store gave has passed.
+
+/**
+ * DenialCache remembers, per (rule, key), the latest denial and the cost it was denied for. It holds
+ * at most `maxKeys` entries (expired ones go first, then the oldest), so clients cannot grow it.
+ */
+export class DenialCache {
+  #entries = new Map();
+  #maxKeys;
+
+  constructor(maxKeys) {
+    this.#maxKeys = maxKeys;
+  }
+
+  get size() {
+    return this.#entries.size;
+  }
+
+  /**
+   * remember records the checks a denied outcome denied. A denial that waiting cannot lift
+   * (retryAfterMs Infinity: the cost exceeds what the rule holds) is not cached: a smaller cost may pass.
+   */
+  remember(checks, outcome, nowMs) {
+    if (outcome.allowed) return;
+    for (let i = 0; i < checks.length; i++) {
+      const decision = outcome.checks[i];
+      if (decision === null || decision.allowed || !(decision.retryAfterMs > 0) || decision.retryAfterMs === Infinity) continue;
+      const id = entryId(checks[i]);
+      this.#entries.delete(id); // re-inserted last: the Map's order is the eviction order
+      if (this.#entries.size >= this.#maxKeys) this.#makeRoom(nowMs);
+      this.#entries.set(id, {
+        untilMs: nowMs + decision.retryAfterMs,
+        atMs: nowMs,
+        cost: checks[i].cost,
+        decision,
+        store: outcome.store,
+      });
+    }
+  }
+
+  /**
+   * lookup returns a denied Outcome if a check's key is still denied for at least this cost, else null.
+   * The outcome has `preFiltered: true`; `checks` holds the cached decision for the denying check and
+   * null for the checks that were not consulted.
+   */
+  lookup(checks, nowMs) {
+    for (let i = 0; i < checks.length; i++) {
+      const id = entryId(checks[i]);
+      const entry = this.#entries.get(id);
+      if (entry === undefined) continue;
+      if (nowMs >= entry.untilMs || nowMs < entry.atMs) {
+        this.#entries.delete(id);
+        continue;
+      }
+      if (checks[i].cost < entry.cost) continue; // a smaller request may fit
+      return deniedOutcome(checks.length, i, entry, nowMs);
+    }
+    return null;
+  }
+
+  #makeRoom(nowMs) {
+    for (const [id, entry] of this.#entries) {
+      if (nowMs >= entry.untilMs) this.#entries.delete(id);
+    }
+    if (this.#entries.size >= this.#maxKeys) this.#entries.delete(this.#entries.keys().next().value);
+  }
+}
+
+function entryId(check) {
+  return `${check.rule.id}\u0000${check.key}`;
+}
+
+// The cached decision, moved forward to now: the remote store's durations minus the time elapsed since.
+function deniedOutcome(count, index, entry, nowMs) {
+  const elapsedMs = nowMs - entry.atMs;
+  const decision = {
+    allowed: false,
+    limit: entry.decision.limit,
+    remaining: entry.decision.remaining,
+    resetMs: Math.max(0, entry.decision.resetMs - elapsedMs),
+    retryAfterMs: entry.untilMs - nowMs,
+  };
+  const checks = new Array(count).fill(null);
+  checks[index] = decision;
+  return { ...decision, decidingCheck: index, checks, store: entry.store, preFiltered: true };
+}

@@ -1,0 +1,354 @@
+// The Durable Object store: exact counting across every isolate and location.
+//
+// SluiceDurableObject runs the same wasm core as the isolates. Its SQLite storage is the single
+// source of truth: each RPC imports the state bytes of the keys it checks into the core, decides all
+// checks at once (all-or-nothing, on the object's clock), writes the charged keys' new bytes back, and
+// leaves the core empty again. Nothing lives only in memory, so an evicted or restarted object loses
+// no count, and the core never evicts a key that storage still counts.
+//
+// createDurableStore is the Worker side: it implements the store contract by spreading keys over
+// `shards` objects and sending each object one RPC per request.
+import { DurableObject } from "cloudflare:workers";
+import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
+import { checkBinding, resolveBinding } from "./binding.js";
+import { checkTimeout, withDeadline } from "./deadline.js";
+import { RuleCore } from "./rule-core.js";
+
+// The core's key table is scratch space for one call's keys (at most 16): it starts and ends every
+// call empty, so 32 keys per rule is room enough that loading a call's keys never evicts one of them.
+const SCRATCH_KEYS_PER_RULE = 32;
+
+// Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).
+const SWEEP_INTERVAL_MS = 60_000;
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS sluice_keys (
+    rule TEXT NOT NULL,          -- the normalized rule's stable id
+    key TEXT NOT NULL,
+    state BLOB NOT NULL,         -- the core's exportState bytes
+    expires_at INTEGER NOT NULL, -- when the key is back to its full quota (ms since the epoch)
+    PRIMARY KEY (rule, key)
+  );
+  CREATE INDEX IF NOT EXISTS sluice_keys_by_expiry ON sluice_keys (expires_at);
+`;
+const READ = "SELECT state, expires_at FROM sluice_keys WHERE rule = ? AND key = ?";
+const WRITE = `INSERT INTO sluice_keys (rule, key, state, expires_at) VALUES (?, ?, ?, ?)
+  ON CONFLICT (rule, key) DO UPDATE SET state = excluded.state, expires_at = excluded.expires_at`;
+const FORGET = "DELETE FROM sluice_keys WHERE rule = ? AND key = ?";
+const SWEEP = "DELETE FROM sluice_keys WHERE expires_at <= ?";
+const NEXT_EXPIRY = "SELECT MIN(expires_at) AS next FROM sluice_keys";
+
+/**
+ * SluiceDurableObject counts keys exactly. Export it from the Worker's main module and bind it with a
+ * `new_sqlite_classes` migration (see docs/stores.md).
+ */
+export class SluiceDurableObject extends DurableObject {
+  #rules = new RuleCore((rule) => ({
+    algorithm: rule.algorithm,
+    limit: rule.limit,
+    windowMs: rule.windowMs,
+    burst: rule.burst,
+    keyCapacity: SCRATCH_KEYS_PER_RULE,
+  }));
+  #sql;
+  // When the sweep alarm is due (ms), or null when none is scheduled.
+  #alarmAtMs = null;
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(SCHEMA);
+    ctx.blockConcurrencyWhile(async () => {
+      this.#alarmAtMs = await ctx.storage.getAlarm();
+    });
+  }
+
+  /** nowMs is the object's clock: every decision it makes is taken at this instant. */
+  nowMs() {
+    return Date.now();
+  }
+
+  /**
+   * decide checks every (rule, key, cost) of one request, all-or-nothing, and returns the Outcome
+   * (without `store`, which the client adds). Options: `peek` charges nothing; `undoable` adds
+   * `undo`, the tokens that let undo() take the charge back (for requests spread over shards).
+   */
+  decide(checks, options = {}) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    const nowMs = this.nowMs();
+    const peek = options.peek === true;
+    const indices = this.#rules.indicesOf(checks);
+    const core = this.#rules.core;
+    const count = checks.length;
+    const stored = new Array(count);
+    const coreChecks = new Array(count);
+    const evictionsBefore = this.#evictions(indices);
+    try {
+      for (let i = 0; i < count; i++) {
+        const { rule, key, cost } = checks[i];
+        stored[i] = this.#read(rule.id, key);
+        if (stored[i] !== null && !importable(core, indices[i], key, stored[i].state)) stored[i] = null;
+        coreChecks[i] = { rule: indices[i], key, cost };
+      }
+      const outcome = core.checkAll(coreChecks, nowMs, { peek });
+      if (this.#evictions(indices) !== evictionsBefore) {
+        // Two of this call's keys fought over one bucket of the scratch table: the decision may have
+        // been taken on a forgotten state. Write nothing and let the client fall back.
+        throw new Error("sluice: a call's keys overflowed the Durable Object's scratch key table");
+      }
+      if (outcome.allowed && !peek) {
+        const undo = this.#writeCharged(checks, indices, stored, outcome, nowMs, options.undoable === true);
+        if (undo !== null) outcome.undo = undo;
+      }
+      return outcome;
+    } finally {
+      for (let i = 0; i < count; i++) core.reset(indices[i], checks[i].key);
+    }
+  }
+
+  /**
+   * undo takes back charges made by decide with `undoable`, each only if its key is still exactly as
+   * that charge left it (otherwise someone was charged since, and the charge stays: the store then
+   * errs towards denying, never admitting). Returns how many charges it took back.
+   */
+  undo(tokens) {
+    let undone = 0;
+    for (const token of tokens) {
+      const current = this.#read(token.rule, token.key);
+      if (current === null || !sameBytes(current.state, token.after)) continue;
+      if (token.before === null) {
+        this.#sql.exec(FORGET, token.rule, token.key);
+      } else {
+        this.#sql.exec(WRITE, token.rule, token.key, token.before, token.beforeExpiresAtMs);
+      }
+      undone++;
+    }
+    return undone;
+  }
+
+  /** alarm sweeps the keys that are back to their full quota, then schedules the next sweep. */
+  async alarm() {
+    this.#alarmAtMs = null;
+    const nowMs = this.nowMs();
+    this.#sql.exec(SWEEP, nowMs);
+    const next = this.#sql.exec(NEXT_EXPIRY).one().next;
+    if (next !== null) await this.#scheduleSweep(next, nowMs);
+    else await this.ctx.storage.deleteAlarm(); // a no-op when the runtime fired this alarm; not when called directly
+  }
+
+  #read(ruleId, key) {
+    const { value } = this.#sql.exec(READ, ruleId, key).next();
+    return value === undefined ? null : value;
+  }
+
+  // Writes the new state of every charged key; returns undo tokens when asked for, else null.
+  #writeCharged(checks, indices, stored, outcome, nowMs, undoable) {
+    const core = this.#rules.core;
+    const undo = undoable ? [] : null;
+    let earliestExpiryMs = Infinity;
+    for (let i = 0; i < checks.length; i++) {
+      const { rule, key } = checks[i];
+      // Two checks on one rule and key are one charge; write it once.
+      if (isRepeat(checks, i)) continue;
+      const after = core.exportState(indices[i], key).buffer;
+      // The core says how long until the key is back to full quota; after that its row is dead weight.
+      const expiresAtMs = nowMs + outcome.checks[i].resetMs;
+      this.#sql.exec(WRITE, rule.id, key, after, expiresAtMs);
+      if (expiresAtMs < earliestExpiryMs) earliestExpiryMs = expiresAtMs;
+      if (undo !== null) {
+        const before = stored[i];
+        undo.push({
+          rule: rule.id,
+          key,
+          before: before === null ? null : before.state,
+          beforeExpiresAtMs: before === null ? null : before.expires_at,
+          after,
+        });
+      }
+    }
+    if (this.#alarmAtMs === null) this.#scheduleSweep(earliestExpiryMs, nowMs);
+    return undo;
+  }
+
+  #scheduleSweep(expiryMs, nowMs) {
+    const atMs = Math.max(expiryMs, nowMs + SWEEP_INTERVAL_MS);
+    this.#alarmAtMs = atMs;
+    return this.ctx.storage.setAlarm(atMs).catch(() => {
+      this.#alarmAtMs = null; // try again on the next write
+    });
+  }
+
+  // The sum of the evictions of the call's rules' tables.
+  #evictions(indices) {
+    let total = 0;
+    for (let i = 0; i < indices.length; i++) {
+      if (indices.indexOf(indices[i]) === i) total += this.#rules.core.stats(indices[i]).evictions;
+    }
+    return total;
+  }
+}
+
+// Imports stored bytes; false when the core refuses them (written by a core with another state
+// format): the key then starts over rather than failing every request until its row expires.
+function importable(core, index, key, state) {
+  try {
+    core.importState(index, key, new Uint8Array(state));
+    return true;
+  } catch (error) {
+    if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
+    throw error;
+  }
+}
+
+function isRepeat(checks, i) {
+  for (let j = 0; j < i; j++) {
+    if (checks[j].rule.id === checks[i].rule.id && checks[j].key === checks[i].key) return true;
+  }
+  return false;
+}
+
+function sameBytes(a, b) {
+  const x = new Uint8Array(a);
+  const y = new Uint8Array(b);
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+// ---- The client: the store contract, over one or more objects ----
+
+const MAX_SHARDS = 4096;
+
+/**
+ * createDurableStore returns a store that decides in SluiceDurableObject instances.
+ *
+ * - binding: the Durable Object namespace, or its name in `env` (passed to decide as options.env).
+ * - shards: how many objects share the keys (a hash of the key picks one), or "key" for one object
+ *   per key. Default 1. Changing it (or `name`) moves keys to other objects, whose counts start over.
+ * - name: prefix of the objects' names, so that several stores can share one namespace.
+ * - timeoutMs: reject with DeadlineError when the objects have not answered by then. Default: wait.
+ *
+ * A request whose keys live in several objects is still all-or-nothing: every object decides and
+ * charges its part in parallel, and if any part is denied the others' charges are undone.
+ */
+export function createDurableStore(options = {}) {
+  const { binding, shards = 1, name = "sluice", timeoutMs = Infinity } = options;
+  checkBinding(binding, "binding", ["idFromName", "get"]);
+  if (shards !== "key" && !(Number.isInteger(shards) && shards >= 1 && shards <= MAX_SHARDS)) {
+    throw new RangeError(`shards must be a whole number from 1 to ${MAX_SHARDS}, or "key"; got ${String(shards)}`);
+  }
+  if (typeof name !== "string" || name === "") throw new TypeError("name must be a non-empty string");
+  checkTimeout(timeoutMs, "timeoutMs");
+
+  const counters = {
+    /** Requests whose keys lived in more than one object. */
+    spreadRequests: 0,
+    /** Charges taken back because another object denied the request. */
+    undone: 0,
+    /** Charges that could not be taken back (key charged again since, or the object failed). */
+    undoMissed: 0,
+  };
+
+  const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % shards}`;
+
+  function decide(checks, decideOptions = {}) {
+    const namespace = resolveBinding(binding, decideOptions.env, "durable store binding");
+    const peek = decideOptions.peek === true;
+    if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
+    const parts = partition(checks, objectName);
+    const work =
+      parts.length === 1
+        ? namespace.get(namespace.idFromName(parts[0].objectName)).decide(parts[0].checks, { peek }).then(asDurable)
+        : decideSpread(namespace, checks, parts, peek);
+    return withDeadline(work, timeoutMs, "the Durable Object");
+  }
+
+  async function decideSpread(namespace, checks, parts, peek) {
+    counters.spreadRequests++;
+    const stubs = parts.map((part) => namespace.get(namespace.idFromName(part.objectName)));
+    const results = await Promise.allSettled(
+      parts.map((part, p) => stubs[p].decide(part.checks, { peek, undoable: !peek })),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    const denied = results.some((r) => r.status === "fulfilled" && !r.value.allowed);
+    if (failed !== undefined || denied) {
+      await Promise.all(
+        results.map((r, p) => (r.status === "fulfilled" && r.value.undo !== undefined ? undoCharge(stubs[p], r.value.undo) : null)),
+      );
+    }
+    if (failed !== undefined) throw failed.reason;
+    return mergeOutcomes(checks.length, parts, results.map((r) => r.value));
+  }
+
+  async function undoCharge(stub, tokens) {
+    try {
+      const undone = await stub.undo(tokens);
+      counters.undone += undone;
+      counters.undoMissed += tokens.length - undone;
+    } catch {
+      counters.undoMissed += tokens.length;
+    }
+  }
+
+  return { name: "durable", counters, decide };
+}
+
+function asDurable(outcome) {
+  outcome.store = "durable";
+  return outcome;
+}
+
+// Groups checks by the object their key lives in, keeping each check's index in the request.
+function partition(checks, objectName) {
+  const parts = [];
+  for (let i = 0; i < checks.length; i++) {
+    const { rule, key, cost } = checks[i];
+    const target = objectName(key);
+    let part = parts.find((p) => p.objectName === target);
+    if (part === undefined) {
+      part = { objectName: target, checks: [], indices: [] };
+      parts.push(part);
+    }
+    // Only the fields the object reads cross the RPC.
+    part.checks.push({ rule, key, cost });
+    part.indices.push(i);
+  }
+  return parts;
+}
+
+// Puts the objects' answers back in request order and picks the deciding check by the core's own rule
+// (sluice::Limiter::run): when allowed, the least remaining; when denied, the denying check with the
+// longest retry (Infinity longest); the first on ties. Checks of an object that admitted a denied
+// request report the charge that was then undone.
+function mergeOutcomes(count, parts, outcomes) {
+  const decisions = new Array(count);
+  let allowed = true;
+  for (let p = 0; p < parts.length; p++) {
+    allowed = allowed && outcomes[p].allowed;
+    const { indices } = parts[p];
+    for (let j = 0; j < indices.length; j++) decisions[indices[j]] = outcomes[p].checks[j];
+  }
+  let deciding = -1;
+  for (let i = 0; i < count; i++) {
+    const d = decisions[i];
+    const better = allowed
+      ? deciding < 0 || d.remaining < decisions[deciding].remaining
+      : !d.allowed && (deciding < 0 || d.retryAfterMs > decisions[deciding].retryAfterMs);
+    if (better) deciding = i;
+  }
+  const { limit, remaining, resetMs, retryAfterMs } = decisions[deciding];
+  return { allowed, limit, remaining, resetMs, retryAfterMs, decidingCheck: deciding, checks: decisions, store: "durable" };
+}
+
+// FNV-1a over the key's UTF-16 code units: spreads keys over shards; not a security boundary (a client
+// choosing keys that land on one shard only loads that shard, it cannot share anyone's count).
+function fnv1a(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}

@@ -1,0 +1,318 @@
+// The KV store: a global count that is approximate, for when a Durable Object is not wanted or not up.
+//
+// Each (rule, key) is counted in fixed windows; window n's count lives in the KV key
+// `<prefix><n>:<rule id>:<key>`, expiring two windows later (never less than KV's 60 s minimum). The
+// value is the core's own fixed-window state bytes, so no window arithmetic is redone here.
+//
+// KV allows about one write per key per second and is eventually consistent (reads may be served from
+// a cache up to a minute old), so each isolate keeps a view of every bucket it uses:
+//  - reads: a bucket is read from KV at most once per `readIntervalMs`; between reads the isolate
+//    decides from its view: the KV count plus what it admitted itself since;
+//  - writes: what the isolate admits accumulates and is flushed (read KV, add, write) at most once per
+//    `flushIntervalMs` per bucket, through ctx.waitUntil, never holding up a response.
+// Isolates therefore over-admit: within one read interval, each isolate can admit up to the whole
+// limit on its own, and two isolates flushing at once can lose one another's addition. docs/stores.md
+// has the measured figures.
+import { checkBinding, resolveBinding } from "./binding.js";
+import { RuleCore } from "./rule-core.js";
+import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
+import { SluiceError, Status } from "../../../wasm-bindings/sluice.js";
+
+// KV refuses keys longer than 512 bytes and expirations sooner than 60 s.
+const KV_MAX_KEY_BYTES = 512;
+const KV_MIN_TTL_SECONDS = 60;
+
+// The scratch key the flushes add up in: 0xff never occurs in UTF-8, so no string key can be it.
+const SCRATCH_KEY = Uint8Array.of(0xff);
+
+/**
+ * createKvStore returns a store counting in a KV namespace.
+ *
+ * - binding: the KV namespace, or its name in `env` (passed to decide as options.env).
+ * - prefix: prepended to every KV key. Default "sluice:".
+ * - readIntervalMs: how stale an isolate's view of a bucket may get before it reads KV again. Default 1000.
+ * - flushIntervalMs: the least time between two writes of one bucket by one isolate. Default 1000.
+ * - maxBuckets: how many buckets an isolate remembers; idle ones are dropped beyond it. Default 10000.
+ * - log, logIntervalMs: where failed flushes are reported, at most once per interval. Default console.warn, 60 s.
+ *
+ * Every rule is counted as a fixed window of its `limit` per `windowMs` (a bucket rule's burst is not
+ * modelled). decide needs options.nowMs; pass options.ctx so that flushes outlive the response.
+ */
+export function createKvStore(options = {}) {
+  const {
+    binding,
+    prefix = "sluice:",
+    readIntervalMs = 1000,
+    flushIntervalMs = 1000,
+    maxBuckets = 10_000,
+    log = console.warn,
+    logIntervalMs = 60_000,
+  } = options;
+  checkBinding(binding, "binding", ["get", "put"]);
+  if (typeof prefix !== "string") throw new TypeError("prefix must be a string");
+  checkNonNegative(readIntervalMs, "readIntervalMs");
+  checkNonNegative(flushIntervalMs, "flushIntervalMs");
+  if (!Number.isInteger(maxBuckets) || maxBuckets < 1) {
+    throw new RangeError(`maxBuckets must be a whole number >= 1; got ${String(maxBuckets)}`);
+  }
+  checkLogOptions(log, logIntervalMs);
+
+  // One table per rule holds the isolate's views (plus the scratch key).
+  const rules = new RuleCore((rule) => ({
+    algorithm: "fixed-window",
+    limit: rule.limit,
+    windowMs: rule.windowMs,
+    keyCapacity: rule.keyCapacity + 1,
+  }));
+  const buckets = new Map();
+  const flushes = new Set();
+  const report = createThrottledLog(log, logIntervalMs);
+  const counters = { reads: 0, writes: 0, readFailures: 0, writeFailures: 0, unreadableValues: 0 };
+
+  function decide(checks, decideOptions = {}) {
+    const { nowMs, peek = false, env, ctx } = decideOptions;
+    if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) {
+      throw new TypeError("the KV store needs options.nowMs (ms since the epoch)");
+    }
+    const kv = resolveBinding(binding, env, "KV store binding");
+    rules.indicesOf(checks);
+    const inUse = new Array(checks.length);
+    let stale = null;
+    for (let i = 0; i < checks.length; i++) {
+      const bucket = bucketOf(checks[i], nowMs);
+      inUse[i] = bucket;
+      const fresh = bucket.generation === rules.generation && nowMs >= bucket.readAtMs && nowMs - bucket.readAtMs < readIntervalMs;
+      if (!fresh && (stale === null || !stale.includes(bucket))) (stale ??= []).push(bucket);
+    }
+    if (stale === null) return decideFromViews(checks, inUse, nowMs, peek, kv, ctx);
+    return refresh(kv, stale, nowMs).then(() => decideFromViews(checks, inUse, nowMs, peek, kv, ctx));
+  }
+
+  function decideFromViews(checks, inUse, nowMs, peek, kv, ctx) {
+    const indices = rules.indicesOf(checks);
+    const viewChecks = checks.map((c, i) => ({ rule: indices[i], key: c.key, cost: c.cost }));
+    const outcome = rules.core.checkAll(viewChecks, nowMs, { peek });
+    outcome.store = "kv";
+    if (outcome.allowed && !peek) {
+      for (let i = 0; i < checks.length; i++) {
+        const bucket = inUse[i];
+        bucket.pending += checks[i].cost;
+        bucket.lastChargeMs = nowMs;
+        afterCharge(bucket, nowMs, kv, ctx);
+      }
+    }
+    return outcome;
+  }
+
+  async function refresh(kv, stale, nowMs) {
+    let values;
+    try {
+      values = await Promise.all(stale.map(async (bucket) => kv.get(await nameOf(bucket), "arrayBuffer")));
+    } catch (error) {
+      counters.readFailures++;
+      throw error;
+    }
+    counters.reads += stale.length;
+    for (let i = 0; i < stale.length; i++) {
+      const bucket = stale[i];
+      // The view: what KV holds, plus this isolate's admissions that KV may not hold yet.
+      loadView(bucket.rule, bucket.key, values[i], bucket.pending + bucket.unconfirmed, nowMs);
+      bucket.readAtMs = nowMs;
+      bucket.generation = rules.generation;
+    }
+  }
+
+  // Sets `key`'s state in the core to `value` (KV bytes, or null) plus `units` more, clamped at the limit.
+  function loadView(rule, key, value, units, atMs) {
+    const core = rules.core;
+    const index = rules.indicesOf([{ rule }])[0];
+    core.reset(index, key);
+    if (value !== null && value !== undefined) {
+      try {
+        core.importState(index, key, new Uint8Array(value));
+      } catch (error) {
+        if (!(error instanceof SluiceError && error.status === Status.INVALID_STATE)) throw error;
+        counters.unreadableValues++; // another rule or format wrote it: count this window from zero
+      }
+    }
+    if (units > 0) {
+      // The core adds; a sum beyond the limit is a full window, which is all the core can hold.
+      const added = core.check(index, key, units, atMs);
+      if (!added.allowed && added.remaining > 0) core.check(index, key, added.remaining, atMs);
+    }
+    return index;
+  }
+
+  function afterCharge(bucket, nowMs, kv, ctx) {
+    if (bucket.flushing) return; // the running flush picks up what accumulated when it is done
+    if (nowMs - bucket.flushedAtMs >= flushIntervalMs) {
+      track(flush(bucket, nowMs, kv), ctx);
+    } else if (bucket.timer === null) {
+      const dueMs = bucket.flushedAtMs + flushIntervalMs;
+      track(flushLater(bucket, dueMs, dueMs - nowMs, kv), ctx);
+    }
+  }
+
+  function flushLater(bucket, dueMs, delayMs, kv) {
+    return new Promise((resolve) => {
+      bucket.timer = setTimeout(resolve, delayMs);
+    }).then(() => {
+      bucket.timer = null;
+      // A request may have flushed in this slot already.
+      if (bucket.flushedAtMs < dueMs) return flush(bucket, dueMs, kv);
+      return undefined;
+    });
+  }
+
+  async function flush(bucket, atMs, kv) {
+    if (bucket.flushing || bucket.pending === 0) return;
+    const units = bucket.pending;
+    bucket.pending = 0;
+    bucket.unconfirmed += units;
+    bucket.flushing = true;
+    bucket.flushedAtMs = atMs;
+    let written = false;
+    const running = (async () => {
+      let name = `the bucket of window ${bucket.window}`;
+      try {
+        name = await nameOf(bucket);
+        const value = await kv.get(name, "arrayBuffer");
+        counters.reads++;
+        const merged = mergeInScratch(bucket, value, units);
+        if (merged !== null) {
+          await kv.put(name, merged, { expirationTtl: ttlSeconds(bucket.rule.windowMs) });
+          counters.writes++;
+        }
+        written = true;
+      } catch (error) {
+        bucket.pending += units; // retried by the next flush of this bucket
+        counters.writeFailures++;
+        report(atMs, `KV store: flushing ${units} to ${name} failed (${error?.message ?? error}); kept for the next flush`);
+      } finally {
+        bucket.unconfirmed -= units;
+        bucket.flushing = false;
+      }
+    })();
+    flushes.add(running);
+    await running;
+    flushes.delete(running);
+    // What was admitted during the flush goes in the next slot (not after a failure: no retry loop).
+    if (written && bucket.pending > 0 && bucket.timer === null) {
+      await flushLater(bucket, atMs + flushIntervalMs, flushIntervalMs, kv);
+    }
+  }
+
+  // KV's bytes plus `units`, added up by the core; null when KV already holds the result (a full window).
+  function mergeInScratch(bucket, value, units) {
+    const core = rules.core;
+    const index = loadView(bucket.rule, SCRATCH_KEY, value, units, bucket.lastChargeMs);
+    const merged = core.exportState(index, SCRATCH_KEY);
+    core.reset(index, SCRATCH_KEY);
+    if (value !== null && merged !== null && sameBytes(new Uint8Array(value), merged)) return null;
+    return merged;
+  }
+
+  function bucketOf(check, nowMs) {
+    const { rule, key } = check;
+    // The window number names the KV key, so it is needed before the core is asked anything. It is the
+    // core's own definition (fixed_window.hpp: floor(now / window_ms)); a test checks the two agree.
+    const window = Math.floor(nowMs / rule.windowMs);
+    const id = `${window}\u0000${rule.id}\u0000${key}`;
+    let bucket = buckets.get(id);
+    if (bucket === undefined) {
+      if (buckets.size >= maxBuckets) dropIdleBuckets();
+      bucket = {
+        rule,
+        key,
+        window,
+        name: null,
+        naming: null,
+        readAtMs: -Infinity,
+        generation: -1,
+        pending: 0, // admitted here, not yet sent to KV
+        unconfirmed: 0, // sent to KV by a flush still running
+        lastChargeMs: nowMs,
+        flushing: false,
+        flushedAtMs: -Infinity,
+        timer: null,
+      };
+      buckets.set(id, bucket);
+    }
+    return bucket;
+  }
+
+  // Forgets the oldest buckets with nothing left to write until a tenth of the room is free.
+  function dropIdleBuckets() {
+    const target = Math.floor(maxBuckets * 0.9);
+    for (const [id, bucket] of buckets) {
+      if (buckets.size <= target) return;
+      if (bucket.pending === 0 && !bucket.flushing && bucket.timer === null) buckets.delete(id);
+    }
+  }
+
+  function nameOf(bucket) {
+    if (bucket.name !== null) return bucket.name;
+    const plain = `${prefix}${bucket.window}:${bucket.rule.id}:${bucket.key}`;
+    if (utf8Length(plain) <= KV_MAX_KEY_BYTES) {
+      bucket.name = plain;
+      return plain;
+    }
+    // Too long for KV: name it by a SHA-256 of rule and key (a weak hash would let a client pick a
+    // key that shares a victim's count).
+    bucket.naming ??= sha256Hex(`${bucket.rule.id}\u0000${bucket.key}`).then((hash) => {
+      bucket.name = `${prefix}${bucket.window}:sha256:${hash}`;
+      return bucket.name;
+    });
+    return bucket.naming;
+  }
+
+  function track(flushing, ctx) {
+    if (ctx !== undefined && ctx !== null && typeof ctx.waitUntil === "function") ctx.waitUntil(flushing);
+  }
+
+  /** settle resolves when every flush already running has finished (pending ones stay pending). */
+  async function settle() {
+    while (flushes.size > 0) await Promise.all([...flushes]);
+  }
+
+  return { name: "kv", counters, decide, settle };
+}
+
+/** ttlSeconds is a bucket's time to live in KV: two windows, and at least KV's minimum of 60 s. */
+export function ttlSeconds(windowMs) {
+  return Math.max(KV_MIN_TTL_SECONDS, Math.ceil((2 * windowMs) / 1000));
+}
+
+function checkNonNegative(value, field) {
+  if (typeof value !== "number" || !(value >= 0) || value === Infinity) {
+    throw new RangeError(`${field} must be a finite number of milliseconds >= 0; got ${String(value)}`);
+  }
+}
+
+// UTF-8 length without encoding (lone surrogates count as the 3-byte U+FFFD they become).
+function utf8Length(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+async function sha256Hex(text) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  let hex = "";
+  for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}
+
+function sameBytes(x, y) {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
