@@ -1,4 +1,5 @@
 // The demo Worker: GET /data, 5 requests per minute per client IP (fixed window aligned to the epoch).
+export { SluiceDurableObject } from "./stores/durable-object.js";
 import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore } from "../../wasm-bindings/sluice.js";
 
