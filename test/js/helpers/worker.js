@@ -4,9 +4,14 @@
 // .wasm stays a separate CompiledWasm module, imported as wrangler would import it. Each build is done
 // once per test process and reused by every Miniflare the process starts.
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+
+// wrangler's own esbuild, resolved from wrangler so the tests bundle exactly as `wrangler dev` does
+// (and need no dependency of their own).
+const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
+const { build } = requireFromWrangler("esbuild");
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const WASM_PATH = `${ROOT}wasm-bindings/sluice.wasm`;
