@@ -1,0 +1,86 @@
+// Builds Workers for the tests and runs them in workerd through miniflare's Node API.
+//
+// esbuild (the bundler wrangler itself uses) bundles an entry with its npm imports (hono); the core's
+// .wasm stays a separate CompiledWasm module, imported as wrangler would import it. Each build is done
+// once per test process and reused by every Miniflare the process starts.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+
+// wrangler's own esbuild, resolved from wrangler so the tests bundle exactly as `wrangler dev` does
+// (and need no dependency of their own).
+const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
+const { build } = requireFromWrangler("esbuild");
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const WASM_PATH = `${ROOT}wasm-bindings/sluice.wasm`;
+const COMPATIBILITY_DATE = "2026-04-20";
+
+/** The Worker entries tests can run, relative to the repository root. */
+export const ENTRIES = Object.freeze({
+  demo: "worker/src/index.js",
+  fixture: "test/js/helpers/fixture-worker.js",
+});
+
+const bundles = new Map();
+
+// Every import of a .wasm file becomes the one "./sluice.wasm" module beside the bundle.
+const wasmAsModule = {
+  name: "wasm-as-module",
+  setup(builder) {
+    builder.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./sluice.wasm", external: true }));
+  },
+};
+
+/** bundle returns the ES module text of `entry` (a key of ENTRIES), built once per process. */
+export function bundle(entry) {
+  if (!bundles.has(entry)) {
+    bundles.set(
+      entry,
+      build({
+        entryPoints: [`${ROOT}${ENTRIES[entry]}`],
+        bundle: true,
+        write: false,
+        format: "esm",
+        platform: "neutral",
+        target: "es2022",
+        conditions: ["workerd", "worker", "browser"],
+        mainFields: ["module", "main"],
+        plugins: [wasmAsModule],
+        logLevel: "silent",
+      }).then((result) => result.outputFiles[0].text),
+    );
+  }
+  return bundles.get(entry);
+}
+
+/**
+ * workerOptions describes one Worker of a Miniflare: `name`, built from `entry`, with `bindings`
+ * (plain vars such as ENV).
+ */
+export async function workerOptions({ name, entry, bindings = {} }) {
+  return {
+    name,
+    modulesRoot: "/",
+    modules: [
+      { type: "ESModule", path: "/worker.js", contents: await bundle(entry) },
+      { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(WASM_PATH) },
+    ],
+    compatibilityDate: COMPATIBILITY_DATE,
+    bindings,
+  };
+}
+
+/**
+ * startWorkers starts one Miniflare running `workers` (each a workerOptions() argument), each in its
+ * own isolate. The first is the default target of mf.dispatchFetch; mf.getWorker(name) reaches any.
+ */
+export async function startWorkers(workers) {
+  return new Miniflare({ workers: await Promise.all(workers.map(workerOptions)) });
+}
+
+/** A request from a client at `ip` (Cloudflare's cf-connecting-ip), with any extra headers. */
+export function from(ip, headers = {}, init = {}) {
+  return { ...init, headers: { "cf-connecting-ip": ip, ...headers } };
+}

@@ -1,0 +1,126 @@
+// Key helpers and address canonicalisation, called directly under Node (no wasm involved).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { canonicalAddress } from "../../worker/src/addresses.js";
+import { apiKey, compose, firstOf, ip, resolveKeyText, route, storeKey, user } from "../../worker/src/keys.js";
+
+// One row per spelling: [text, canonical at /64, canonical at /128].
+const ADDRESSES = [
+  ["192.0.2.1", "192.0.2.1", "192.0.2.1"],
+  ["192.000.002.001", "192.0.2.1", "192.0.2.1"],
+  ["  192.0.2.1\t", "192.0.2.1", "192.0.2.1"],
+  ["192.0.2.1:8443", "192.0.2.1", "192.0.2.1"],
+  ["::ffff:192.0.2.1", "192.0.2.1", "192.0.2.1"],
+  ["::FFFF:c000:0201", "192.0.2.1", "192.0.2.1"],
+  ["0:0:0:0:0:ffff:192.0.2.1", "192.0.2.1", "192.0.2.1"],
+  ["[::ffff:192.0.2.1]:80", "192.0.2.1", "192.0.2.1"],
+  ["2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64", "2001:db8:1:2:3:4:5:6"],
+  ["2001:0DB8:0001:0002:0003:0004:0005:0006", "2001:db8:1:2::/64", "2001:db8:1:2:3:4:5:6"],
+  ["[2001:db8:1:2::9]:443", "2001:db8:1:2::/64", "2001:db8:1:2::9"],
+  ["2001:db8::1", "2001:db8::/64", "2001:db8::1"],
+  ["2001:db8:0:0:1:0:0:1", "2001:db8::/64", "2001:db8::1:0:0:1"],
+  ["::1", "::/64", "::1"],
+  ["1:2:3:4:5:6:7::", "1:2:3:4::/64", "1:2:3:4:5:6:7:0"],
+  ["256.0.0.1", null, null],
+  ["192.0.2", null, null],
+  ["0x7f.0.0.1", null, null],
+  ["1::2::3", null, null],
+  ["1:2:3:4:5:6:7:8:9", null, null],
+  ["1:2:3:4:5:6:7:8::", null, null],
+  ["fe80::1%eth0", null, null],
+  ["12345::", null, null],
+  ["[2001:db8::1", null, null],
+  ["unknown", null, null],
+  ["", null, null],
+  [`${"1".repeat(100)}`, null, null],
+];
+
+test("every spelling of an address canonicalises to one text, and non-addresses to null", () => {
+  ADDRESSES.forEach(([text, at64, at128], row) => {
+    assert.equal(canonicalAddress(text, 64), at64, `row ${row}: ${JSON.stringify(text)} at /64`);
+    assert.equal(canonicalAddress(text, 128), at128, `row ${row}: ${JSON.stringify(text)} at /128`);
+  });
+});
+
+test("IPv6 prefixes keep exactly their bits", () => {
+  assert.equal(canonicalAddress("2001:db8:abcd:ef01::1", 48), "2001:db8:abcd::/48");
+  assert.equal(canonicalAddress("2001:db8:abcd:ef01::1", 56), "2001:db8:abcd:ef00::/56");
+  assert.equal(canonicalAddress("2001:db8:abcd:ef01::1", 1), "::/1");
+  assert.equal(canonicalAddress("ffff::1", 1), "8000::/1");
+});
+
+const request = (headers, url = "https://example.com/a/b") => new Request(url, { headers });
+
+test("ip() trusts cf-connecting-ip and ignores x-forwarded-for unless told to trust it", () => {
+  const key = ip();
+  assert.equal(key(request({ "cf-connecting-ip": "192.0.2.1", "x-forwarded-for": "198.51.100.7" })), "ip:192.0.2.1");
+  assert.equal(key(request({ "x-forwarded-for": "198.51.100.7" })), "ip:unknown");
+  assert.equal(key(request({})), "ip:unknown");
+  assert.equal(key(request({ "cf-connecting-ip": "not an address" })), "ip:unknown");
+
+  const trusting = ip({ trustForwardedFor: true });
+  const both = { "cf-connecting-ip": "192.0.2.1", "x-forwarded-for": " 198.51.100.7 , 203.0.113.5" };
+  assert.equal(trusting(request(both)), "ip:198.51.100.7", "only the first address counts");
+  assert.equal(trusting(request({ ...both, "x-forwarded-for": "garbage, 203.0.113.5" })), "ip:192.0.2.1");
+  assert.equal(trusting(request({ "x-forwarded-for": "2001:db8:1:2::5" })), "ip:2001:db8:1:2::/64");
+});
+
+test("ip() groups IPv6 by the configured prefix and counts IPv4-mapped addresses as IPv4", () => {
+  assert.equal(ip()(request({ "cf-connecting-ip": "2001:db8:1:2:aaaa::1" })), "ip:2001:db8:1:2::/64");
+  assert.equal(ip({ ipv6Prefix: 48 })(request({ "cf-connecting-ip": "2001:db8:1:2:aaaa::1" })), "ip:2001:db8:1::/48");
+  assert.equal(ip({ ipv6Prefix: 128 })(request({ "cf-connecting-ip": "2001:db8:1:2:aaaa::1" })), "ip:2001:db8:1:2:aaaa::1");
+  assert.equal(ip()(request({ "cf-connecting-ip": "::ffff:192.0.2.1" })), "ip:192.0.2.1");
+});
+
+test("user(), apiKey() and route() say nothing when they have nothing, and escape separators", async () => {
+  assert.equal(user(() => "alice")(request({})), "user:alice");
+  assert.equal(user(() => undefined)(request({})), undefined);
+  assert.equal(user(() => "")(request({})), undefined);
+  assert.equal(await user(async () => 42)(request({})), "user:42");
+  assert.equal(apiKey()(request({ "x-api-key": " k1 " })), "key:k1");
+  assert.equal(apiKey("authorization")(request({})), undefined);
+  assert.equal(apiKey()(request({ "x-api-key": "a|b%c" })), "key:a%7Cb%25c");
+  assert.equal(route()(request({}, "https://example.com/a/b?q=1")), "route:/a/b");
+});
+
+test("compose() writes missing parts as 'unknown' and cannot be forged by a separator in a value", async () => {
+  const key = compose(apiKey(), route());
+  assert.equal(key(request({ "x-api-key": "k" }, "https://x/p")), "key:k|route:/p");
+  assert.equal(key(request({}, "https://x/p")), "unknown|route:/p");
+  const forged = key(request({ "x-api-key": "k|route:/q" }, "https://x/p"));
+  assert.notEqual(forged, key(request({ "x-api-key": "k" }, "https://x/q")));
+  assert.equal(await compose(user(async () => "u"), ip())(request({ "cf-connecting-ip": "192.0.2.1" })), "user:u|ip:192.0.2.1");
+});
+
+test("firstOf() takes the first part with an answer, sync or async", async () => {
+  const key = firstOf(user(() => undefined), apiKey(), ip());
+  assert.equal(key(request({ "cf-connecting-ip": "192.0.2.1" })), "ip:192.0.2.1");
+  assert.equal(key(request({ "cf-connecting-ip": "192.0.2.1", "x-api-key": "k" })), "key:k");
+  const slow = firstOf(user(async () => undefined), ip());
+  assert.equal(await slow(request({ "cf-connecting-ip": "192.0.2.1" })), "ip:192.0.2.1");
+  assert.equal(firstOf(user(() => undefined))(request({})), undefined);
+});
+
+test("a key function's empty answer becomes the shared 'unknown' key", async () => {
+  assert.equal(resolveKeyText(() => undefined, []), "unknown");
+  assert.equal(resolveKeyText(() => "", []), "unknown");
+  assert.equal(resolveKeyText(() => null, []), "unknown");
+  assert.equal(resolveKeyText(() => 7, []), "7");
+  assert.equal(await resolveKeyText(async () => undefined, []), "unknown");
+});
+
+test("keys over 512 UTF-8 bytes are hashed with SHA-256, never truncated", async () => {
+  const fits = "k".repeat(512);
+  assert.equal(storeKey(fits), fits);
+  const multibyte = "é".repeat(256); // 512 bytes in 256 code units
+  assert.equal(storeKey(multibyte), multibyte);
+
+  const common = "k".repeat(600);
+  const a = await storeKey(`${common}a`);
+  const b = await storeKey(`${common}b`);
+  assert.match(a, /^sha256:[A-Za-z0-9_-]{43}$/);
+  assert.notEqual(a, b, "keys equal in their first 512 bytes stay apart");
+  assert.equal(await storeKey(`${common}a`), a, "the hash is stable");
+  assert.match(await storeKey("é".repeat(257)), /^sha256:/, "the limit counts bytes, not characters");
+});

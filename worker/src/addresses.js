@@ -1,0 +1,129 @@
+// IP address parsing for rate-limit keys. Every spelling of one address (leading zeros, upper-case hex,
+// "::" placement, an IPv4-mapped IPv6 form, brackets or a port) yields the same canonical text, so a
+// client cannot split its limit by spelling its address differently. Anything that is not an address
+// yields null; the caller decides what that means (never "no limit").
+
+// Longer than any spelling of an address with brackets and a port: refuse before parsing.
+const MAX_ADDRESS_TEXT = 64;
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
+
+/**
+ * canonicalAddress parses `text` as an IPv4 or IPv6 address and returns its canonical form, with IPv6
+ * addresses reduced to their first `ipv6Prefix` bits ("2001:db8:1:2::/64"; no suffix at 128) and
+ * IPv4-mapped IPv6 addresses returned as IPv4. Returns null for anything else.
+ */
+export function canonicalAddress(text, ipv6Prefix = 64) {
+  if (typeof text !== "string" || text.length > MAX_ADDRESS_TEXT) return null;
+  const address = stripDecorations(text.trim());
+  if (address === null) return null;
+  const v4 = parseIPv4(address);
+  if (v4 !== null) return formatIPv4(v4);
+  const v6 = parseIPv6(address);
+  if (v6 === null) return null;
+  if (isIPv4Mapped(v6)) return formatIPv4([v6[6] >> 8, v6[6] & 0xff, v6[7] >> 8, v6[7] & 0xff]);
+  return formatIPv6Prefix(v6, ipv6Prefix);
+}
+
+// "[v6]", "[v6]:port" and "v4:port" (as some proxies write X-Forwarded-For) become the bare address.
+function stripDecorations(text) {
+  if (text.startsWith("[")) {
+    const end = text.indexOf("]");
+    if (end < 0) return null;
+    const rest = text.slice(end + 1);
+    if (rest !== "" && !/^:\d{1,5}$/.test(rest)) return null;
+    return text.slice(1, end);
+  }
+  const colon = text.indexOf(":");
+  if (colon > 0 && colon === text.lastIndexOf(":") && /^:\d{1,5}$/.test(text.slice(colon))) {
+    return text.slice(0, colon);
+  }
+  return text;
+}
+
+function parseIPv4(text) {
+  const match = IPV4.exec(text);
+  if (match === null) return null;
+  const octets = [Number(match[1]), Number(match[2]), Number(match[3]), Number(match[4])];
+  for (const octet of octets) if (octet > 255) return null;
+  return octets;
+}
+
+function formatIPv4(octets) {
+  return `${octets[0]}.${octets[1]}.${octets[2]}.${octets[3]}`;
+}
+
+// Returns the eight 16-bit groups, or null. Zone ids ("%eth0") are refused: they name a local link,
+// never a client on the Internet.
+function parseIPv6(text) {
+  if (text.indexOf(":") < 0 || text.indexOf("%") >= 0) return null;
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const compressed = halves.length === 2;
+  // The last 32 bits may be written as dotted IPv4 ("::ffff:192.0.2.1"): only at the very end.
+  const head = parseGroups(halves[0], !compressed);
+  const tail = compressed ? parseGroups(halves[1], true) : [];
+  if (head === null || tail === null) return null;
+  if (!compressed) return head.length === 8 ? head : null;
+  const missing = 8 - head.length - tail.length;
+  if (missing < 1) return null; // "::" stands for at least one group
+  const groups = head;
+  for (let i = 0; i < missing; i++) groups.push(0);
+  groups.push(...tail);
+  return groups;
+}
+
+function parseGroups(text, dottedLastAllowed) {
+  if (text === "") return [];
+  const parts = text.split(":");
+  const groups = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (dottedLastAllowed && i === parts.length - 1 && part.indexOf(".") >= 0) {
+      const v4 = parseIPv4(part);
+      if (v4 === null) return null;
+      groups.push((v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]);
+    } else if (HEX_GROUP.test(part)) {
+      groups.push(parseInt(part, 16));
+    } else {
+      return null;
+    }
+  }
+  return groups;
+}
+
+function isIPv4Mapped(groups) {
+  return groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff;
+}
+
+// RFC 5952 text of the address's first `prefix` bits: lower case, no leading zeros, the longest run
+// of two or more zero groups (the first, on a tie) written "::".
+function formatIPv6Prefix(groups, prefix) {
+  const masked = groups.map((group, i) => {
+    const bitsInGroup = Math.max(0, Math.min(16, prefix - 16 * i));
+    return bitsInGroup === 16 ? group : group & ((0xffff << (16 - bitsInGroup)) & 0xffff);
+  });
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (masked[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && masked[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = masked.map((group) => group.toString(16));
+  let text;
+  if (bestStart < 0) {
+    text = hex.join(":");
+  } else {
+    text = `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
+  }
+  return prefix < 128 ? `${text}/${prefix}` : text;
+}

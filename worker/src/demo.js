@@ -1,0 +1,46 @@
+// The demo API of this repository, with the seeds' tiers (see README):
+//   POST /auth/login    10 per minute per IP
+//   POST /auth/refresh  30 per minute per IP
+//   /api/*              120 per minute per user; the bearer token stands for the user id here (a real
+//                       app plugs in its own authentication); no token falls back to the IP
+//   GET  /data          5 per minute per IP and path, in fixed windows aligned to the epoch
+import { Hono } from "hono";
+
+import { firstOf, ip, rateLimit, route, user } from "./hono.js";
+
+// The demo's stand-in for authentication: "Authorization: Bearer <token>", the token as the user id.
+function bearerToken(c) {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
+  return match === null ? undefined : match[1];
+}
+
+/** createDemoApp builds the demo API; `clock` replaces the wall clock (tests pass fixed instants). */
+export function createDemoApp({ clock } = {}) {
+  const app = new Hono();
+  const limit = (options) => rateLimit(clock === undefined ? options : { ...options, clock });
+
+  app.get("/", (c) =>
+    c.json({
+      routes: {
+        "POST /auth/login": "10 per minute per IP",
+        "POST /auth/refresh": "30 per minute per IP",
+        "/api/*": "120 per minute per user (bearer token), else per IP",
+        "GET /data": "5 per minute per IP and path, fixed window",
+      },
+    }),
+  );
+
+  app.post("/auth/login", limit({ name: "login", key: ip(), limit: 10, windowSec: 60 }), (c) => c.json({ ok: true, action: "login" }));
+  app.post("/auth/refresh", limit({ name: "refresh", key: ip(), limit: 30, windowSec: 60 }), (c) => c.json({ ok: true, action: "refresh" }));
+
+  app.use("/api/*", limit({ name: "api", key: firstOf(user(bearerToken), ip()), limit: 120, windowSec: 60 }));
+  app.get("/api/whoami", (c) => {
+    // The decision the middleware took is the handler's to read; here, whom the request counted for.
+    const decision = c.get("rateLimit");
+    return c.json({ limitedAs: decision.keys[0].startsWith("user:") ? "user" : "ip", remaining: decision.remaining });
+  });
+
+  app.get("/data", limit({ name: "data", key: [ip(), route()], algorithm: "fixed-window", limit: 5, windowSec: 60 }), (c) => c.json({ data: "ok" }));
+
+  return app;
+}

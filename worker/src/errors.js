@@ -1,0 +1,22 @@
+// The error every configuration mistake throws when a limiter or middleware is built. `field` is the
+// option's path as the caller wrote it ("limit", "rules[1].windowSec", "key"), so the message and the
+// property both point at what to fix.
+
+/** SluiceConfigError is invalid configuration, thrown at construction, never per request. */
+export class SluiceConfigError extends TypeError {
+  constructor(field, message) {
+    super(`sluice: ${field} ${message}`);
+    this.name = "SluiceConfigError";
+    this.field = field;
+  }
+}
+
+/** describe renders a configuration value for an error message (NaN, strings quoted, functions named). */
+export function describe(value) {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  return String(value);
+}

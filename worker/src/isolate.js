@@ -1,0 +1,242 @@
+// The per-isolate limiter: one sluice.wasm instance shared by every request, every middleware and every
+// re-evaluation of these modules in the isolate.
+//
+// It lives on globalThis under one Symbol.for key, so a module evaluated twice (two bundles, a hot
+// reload) still finds the same counters. Rules are registered in the instance lazily, the first time a
+// request checks them, under their stable id: two middlewares with the same rule share its table.
+//
+// An instance that fails (a wasm trap, memory exhausted) is thrown away: the host counts the event,
+// creates a fresh instance, registers the rules again as requests need them and keeps serving. The
+// counters of the failed instance are lost; a limit that forgets is better than a Worker that fails.
+import wasmModule from "../../wasm-bindings/sluice.wasm";
+import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
+
+const STATE = Symbol.for("sluice.isolate");
+// Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
+const STATE_VERSION = 1;
+const PEEK = Object.freeze({ peek: true });
+
+// Refusals caused by the call, not by the instance: the instance is healthy, the caller is wrong.
+const CALLER_ERRORS = new Set([Status.KEY_TOO_LONG, Status.INVALID_RULE, Status.INVALID_COST, Status.TOO_MANY_CHECKS]);
+
+function isolateState() {
+  const existing = globalThis[STATE];
+  if (existing !== undefined && existing.version === STATE_VERSION) return existing;
+  const state = {
+    version: STATE_VERSION,
+    core: null,
+    ruleIndexes: new Map(), // rule id -> the rule's index in `core`
+    declaredRules: new Map(), // rule id -> the rule, as built at construction
+    counters: {
+      instancesCreated: 0,
+      instanceFailures: 0,
+      replacements: 0,
+      decisions: 0,
+      denied: 0,
+      bypassed: 0,
+    },
+    lastFailure: null,
+  };
+  // Not enumerable: the state is nobody else's business when globalThis is inspected.
+  Object.defineProperty(globalThis, STATE, { value: state, writable: true, configurable: true, enumerable: false });
+  return state;
+}
+
+function createCore(state) {
+  // Created inside a request: workerd refuses random numbers (the hash seed) at global scope.
+  state.core = SluiceCore.instantiate(wasmModule);
+  state.ruleIndexes.clear();
+  state.counters.instancesCreated++;
+  return state.core;
+}
+
+function ruleIndex(state, core, rule) {
+  let index = state.ruleIndexes.get(rule.id);
+  if (index === undefined) {
+    index = core.addRule(rule);
+    state.ruleIndexes.set(rule.id, index);
+  }
+  return index;
+}
+
+function run(state, checks, nowMs, peek) {
+  const core = state.core ?? createCore(state);
+  const count = checks.length;
+  const specs = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const check = checks[i];
+    specs[i] = { rule: ruleIndex(state, core, check.rule), key: check.key, cost: check.cost };
+  }
+  const outcome = core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+  outcome.store = "memory";
+  return outcome;
+}
+
+function isInstanceFailure(error) {
+  return !(error instanceof SluiceError && CALLER_ERRORS.has(error.status));
+}
+
+// Drops the failed instance; the next call creates a fresh one.
+function discardCore(state, error) {
+  state.counters.instanceFailures++;
+  state.counters.replacements++;
+  state.lastFailure = `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`;
+  state.core = null;
+  state.ruleIndexes.clear();
+}
+
+/**
+ * decideInIsolate decides `checks` ({rule: NormalizedRule, key, cost}) on the isolate's instance at
+ * `nowMs`, all-or-nothing, and returns the core's Outcome with `store: "memory"`. Synchronous.
+ * An instance failure replaces the instance and retries once on the fresh one.
+ */
+export function decideInIsolate(checks, nowMs, peek = false) {
+  const state = isolateState();
+  try {
+    return run(state, checks, nowMs, peek);
+  } catch (error) {
+    if (!isInstanceFailure(error)) throw error;
+    discardCore(state, error);
+  }
+  try {
+    return run(state, checks, nowMs, peek);
+  } catch (error) {
+    // Twice in a row: give up on this request, but leave the next one a fresh instance.
+    if (isInstanceFailure(error)) discardCore(state, error);
+    throw error;
+  }
+}
+
+/** countDecision records a decision in the isolate's counters. */
+export function countDecision(decision) {
+  const counters = isolateState().counters;
+  if (decision.bypassed) {
+    counters.bypassed++;
+    return;
+  }
+  counters.decisions++;
+  if (!decision.allowed) counters.denied++;
+}
+
+// The instance's linear memory is capped at 64 MB (CMakeLists.txt) and it holds at most 64 rules
+// (sluice::Limiter::kMaxRules). Declared rules are held to a budget below that ceiling, so that
+// registering them can never exhaust the instance.
+export const MAX_RULES = 64;
+export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
+
+/**
+ * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
+ * for capacity / 0.9 keys in buckets of 8) times 24 bytes a slot, plus 4 bytes a slot per unit of limit
+ * for the sliding log, which keeps every admitted request's time.
+ */
+export function tableBytes(algorithm, limit, keyCapacity) {
+  const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
+  const ring = algorithm === "sliding-log" ? limit : 0;
+  return slots * (24 + 4 * ring);
+}
+
+/**
+ * declareRule records a rule built by a middleware or limiter, at construction. Rules with one id
+ * share one table, so they must agree on its size, and all of them together must fit the instance.
+ * Returns undefined when the rule fits, else why not, for the caller to report as a configuration error.
+ */
+export function declareRule(rule) {
+  const declared = isolateState().declaredRules;
+  const known = declared.get(rule.id);
+  if (known !== undefined) {
+    if (known.keyCapacity === rule.keyCapacity) return undefined;
+    return `differs from the keyCapacity ${known.keyCapacity} of another limiter with the same rule (${rule.id})`;
+  }
+  if (declared.size >= MAX_RULES) return `would be rule number ${MAX_RULES + 1} of this Worker; an isolate holds at most ${MAX_RULES}`;
+  let total = tableBytes(rule.algorithm, rule.limit, rule.keyCapacity);
+  for (const other of declared.values()) total += tableBytes(other.algorithm, other.limit, other.keyCapacity);
+  if (total > TABLE_BUDGET_BYTES) {
+    return `brings this Worker's key tables to ${Math.ceil(total / 1048576)} MiB; they must fit in ${TABLE_BUDGET_BYTES / 1048576} MiB`;
+  }
+  declared.set(rule.id, rule);
+  return undefined;
+}
+
+// Rules are validated by the core itself (the one place that knows every bound), in an instance that
+// never sees traffic and is dropped at once, whatever memory the rule's table took. A fixed seed is
+// fine there, and needed: construction runs at global scope, where workerd refuses random numbers.
+const VALIDATION_SEED = new Uint32Array(4);
+
+/**
+ * validateRule asks the core whether it accepts `rule`'s algorithm, limit, window and burst; it throws
+ * the core's SluiceError (with `field`) if not. Key capacity is not exercised here.
+ */
+export function validateRule(rule) {
+  const { algorithm, limit, windowMs, burst } = rule;
+  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, keyCapacity: 1 });
+}
+
+/**
+ * isolateStats reports the isolate's counters and, for every rule registered in the live instance,
+ * its key table's statistics.
+ */
+export function isolateStats() {
+  const state = isolateState();
+  const rules = [];
+  if (state.core !== null) {
+    for (const [id, index] of state.ruleIndexes) {
+      try {
+        rules.push({ id, ...state.core.stats(index) });
+      } catch {
+        rules.push({ id, unavailable: true });
+      }
+    }
+  }
+  return {
+    ...state.counters,
+    lastFailure: state.lastFailure,
+    memoryBytes: state.core === null ? 0 : state.core.memoryBytes,
+    rules,
+  };
+}
+
+/**
+ * Test hooks: ways to make the live instance fail for real or as a trap would, so tests can watch the
+ * host replace it. Nothing in the package entries or the demo Worker imports them, so no request can
+ * reach them.
+ */
+export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
+  /** Makes the instance's next check throw as a wasm trap does (the instance is then unusable). */
+  trapOnNextCheck() {
+    const state = isolateState();
+    const real = state.core ?? createCore(state);
+    state.core = {
+      addRule: (rule) => real.addRule(rule),
+      stats: (index) => real.stats(index),
+      get memoryBytes() {
+        return real.memoryBytes;
+      },
+      checkAll() {
+        throw new WebAssembly.RuntimeError("unreachable executed (sluice test hook)");
+      },
+    };
+  },
+
+  /**
+   * Fills the live instance's memory with ballast tables until the core refuses any more (its 64 MB
+   * ceiling), so the next rule it has to register fails with OUT_OF_MEMORY, as a real one would.
+   */
+  exhaustMemory() {
+    const state = isolateState();
+    const core = state.core ?? createCore(state);
+    let keyCapacity = 1 << 20;
+    while (keyCapacity >= 1) {
+      try {
+        core.addRule({ algorithm: "fixed-window", limit: 1, windowMs: 1000, keyCapacity });
+      } catch (error) {
+        if (!(error instanceof SluiceError) || error.status !== Status.OUT_OF_MEMORY) throw error;
+        keyCapacity >>= 1;
+      }
+    }
+  },
+
+  /** Forgets the isolate's state entirely, as a fresh isolate would start. */
+  reset() {
+    delete globalThis[STATE];
+  },
+});

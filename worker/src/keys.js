@@ -1,0 +1,189 @@
+// Key helpers: functions from a request to the text a limit is counted under.
+//
+// A key function receives what the limiter was given: a Hono context `c` in the middleware, or
+// `(request, env, ctx)` with createLimiter. Helpers accept both. A part that has nothing to say (no
+// user, no API key) returns undefined; when the whole key comes out empty, the request is counted under
+// one shared "unknown" key, never let through unlimited.
+import { routePath } from "hono/route";
+
+import { canonicalAddress } from "./addresses.js";
+import { SluiceConfigError, describe } from "./errors.js";
+
+/** The key every request without a usable key shares. */
+export const UNKNOWN_KEY = "unknown";
+/** The most UTF-8 bytes a key may have in the core; longer keys are hashed. */
+export const MAX_KEY_BYTES = 512;
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+// A Hono context carries the Request as c.req.raw; createLimiter passes the Request itself.
+function requestOf(input) {
+  return input !== null && typeof input === "object" && input.req !== undefined && input.req.raw !== undefined
+    ? input.req.raw
+    : input;
+}
+
+function isHonoContext(input) {
+  return input !== null && typeof input === "object" && input.req !== undefined && input.req.raw !== undefined;
+}
+
+// "|" joins composed parts and "%" escapes: a value containing either is escaped, so no part's value
+// can pass for another part ("a|b" + "c" never equals "a" + "b|c").
+function escapePart(text) {
+  return /[%|]/.test(text) ? text.replace(/%/g, "%25").replace(/\|/g, "%7C") : text;
+}
+
+function isPromise(value) {
+  return value !== null && typeof value === "object" && typeof value.then === "function";
+}
+
+function textOf(value) {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === "string" ? value : String(value);
+  return text === "" ? undefined : text;
+}
+
+/**
+ * ip keys a request by its client address: `cf-connecting-ip`, which Cloudflare sets and clients
+ * cannot; `x-forwarded-for` only with `trustForwardedFor` (behind a proxy you run that sets it), and
+ * then only its first address. IPv6 addresses are grouped by their first `ipv6Prefix` bits (one
+ * subscriber usually holds a whole /64); IPv4-mapped IPv6 addresses count as IPv4. A request with no
+ * usable address is keyed "ip:unknown", shared by all such requests.
+ */
+export function ip({ trustForwardedFor = false, ipv6Prefix = 64 } = {}) {
+  if (typeof trustForwardedFor !== "boolean") {
+    throw new SluiceConfigError("ip({ trustForwardedFor })", `must be true or false; got ${describe(trustForwardedFor)}`);
+  }
+  if (!Number.isInteger(ipv6Prefix) || ipv6Prefix < 1 || ipv6Prefix > 128) {
+    throw new SluiceConfigError("ip({ ipv6Prefix })", `must be a whole number from 1 to 128; got ${describe(ipv6Prefix)}`);
+  }
+  return function ipKey(input) {
+    const headers = requestOf(input).headers;
+    if (trustForwardedFor) {
+      const forwarded = headers.get("x-forwarded-for");
+      if (forwarded !== null) {
+        const comma = forwarded.indexOf(",");
+        const address = canonicalAddress(comma < 0 ? forwarded : forwarded.slice(0, comma), ipv6Prefix);
+        if (address !== null) return `ip:${address}`;
+      }
+    }
+    const address = canonicalAddress(headers.get("cf-connecting-ip"), ipv6Prefix);
+    return `ip:${address ?? UNKNOWN_KEY}`;
+  };
+}
+
+/**
+ * user keys a request by the user id `identify` returns for it (given the same arguments as a key
+ * function; it may be async). No id (undefined, null, "") gives no key part: combine with firstOf()
+ * to fall back to another key.
+ */
+export function user(identify) {
+  if (typeof identify !== "function") {
+    throw new SluiceConfigError("user(identify)", `must be a function returning the user id; got ${describe(identify)}`);
+  }
+  const label = (id) => {
+    const text = textOf(id);
+    return text === undefined ? undefined : `user:${escapePart(text)}`;
+  };
+  return function userKey(...args) {
+    const id = identify(...args);
+    return isPromise(id) ? id.then(label) : label(id);
+  };
+}
+
+/** apiKey keys a request by the value of its `header` (default "x-api-key"); absent gives no key part. */
+export function apiKey(header = "x-api-key") {
+  if (typeof header !== "string" || !HEADER_NAME.test(header)) {
+    throw new SluiceConfigError("apiKey(header)", `must be an HTTP header name; got ${describe(header)}`);
+  }
+  return function apiKeyKey(input) {
+    const value = textOf(requestOf(input).headers.get(header)?.trim());
+    return value === undefined ? undefined : `key:${escapePart(value)}`;
+  };
+}
+
+/**
+ * route keys a request by the route that serves it: in Hono the matched route's pattern
+ * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path.
+ */
+export function route() {
+  return function routeKey(input) {
+    if (isHonoContext(input)) return `route:${escapePart(routePath(input, -1))}`;
+    return `route:${escapePart(new URL(requestOf(input).url).pathname)}`;
+  };
+}
+
+/**
+ * compose joins several key parts into one key ("ip:192.0.2.1|route:/data"); a part with nothing to
+ * say is written "unknown". An array given as `key` is composed the same way.
+ */
+export function compose(...parts) {
+  const functions = parts.map((part, i) => toKeyFunction(part, `compose(...)[${i}]`));
+  return function composedKey(...args) {
+    const values = functions.map((fn) => fn(...args));
+    const join = (resolved) => resolved.map((value) => textOf(value) ?? UNKNOWN_KEY).join("|");
+    return values.some(isPromise) ? Promise.all(values).then(join) : join(values);
+  };
+}
+
+/** firstOf uses the first part that has something to say: firstOf(user(fn), ip()). */
+export function firstOf(...parts) {
+  const functions = parts.map((part, i) => toKeyFunction(part, `firstOf(...)[${i}]`));
+  const search = (from, args) => {
+    for (let i = from; i < functions.length; i++) {
+      const value = functions[i](...args);
+      // Async parts are rare (a token lookup): only then does the search continue asynchronously.
+      if (isPromise(value)) return value.then((resolved) => textOf(resolved) ?? search(i + 1, args));
+      const text = textOf(value);
+      if (text !== undefined) return text;
+    }
+    return undefined;
+  };
+  return function firstKey(...args) {
+    return search(0, args);
+  };
+}
+
+/**
+ * toKeyFunction turns a `key` option into a key function: a string is a fixed key (every request
+ * shares it), a function is used as it is, an array is composed. `field` names the option in errors.
+ */
+export function toKeyFunction(source, field) {
+  if (typeof source === "function") return source;
+  if (typeof source === "string") {
+    if (source === "") throw new SluiceConfigError(field, "must not be empty");
+    return () => source;
+  }
+  if (Array.isArray(source)) {
+    if (source.length === 0) throw new SluiceConfigError(field, "must list at least one key part");
+    return compose(...source);
+  }
+  throw new SluiceConfigError(field, `must be a key function (ip(), user(fn), ...), a string or an array of them; got ${describe(source)}`);
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * storeKey turns key text into what the core accepts: the text itself when it fits in 512 UTF-8 bytes,
+ * else "sha256:" and the base64url SHA-256 of its bytes (a promise). Never truncated: two long keys
+ * sharing their first 512 bytes stay apart.
+ */
+export function storeKey(text) {
+  // Up to 170 UTF-16 units can never exceed 512 bytes (at most 3 bytes a unit): no need to encode.
+  if (text.length <= 170) return text;
+  const bytes = utf8.encode(text);
+  if (bytes.length <= MAX_KEY_BYTES) return text;
+  return crypto.subtle.digest("SHA-256", bytes).then((digest) => `sha256:${base64url(new Uint8Array(digest))}`);
+}
+
+function base64url(bytes) {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** resolveKeyText calls a key function and normalizes its answer to text, "unknown" when empty. */
+export function resolveKeyText(keyFunction, args) {
+  const value = keyFunction(...args);
+  return isPromise(value) ? value.then((resolved) => textOf(resolved) ?? UNKNOWN_KEY) : (textOf(value) ?? UNKNOWN_KEY);
+}

@@ -1,0 +1,140 @@
+// The engine every surface shares (the Hono middleware and createLimiter for plain fetch handlers):
+// options normalized once; per request, the dev bypass, `skip`, the keys and costs, then one
+// all-or-nothing store call for all rules.
+//
+// With the memory store and synchronous key functions (the usual case) nothing in here awaits: the
+// async function runs to its end synchronously and only its caller's single await remains.
+import { bypassHeaders, decisionHeaders, withHeaders } from "./headers.js";
+import { countDecision } from "./isolate.js";
+import { resolveKeyText, storeKey } from "./keys.js";
+import { normalizeOptions } from "./options.js";
+import { limitedResponse } from "./responses.js";
+
+const MAX_COST = 2 ** 31;
+
+function isPromise(value) {
+  return value !== null && typeof value === "object" && typeof value.then === "function";
+}
+
+// A cost function's answer: fractions round up (never under-charge); above 2^31 is clamped, which
+// the core then denies as a request no bucket can ever hold. Anything else is a bug in the function.
+function requestCost(value, rule) {
+  if (typeof value !== "number" || !(value >= 1)) {
+    throw new TypeError(`sluice: the cost function of rule "${rule.name}" returned ${String(value)}; it must return a number >= 1`);
+  }
+  return Math.min(Math.ceil(value), MAX_COST);
+}
+
+// The injected or real clock, as the whole, non-negative milliseconds the core takes.
+function currentTime(clock) {
+  const now = Math.floor(clock());
+  if (!(now >= 0)) throw new RangeError(`sluice: clock() returned ${String(now)}; it must return milliseconds since the epoch`);
+  return now;
+}
+
+/**
+ * createEngine validates `options` for `surface` ("hono" or "fetch") and returns { settings, evaluate },
+ * where evaluate(args, env, ctx) decides one request; `args` are what key, cost and skip functions
+ * receive ([c] in Hono, [request, env, ctx] otherwise).
+ */
+export function createEngine(options, surface) {
+  const settings = normalizeOptions(options, surface);
+  const { entries, rules, store, clock, bypass, skip } = settings;
+  const bypassed = Object.freeze({ allowed: true, bypassed: true, skipped: false, rules });
+  const skipped = Object.freeze({ allowed: true, bypassed: false, skipped: true, rules });
+  const count = entries.length;
+
+  async function evaluate(args, env, ctx) {
+    // Only the Worker's environment (its bindings and vars) can switch limiting off; nothing in the
+    // request is consulted.
+    if (bypass !== null && env !== null && typeof env === "object" && env[bypass.variable] === bypass.value) {
+      countDecision(bypassed);
+      return bypassed;
+    }
+    if (skip !== undefined) {
+      let skipping = skip(...args);
+      if (isPromise(skipping)) skipping = await skipping;
+      if (skipping) return skipped;
+    }
+
+    const keys = new Array(count);
+    const costs = new Array(count);
+    let pending = false;
+    for (let i = 0; i < count; i++) {
+      const entry = entries[i];
+      // Rules that inherited one key function share its answer.
+      let j = 0;
+      while (j < i && entries[j].key !== entry.key) j++;
+      keys[i] = j < i ? keys[j] : resolveKeyText(entry.key, args);
+      costs[i] = typeof entry.cost === "number" ? entry.cost : entry.cost(...args);
+      pending = pending || isPromise(keys[i]) || isPromise(costs[i]);
+    }
+    if (pending) {
+      const [resolvedKeys, resolvedCosts] = await Promise.all([Promise.all(keys), Promise.all(costs)]);
+      for (let i = 0; i < count; i++) {
+        keys[i] = resolvedKeys[i];
+        costs[i] = resolvedCosts[i];
+      }
+    }
+
+    const checks = new Array(count);
+    let hashing = false;
+    for (let i = 0; i < count; i++) {
+      const key = storeKey(keys[i]);
+      hashing = hashing || isPromise(key);
+      checks[i] = { rule: entries[i].rule, key, cost: typeof entries[i].cost === "number" ? costs[i] : requestCost(costs[i], entries[i].rule) };
+    }
+    if (hashing) {
+      const hashed = await Promise.all(checks.map((check) => check.key));
+      for (let i = 0; i < count; i++) checks[i].key = hashed[i];
+    }
+
+    let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx });
+    if (isPromise(outcome)) outcome = await outcome;
+    const decision = { ...outcome, bypassed: false, skipped: false, rules, keys };
+    countDecision(decision);
+    return decision;
+  }
+
+  return { settings, evaluate };
+}
+
+/** responseHeaders lists the [name, value] pairs a response to `decision` carries. */
+export function responseHeaders(decision, settings) {
+  if (decision.bypassed) return bypassHeaders(settings.bypass);
+  if (decision.skipped) return [];
+  return decisionHeaders(decision, settings.headers, settings.policy);
+}
+
+/**
+ * createLimiter builds a limiter for a plain fetch handler (no framework):
+ *
+ *   const limiter = createLimiter({ key: ip(), limit: 10, windowSec: 60 });
+ *   const decision = await limiter.limit(request, env, ctx);
+ *   if (!decision.allowed) return limiter.limitedResponse(decision);
+ *   return limiter.withHeaders(await handle(request), decision);
+ *
+ * Key, cost and skip functions receive (request, env, ctx). Configuration errors throw here.
+ */
+export function createLimiter(config) {
+  const { settings, evaluate } = createEngine(config, "fetch");
+  return Object.freeze({
+    rules: settings.rules,
+    /** limit decides `request` and charges it if every rule admits it. */
+    limit(request, env, ctx) {
+      return evaluate([request, env, ctx], env, ctx);
+    },
+    /** headers lists the rate-limit header fields a response to `decision` carries. */
+    headers(decision) {
+      return responseHeaders(decision, settings);
+    },
+    /** withHeaders returns `response` carrying the rate-limit header fields of `decision`. */
+    withHeaders(response, decision) {
+      return withHeaders(response, responseHeaders(decision, settings));
+    },
+    /** limitedResponse is the 429 for a denied `decision`. */
+    limitedResponse(decision) {
+      return limitedResponse(decision, settings);
+    },
+  });
+}

@@ -1,0 +1,47 @@
+// The 429 response of a denied request: the rate-limit headers, Retry-After, `cache-control: no-store`
+// (a denial is about this client at this moment; no cache may replay it to anyone), and a JSON body,
+// or with `problemJson` an RFC 9457 problem of the draft's "quota-exceeded" type naming the violated
+// policies.
+import { decisionHeaders, retryAfterSeconds, secondsUntil, withHeaders } from "./headers.js";
+
+const QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+
+/** violatedPolicies names the rules whose own check denied the request. */
+export function violatedPolicies(decision) {
+  const names = [];
+  for (let i = 0; i < decision.checks.length; i++) {
+    if (!decision.checks[i].allowed) names.push(decision.rules[i].name);
+  }
+  return names;
+}
+
+/** limitedBody is the JSON body of a 429 for `decision`, as `settings` ({code, problemJson}) shape it. */
+export function limitedBody(decision, settings) {
+  const fields = {
+    code: settings.code,
+    retryAfter: retryAfterSeconds(decision),
+    limit: decision.limit,
+    remaining: decision.remaining,
+    reset: secondsUntil(decision.resetMs),
+  };
+  if (!settings.problemJson) return { error: "too many requests", ...fields };
+  return {
+    type: QUOTA_EXCEEDED,
+    title: "Request cannot be satisfied as assigned quota has been exceeded",
+    status: 429,
+    "violated-policies": violatedPolicies(decision),
+    ...fields,
+  };
+}
+
+/** limitedResponse builds the 429 for a denied `decision`. */
+export function limitedResponse(decision, settings) {
+  const response = new Response(JSON.stringify(limitedBody(decision, settings)), {
+    status: 429,
+    headers: {
+      "content-type": settings.problemJson ? "application/problem+json" : "application/json",
+      "cache-control": "no-store",
+    },
+  });
+  return withHeaders(response, decisionHeaders(decision, settings.headers, settings.policy));
+}
