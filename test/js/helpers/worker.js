@@ -48,6 +48,8 @@ export function bundle(entry) {
         conditions: ["workerd", "worker", "browser"],
         mainFields: ["module", "main"],
         plugins: [wasmAsModule],
+        // workerd provides the runtime modules (the Durable Object base class comes from cloudflare:workers).
+        external: ["cloudflare:*"],
         logLevel: "silent",
       }).then((result) => result.outputFiles[0].text),
     );
