@@ -11,7 +11,7 @@
 // One switch per operation, so the limiter and the key table treat every algorithm alike.
 namespace sluice::dispatch {
 
-inline Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+inline Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: return fixed_window::decide(rule, state, now, cost);
     case Algorithm::kSlidingLog: return sliding_log::decide(rule, state, ring, now, cost);
