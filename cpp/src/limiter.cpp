@@ -222,7 +222,7 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   const int64_t entries = is_log ? state.b : 0;
   if (is_log && (state.a != 0 || entries < 0 || entries > rt.rule.limit)) return Status::kInvalidState;
   if (length != kStateHeaderBytes + 8 * static_cast<uint64_t>(entries)) return Status::kInvalidState;
-  if (state.a < 0 || state.b < 0) return Status::kInvalidState;
+  if (!is_log && !dispatch::valid_state(rt.rule, state)) return Status::kInvalidState;
   int64_t previous = 0;
   for (int64_t i = 0; i < entries; ++i) {
     const int64_t t = get64(bytes + kStateHeaderBytes + 8 * i);
