@@ -32,7 +32,7 @@ export type StatusCode = (typeof Status)[keyof typeof Status];
 export declare class SluiceError extends Error {
   readonly status: StatusCode;
   readonly statusName: string;
-  /** The option at fault, when there is one ("limit", "windowMs", "burst", "algorithm", "keyCapacity", "key", "cost"). */
+  /** The option at fault, when there is one ("limit", "windowMs", "burst", "algorithm", "keyCapacity", "rule", "key", "cost"). */
   readonly field?: string;
 }
 

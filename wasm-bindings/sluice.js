@@ -200,14 +200,16 @@ export class SluiceCore {
 
   /** reset forgets a key of a rule: it is back to its full quota. */
   reset(rule, key) {
+    const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
-    this.#check(this.#exports.sluice_reset(rule, length), "reset");
+    this.#check(this.#exports.sluice_reset(id, length), "reset");
   }
 
   /** exportState returns a key's state as bytes (a copy), or null if the key holds none. */
   exportState(rule, key) {
+    const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
-    const result = this.#exports.sluice_export_state(rule, length);
+    const result = this.#exports.sluice_export_state(id, length);
     if (result === -Status.NOT_FOUND) return null;
     this.#check(result, "exportState");
     const at = this.#exports.sluice_state_buffer();
@@ -216,17 +218,18 @@ export class SluiceCore {
 
   /** importState replaces a key's state with bytes from exportState of a rule with the same parameters. */
   importState(rule, key, state) {
+    const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
     if (!(state instanceof Uint8Array) || state.length > this.#exports.sluice_state_buffer_bytes()) {
       throw new SluiceError(Status.INVALID_STATE, "state must be a Uint8Array from exportState");
     }
     this.#bytes.set(state, this.#exports.sluice_state_buffer());
-    this.#check(this.#exports.sluice_import_state(rule, length, state.length), "importState");
+    this.#check(this.#exports.sluice_import_state(id, length, state.length), "importState");
   }
 
   /** stats describes a rule's key table. */
   stats(rule) {
-    this.#check(this.#exports.sluice_stats(rule), "stats");
+    this.#check(this.#exports.sluice_stats(this.#ruleId(rule)), "stats");
     const f = this.#f64;
     return { keys: f[0], slots: f[1], memoryBytes: f[2], evictions: f[3], evictionsOfExhausted: f[4] };
   }
@@ -237,16 +240,24 @@ export class SluiceCore {
   }
 
   #writeCheck(index, rule, key, cost) {
+    const id = this.#ruleId(rule);
     const length = this.#writeKey(index, key);
     if (!Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
       throw new SluiceError(Status.INVALID_COST, `cost must be a whole number from 1 to 2^31; got ${String(cost)}`, "cost");
     }
     const u32 = this.#u32;
     const at = index * 4;
-    u32[at] = rule;
+    u32[at] = id;
     u32[at + 1] = index * KEY_STRIDE;
     u32[at + 2] = length;
     u32[at + 3] = cost;
+  }
+
+  // A rule id handed out by addRule. Checked here because the ABI's u32 would quietly read undefined,
+  // "0" or 0.5 as rule 0.
+  #ruleId(rule) {
+    if (Number.isInteger(rule) && rule >= 0 && rule < this.#ruleCount) return rule;
+    throw new SluiceError(Status.UNKNOWN_RULE, `rule must be an id returned by addRule; got ${String(rule)}`, "rule");
   }
 
   // Copies a key (string as UTF-8, or bytes) to slot `index` of the key area; returns its length.

@@ -11,7 +11,7 @@
 // One switch per operation, so the limiter and the key table treat every algorithm alike.
 namespace sluice::dispatch {
 
-inline Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+inline Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: return fixed_window::decide(rule, state, now, cost);
     case Algorithm::kSlidingLog: return sliding_log::decide(rule, state, ring, now, cost);
@@ -32,6 +32,20 @@ inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64
     case Algorithm::kLeakyBucket: leaky_bucket::charge(rule, state, now, cost); return;
     case Algorithm::kGcra: gcra::charge(rule, state, now, cost); return;
   }
+}
+
+// valid_state checks imported state words. The sliding log's are not KeyState words but an entry count
+// and entry times, which the limiter checks as it rebuilds the ring.
+inline bool valid_state(const Rule& rule, const KeyState& state) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: return fixed_window::valid_state(rule, state);
+    case Algorithm::kSlidingLog: return true;
+    case Algorithm::kSlidingCounter: return sliding_counter::valid_state(rule, state);
+    case Algorithm::kTokenBucket: return token_bucket::valid_state(rule, state);
+    case Algorithm::kLeakyBucket: return leaky_bucket::valid_state(rule, state);
+    case Algorithm::kGcra: return gcra::valid_state(rule, state);
+  }
+  return false;
 }
 
 inline double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {

@@ -125,18 +125,22 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
       }
     }
     if (charge) {
+      // Every new key gets its slot before anything is charged, so that a call whose key finds no slot
+      // charges nothing: all or nothing holds even then.
+      for (uint32_t i = 0; i < count; ++i) {
+        if (group_leader[i] != static_cast<int32_t>(i) || slots[i] != KeyTable::kMissing) continue;
+        RuleTable& rt = rules_[checks[i].rule];
+        // Only admitted requests take a slot, so denied traffic never evicts anyone. Slots already
+        // resolved in this call are pinned: a new key must not take the place of one being charged.
+        const auto usage = [&rt, now_ms](uint32_t slot) {
+          return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
+        };
+        slots[i] = rt.table.claim(hashes[i], usage, slots, count);
+        if (slots[i] == KeyTable::kMissing) return Status::kOutOfMemory;
+      }
       for (uint32_t i = 0; i < count; ++i) {
         if (group_leader[i] != static_cast<int32_t>(i)) continue;
         RuleTable& rt = rules_[checks[i].rule];
-        if (slots[i] == KeyTable::kMissing) {
-          // Only admitted requests take a slot, so denied traffic never evicts anyone. Slots already
-          // resolved in this call are pinned: a new key must not take the place of one being charged.
-          const auto usage = [&rt, now_ms](uint32_t slot) {
-            return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
-          };
-          slots[i] = rt.table.claim(hashes[i], usage, slots, count);
-          if (slots[i] == KeyTable::kMissing) return Status::kOutOfMemory;
-        }
         dispatch::charge(rt.rule, rt.table.state(slots[i]), rt.table.ring(slots[i]), now_ms, group_cost[i]);
       }
     }
@@ -222,7 +226,7 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   const int64_t entries = is_log ? state.b : 0;
   if (is_log && (state.a != 0 || entries < 0 || entries > rt.rule.limit)) return Status::kInvalidState;
   if (length != kStateHeaderBytes + 8 * static_cast<uint64_t>(entries)) return Status::kInvalidState;
-  if (state.a < 0 || state.b < 0) return Status::kInvalidState;
+  if (!is_log && !dispatch::valid_state(rt.rule, state)) return Status::kInvalidState;
   int64_t previous = 0;
   for (int64_t i = 0; i < entries; ++i) {
     const int64_t t = get64(bytes + kStateHeaderBytes + 8 * i);

@@ -5,7 +5,10 @@
 namespace sluice {
 namespace {
 
-constexpr int64_t kMaxProduct = int64_t{1} << 62;
+// Every product of a count and a time the algorithms keep (limit * window_ms, capacity * rate_ms,
+// time * rate_tokens) stays below 2^61, because they add up to three of them: the sliding counter's
+// weighted count (two), a bucket's level plus a cost (two), GCRA's now + tolerance + cost (three).
+constexpr int64_t kMaxProduct = int64_t{1} << 61;
 
 Status reject(const char* name, const char** field) {
   if (field != nullptr) *field = name;

@@ -54,6 +54,10 @@ inline void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost)
   state.b = v.level + cost * rule.rate_ms;
 }
 
+inline bool valid_state(const Rule& rule, const KeyState& state) {
+  return state.a >= 0 && state.a <= kMaxTimeMs && state.b >= 0 && state.b <= rule.capacity * rule.rate_ms;
+}
+
 inline double usage(const Rule& rule, const KeyState& state, int64_t now) {
   return static_cast<double>(view(rule, state, now).level) /
          static_cast<double>(rule.capacity * rule.rate_ms);

@@ -41,6 +41,10 @@ void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
   state.b = v.count + cost;
 }
 
+bool valid_state(const Rule& rule, const KeyState& state) {
+  return state.a >= 0 && state.a <= kMaxTimeMs / rule.window_ms && state.b >= 0 && state.b <= rule.limit;
+}
+
 double usage(const Rule& rule, const KeyState& state, int64_t now) {
   return static_cast<double>(view(rule, state, now).count) / static_cast<double>(rule.limit);
 }

@@ -42,6 +42,11 @@ void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
   state.a = detail::max64(state.a, scaled(rule, now)) + cost * rule.rate_ms;
 }
 
+bool valid_state(const Rule& rule, const KeyState& state) {
+  // A charge leaves TAT within the tolerance of the time it was made at.
+  return state.a >= 0 && state.a <= scaled(rule, kMaxTimeMs) + rule.capacity * rule.rate_ms && state.b == 0;
+}
+
 double usage(const Rule& rule, const KeyState& state, int64_t now) {
   const int64_t backlog = detail::max64(0, state.a - scaled(rule, now));
   return static_cast<double>(backlog) / static_cast<double>(rule.capacity * rule.rate_ms);

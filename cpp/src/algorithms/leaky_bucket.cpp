@@ -12,6 +12,8 @@ void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
   bucket_level::charge(rule, state, now, cost);
 }
 
+bool valid_state(const Rule& rule, const KeyState& state) { return bucket_level::valid_state(rule, state); }
+
 double usage(const Rule& rule, const KeyState& state, int64_t now) {
   return bucket_level::usage(rule, state, now);
 }

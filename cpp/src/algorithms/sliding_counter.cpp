@@ -79,6 +79,12 @@ void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
                                  static_cast<uint64_t>(v.current + cost));
 }
 
+bool valid_state(const Rule& rule, const KeyState& state) {
+  const int64_t current = state.b & 0xffffffff;
+  const int64_t previous = static_cast<int64_t>(static_cast<uint64_t>(state.b) >> 32);
+  return state.a >= 0 && state.a <= kMaxTimeMs / rule.window_ms && current <= rule.limit && previous <= rule.limit;
+}
+
 double usage(const Rule& rule, const KeyState& state, int64_t now) {
   const View v = view(rule, state, now);
   return static_cast<double>(weighted(rule, v, v.current)) /

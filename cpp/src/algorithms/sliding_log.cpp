@@ -46,10 +46,13 @@ void drop_expired(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_
 
 }  // namespace
 
-Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
   const int64_t at = effective_now(rule, state, ring, now);
-  drop_expired(rule, state, ring, at);
-  const int64_t live = count_of(state);
+  // Entries that have left the window are skipped here, and dropped only by a charge: a look at a later
+  // time (a peek, a denied call) must not forget entries that a later request at an earlier `now` still
+  // counts. After a charge the newest entry is the latest time ever charged, which keeps that true.
+  const uint32_t gone = expired(rule, state, ring, at);
+  const int64_t live = count_of(state) - gone;
   Decision d;
   d.limit = rule.limit;
   d.allowed = live + cost <= rule.limit;
@@ -59,7 +62,7 @@ Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t 
   if (d.allowed && cost > 0) {
     d.reset_ms = at + rule.window_ms - now;
   } else if (live > 0) {
-    d.reset_ms = time_at(rule, state, ring, static_cast<uint32_t>(live - 1)) + rule.window_ms - now;
+    d.reset_ms = time_at(rule, state, ring, count_of(state) - 1) + rule.window_ms - now;
   } else {
     d.reset_ms = 0;
   }
@@ -70,7 +73,7 @@ Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t 
   } else {
     // The request fits once the oldest (live + cost - limit) entries have left the window.
     const auto must_leave = static_cast<uint32_t>(live + cost - rule.limit);
-    d.retry_after_ms = time_at(rule, state, ring, must_leave - 1) + rule.window_ms - now;
+    d.retry_after_ms = time_at(rule, state, ring, gone + must_leave - 1) + rule.window_ms - now;
   }
   return d;
 }

@@ -18,6 +18,10 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
 // charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
 void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
 
+// valid_state reports whether `state` is one this algorithm can produce under `rule`. Imported state is
+// checked with it, so that no later arithmetic on corrupted words can overflow.
+bool valid_state(const Rule& rule, const KeyState& state);
+
 // usage is the share of the quota in use at `now`, from 0 (idle, full quota) to 1 (nothing left).
 // The key table evicts the least used keys first.
 double usage(const Rule& rule, const KeyState& state, int64_t now);

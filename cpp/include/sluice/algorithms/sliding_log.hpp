@@ -11,9 +11,9 @@
 // Memory per key: 4 bytes per unit of limit, on top of the key table's slot.
 namespace sluice::sliding_log {
 
-// decide reports what a request of `cost` at `now` would get. It may drop entries that have left the
-// window (that changes no decision), hence the non-const state.
-Decision decide(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost);
+// decide reports what a request of `cost` at `now` would get, without changing `state`. A cost of 0
+// describes the key as it stands (used for peeks and for decisions of calls denied by another rule).
+Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost);
 
 // charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
 void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost);
