@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ConfigError, resolveConfig, validateConfig } from "../../worker/src/gateway/config.js";
-import { FIXTURE_CONFIG, ROOT, startGateway } from "./fixtures/gateway/harness.js";
+import { ADMIN_TOKEN, FIXTURE_CONFIG, ROOT, UPSTREAM_TOKEN, startGateway } from "./fixtures/gateway/harness.js";
 
 const SHIPPED = JSON.parse(readFileSync(join(ROOT, "gateway.config.json"), "utf8"));
 
@@ -71,6 +71,30 @@ describe("the shipped gateway.config.json", () => {
     assert.ok(rules.some((rule) => rule.key.length > 1));
     assert.notEqual(config.admin, null);
     assert.equal(config.analytics.binding, "SLUICE_ANALYTICS");
+  });
+
+  test("serves as it is, in the Worker, with its service binding and secrets", async () => {
+    const gateway = await startGateway({ bundledConfig: SHIPPED, bindings: { SLUICE_ADMIN_TOKEN: ADMIN_TOKEN } });
+    try {
+      const geo = await gateway.fetch("/v1/geo/cities?q=lyon", { headers: { "cf-connecting-ip": "192.0.2.1" } });
+      assert.equal(geo.status, 200);
+      assert.equal(geo.headers.get("cache-control"), "public, max-age=30");
+      assert.deepEqual(await geo.json(), { via: "service", path: "/geo/cities" });
+      const order = await gateway.fetch("/v1/orders", { method: "POST", headers: { authorization: "Bearer user-1" }, body: "{}" });
+      assert.equal(order.status, 200);
+      assert.deepEqual(gateway.service.map((s) => [s.url, s.authorization]), [
+        ["https://demo-upstream.internal/geo/cities?q=lyon", `Bearer ${UPSTREAM_TOKEN}`],
+        ["https://demo-upstream.internal/orders", `Bearer ${UPSTREAM_TOKEN}`],
+      ]);
+      assert.equal((await gateway.fetch("/v1/geo", { method: "DELETE" })).status, 405);
+      assert.equal((await gateway.fetch("/v2/anything")).status, 404);
+      const metrics = await gateway.fetch("/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      assert.equal(metrics.status, 200);
+      assert.match(await metrics.text(), /sluice_rule_admitted_total\{route="\/v1\/geo",rule="geo-burst",mode="enforce"\} 1/);
+      assert.equal(gateway.upstream.length, 0, "the demo upstream is reached only through its binding");
+    } finally {
+      await gateway.dispose();
+    }
   });
 
   test("the test fixture configuration validates too", () => {

@@ -4,6 +4,8 @@
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
+import { clientResponseHeaders, upstreamRequestHeaders } from "../../worker/src/gateway/forwarding.js";
+import { secretMasker } from "../../worker/src/gateway/redact.js";
 import { FIXTURE_CONFIG, UPSTREAM_TOKEN, startGateway } from "./fixtures/gateway/harness.js";
 
 let gateway;
@@ -268,5 +270,90 @@ describe("the log", () => {
     assert.equal(lines[2].decision, "none");
     const text = gateway.stdout();
     assert.ok(!text.includes("client-secret"), "the query string is not logged");
+  });
+});
+
+describe("masking the credential in a streamed body", () => {
+  const encoder = new TextEncoder();
+  async function masked(secret, chunks) {
+    const stream = new ReadableStream({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+        controller.close();
+      },
+    });
+    return new Response(secretMasker(secret).body(stream)).text();
+  }
+
+  test("an occurrence split across chunks, at any point, is masked; lengths are kept", async () => {
+    const secret = "s3cr3t-value";
+    const text = `before ${secret} middle ${secret}${secret} after`;
+    const expected = text.replaceAll(secret, "*".repeat(secret.length));
+    for (let size = 1; size <= text.length; size++) {
+      const chunks = [];
+      for (let at = 0; at < text.length; at += size) chunks.push(text.slice(at, at + size));
+      assert.equal(await masked(secret, chunks), expected, `chunks of ${size}`);
+    }
+  });
+
+  test("self-overlapping secrets and near misses", async () => {
+    assert.equal(await masked("aab", ["aa", "aab", "a"]), "aa***a");
+    assert.equal(await masked("abab", ["ababab"]), "****ab");
+    assert.equal(await masked("secret", ["secre", "", "x secret"]), "secrex ******");
+    assert.equal(await masked("secret", []), "");
+  });
+
+  test("multi-byte secrets are masked byte for byte", async () => {
+    assert.equal(await masked("clé-ü", ["x clé", "-ü y"]), `x ${"*".repeat(7)} y`);
+  });
+
+  test("no secret: the stream is passed through untouched", () => {
+    const stream = new ReadableStream();
+    assert.equal(secretMasker(null).body(stream), stream);
+    assert.equal(secretMasker(null).text("v"), "v");
+  });
+});
+
+describe("header policy, unit by unit", () => {
+  const upstream = { auth: { header: "x-api-key", scheme: "" }, forwardHeaders: ["cookie"] };
+
+  test("upstream-bound: connection-listed and credential headers dropped, the credential set", () => {
+    const incoming = new Headers({
+      connection: "X-Hop, close",
+      "x-hop": "1",
+      "x-api-key": "client-supplied",
+      cookie: "a=1",
+      authorization: "Bearer client",
+      "cf-ipcountry": "FR",
+      accept: "*/*",
+    });
+    const headers = upstreamRequestHeaders(incoming, upstream, "server-secret");
+    assert.deepEqual([...headers], [
+      ["accept", "*/*"],
+      ["cookie", "a=1"],
+      ["x-api-key", "server-secret"],
+    ]);
+  });
+
+  test("client-bound: hop-by-hop and connection-listed headers dropped, values masked, cache policy applied", () => {
+    const fromUpstream = new Headers({
+      connection: "x-upstream-hop",
+      "x-upstream-hop": "1",
+      "keep-alive": "timeout=5",
+      "transfer-encoding": "chunked",
+      "x-debug": "auth=Bearer server-secret",
+      "cache-control": "public, max-age=600",
+      etag: '"v1"',
+    });
+    const mask = secretMasker("server-secret").text;
+    const ok = clientResponseHeaders(fromUpstream, 200, "private, max-age=5", mask);
+    assert.deepEqual([...ok], [
+      ["cache-control", "private, max-age=5"],
+      ["etag", '"v1"'],
+      ["x-debug", `auth=Bearer ${"*".repeat(13)}`],
+    ]);
+    assert.equal(clientResponseHeaders(fromUpstream, 200, "upstream", mask).get("cache-control"), "public, max-age=600");
+    assert.equal(clientResponseHeaders(fromUpstream, 304, "upstream", mask).get("cache-control"), "public, max-age=600");
+    assert.equal(clientResponseHeaders(fromUpstream, 404, "public, max-age=60", mask).get("cache-control"), "no-store");
   });
 });
