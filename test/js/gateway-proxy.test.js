@@ -243,6 +243,20 @@ describe("service-binding upstreams", () => {
   });
 });
 
+describe("an unexpected failure inside the gateway", () => {
+  test("is a JSON 500 with no-store, logged, and the upstream is not called", async () => {
+    const logged = gateway.logLines().length;
+    const response = await gateway.fetch("/v1/geo/x", { headers: { "cf-connecting-ip": "throw-headers" } });
+    assert.equal(response.status, 500);
+    assert.equal(response.headers.get("cache-control"), "no-store");
+    assert.deepEqual(await response.json(), { error: "internal error", code: "sluice_internal_error" });
+    assert.equal(gateway.upstream.length, 0);
+    const [line] = (await gateway.waitForLogs(logged + 1)).slice(logged);
+    assert.equal(line.error, "internal error: RangeError");
+    assert.equal(line.status, 500);
+  });
+});
+
 describe("the log", () => {
   test("one JSON line per request: cf-ray, route, upstream status and latency, decision", async () => {
     const logged = gateway.logLines().length;

@@ -8,8 +8,8 @@
 //                  double1 = 1, double2 = remaining, double3 = limit, double4 = near limit (0/1),
 //                  double5 = decided by a fallback store (0/1)
 
-// Analytics Engine accepts a bounded number of points per invocation (25 when this was written); a
-// route has at most 16 rules, so one request point plus one per rule always fits.
+// Analytics Engine bounds the points one invocation may write (250 today, 25 in earlier limits); a
+// route has at most 16 rules, so one request point plus one per rule stays under either.
 export const MAX_POINTS_PER_REQUEST = 25;
 
 /** The dataset binding named by the configuration, or null when the Worker has none. */

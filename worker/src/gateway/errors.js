@@ -10,6 +10,7 @@ export const GatewayError = Object.freeze({
   UPSTREAM_UNREACHABLE: { status: 502, code: "sluice_upstream_unreachable", error: "upstream unreachable" },
   LIMITER_UNAVAILABLE: { status: 503, code: "sluice_limiter_unavailable", error: "rate limiter unavailable" },
   MISCONFIGURED: { status: 500, code: "sluice_misconfigured", error: "gateway misconfigured" },
+  INTERNAL: { status: 500, code: "sluice_internal_error", error: "internal error" },
   UNAUTHORIZED: { status: 401, code: "sluice_unauthorized", error: "missing or wrong bearer token" },
   ADMIN_DISABLED: { status: 503, code: "sluice_admin_disabled", error: "admin endpoint not configured" },
 });

@@ -157,7 +157,14 @@ export function createGateway(config, options = {}) {
       record.route = "admin";
       handled = { response: await serveAdmin(request, env, admin, metrics) };
     } else {
-      handled = await handleRoute(request, url, env, ctx, record);
+      try {
+        handled = await handleRoute(request, url, env, ctx, record);
+      } catch (error) {
+        // A bug or a broken dependency (a header builder that throws): still one log line and a
+        // JSON error that no cache keeps. The message is not logged: it may quote request data.
+        record.error = `internal error: ${error?.name ?? "error"}`;
+        handled = { response: errorResponse(GatewayError.INTERNAL) };
+      }
     }
     record.status = handled.response.status;
     log(JSON.stringify(record));
