@@ -80,7 +80,7 @@ describe("the upstream credential", () => {
 
   test("never appears in any response or log line, whatever the outcome", async () => {
     const logged = gateway.logLines().length;
-    const paths = ["/v1/geo/x", "/v1/geo/echo", "/v1/geo/hang", "/v1/geo/drop", "/v1/geo/status/500", "/v1/shadow/echo", "/svc/x", "/nope", "/v1/geo/..%2f"];
+    const paths = ["/v1/geo/x", "/v1/geo/echo", "/v1/slow/hang", "/v1/geo/drop", "/v1/geo/status/500", "/v1/shadow/echo", "/svc/x", "/nope", "/v1/geo/..%2f"];
     for (const path of paths) {
       const response = await gateway.fetch(path, { headers: { "cf-connecting-ip": `198.51.100.${paths.indexOf(path)}` } });
       const text = `${[...response.headers].join("\n")}\n${await response.text()}`;
@@ -190,7 +190,7 @@ describe("responses", () => {
     const errors = [
       await gateway.fetch("/v1/geo/status/503", { headers: CLIENT }),
       await gateway.fetch("/v1/bypass/status/404"),
-      await gateway.fetch("/v1/geo/hang", { headers: CLIENT }),
+      await gateway.fetch("/v1/slow/hang", { headers: CLIENT }),
       await gateway.fetch("/v1/geo/drop", { headers: CLIENT }),
       await gateway.fetch("/nope"),
     ];
@@ -198,7 +198,7 @@ describe("responses", () => {
   });
 
   test("a hanging upstream becomes 504 after the route's timeout", async () => {
-    const response = await gateway.fetch("/v1/geo/hang", { headers: CLIENT });
+    const response = await gateway.fetch("/v1/slow/hang", { headers: CLIENT });
     assert.equal(response.status, 504);
     assert.deepEqual(await response.json(), { error: "upstream did not answer in time", code: "sluice_upstream_timeout" });
     assert.equal(gateway.upstream.length, 1, "the request did reach the upstream");
@@ -261,7 +261,7 @@ describe("the log", () => {
   test("one JSON line per request: cf-ray, route, upstream status and latency, decision", async () => {
     const logged = gateway.logLines().length;
     await gateway.fetch("/v1/geo/cities?api_key=client-secret", { headers: { ...CLIENT, "cf-ray": "8a1b2c3d4e5f6789-CDG" } });
-    await gateway.fetch("/v1/geo/hang", { headers: CLIENT });
+    await gateway.fetch("/v1/slow/hang", { headers: CLIENT });
     await gateway.fetch("/v1/geo/x", { method: "DELETE" });
     const lines = (await gateway.waitForLogs(logged + 3)).slice(logged);
     assert.equal(lines.length, 3);
