@@ -1,0 +1,330 @@
+// Metrics: the Prometheus text format, the per-rule counters after a scripted run through the
+// gateway, the admin endpoint's bearer authentication, and the Analytics Engine data points.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { tokensEqual } from "../../worker/src/gateway/admin.js";
+import { validateConfig } from "../../worker/src/gateway/config.js";
+import { GatewayMetrics } from "../../worker/src/gateway/metrics.js";
+import { escapeHelp, escapeLabelValue, exposition, formatValue } from "../../worker/src/gateway/prometheus.js";
+import { ADMIN_TOKEN, FIXTURE_CONFIG, startGateway } from "./fixtures/gateway/harness.js";
+
+// The text format's grammar, line by line: each family's HELP and TYPE come first, then its samples;
+// label values are quoted with \\, \" and \n escaped; no series appears twice.
+function parseExposition(text) {
+  assert.ok(text.endsWith("\n"), "the exposition ends with a newline");
+  const families = new Map();
+  const series = new Set();
+  let current = null;
+  const labelPair = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"/y;
+  for (const line of text.slice(0, -1).split("\n")) {
+    let match;
+    if ((match = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line)) !== null) {
+      assert.ok(!families.has(match[1]), `HELP for ${match[1]} twice`);
+      current = { name: match[1], help: match[2], type: null, samples: [] };
+      families.set(match[1], current);
+    } else if ((match = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line)) !== null) {
+      assert.equal(match[1], current?.name, "TYPE follows its family's HELP");
+      current.type = match[2];
+    } else {
+      match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+      assert.ok(match !== null, `not a sample line: ${JSON.stringify(line)}`);
+      assert.equal(match[1], current?.name, `sample ${match[1]} outside its family`);
+      assert.ok(current.type !== null, "TYPE comes before the samples");
+      const labels = {};
+      const body = match[2] ?? "";
+      let at = 0;
+      while (at < body.length) {
+        labelPair.lastIndex = at;
+        const pair = labelPair.exec(body);
+        assert.ok(pair !== null, `bad labels ${JSON.stringify(body)}`);
+        labels[pair[1]] = pair[2].replace(/\\(.)/g, (_, c) => (c === "n" ? "\n" : c));
+        at = labelPair.lastIndex;
+        if (body[at] === ",") at++;
+      }
+      const key = `${match[1]}${JSON.stringify(labels)}`;
+      assert.ok(!series.has(key), `series twice: ${key}`);
+      series.add(key);
+      const value = match[3] === "+Inf" ? Infinity : match[3] === "-Inf" ? -Infinity : Number(match[3]);
+      assert.ok(!Number.isNaN(value) || match[3] === "NaN", `bad value ${match[3]}`);
+      current.samples.push({ labels, value });
+    }
+  }
+  return families;
+}
+
+function sample(families, name, labels) {
+  const found = families.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  assert.ok(found !== undefined, `no sample ${name} ${JSON.stringify(labels)}`);
+  return found.value;
+}
+
+describe("the Prometheus text format", () => {
+  test("label values escape backslash, double quote and line feed; HELP escapes backslash and line feed", () => {
+    assert.equal(escapeLabelValue('a\\b"c\nd'), 'a\\\\b\\"c\\nd');
+    assert.equal(escapeLabelValue("plain/route-1"), "plain/route-1");
+    assert.equal(escapeHelp('a\\b "quoted"\nnext'), 'a\\\\b "quoted"\\nnext');
+  });
+
+  test("values: integers as such, NaN and infinities spelt as the format wants", () => {
+    assert.deepEqual([0, 42, 1.5, NaN, Infinity, -Infinity].map(formatValue), ["0", "42", "1.5", "NaN", "+Inf", "-Inf"]);
+  });
+
+  test("a family is HELP, TYPE, then its samples; the text ends with a newline", () => {
+    const text = exposition([
+      {
+        name: "x_total",
+        help: "Things.",
+        type: "counter",
+        samples: [
+          { labels: { route: '/a"b', rule: "r\\1" }, value: 3 },
+          { labels: {}, value: 0 },
+        ],
+      },
+    ]);
+    assert.equal(text, '# HELP x_total Things.\n# TYPE x_total counter\nx_total{route="/a\\"b",rule="r\\\\1"} 3\nx_total 0\n');
+    const parsed = parseExposition(text);
+    assert.deepEqual(parsed.get("x_total").samples[0].labels, { route: '/a"b', rule: "r\\1" });
+  });
+
+  test("hostile label values survive a round trip", () => {
+    const hostile = 'x"} evil_metric 1\n# TYPE evil counter\n\\';
+    const text = exposition([{ name: "m", help: "h", type: "counter", samples: [{ labels: { rule: hostile }, value: 1 }] }]);
+    assert.equal(text.split("\n").length, 4, "no injected lines");
+    assert.equal(parseExposition(text).get("m").samples[0].labels.rule, hostile);
+  });
+
+  test("invalid metric or label names are programming errors", () => {
+    assert.throws(() => exposition([{ name: "bad-name", help: "h", type: "counter", samples: [] }]), /metric name/);
+    assert.throws(() => exposition([{ name: "ok", help: "h", type: "counter", samples: [{ labels: { "bad-label": "x" }, value: 1 }] }]), /label name/);
+    assert.throws(() => exposition([{ name: "ok", help: "h", type: "counter", samples: [{ labels: { __reserved: "x" }, value: 1 }] }]), /label name/);
+  });
+});
+
+describe("counters", () => {
+  test("start at zero for every rule of every route, and parse as valid exposition", () => {
+    const metrics = new GatewayMetrics(validateConfig(FIXTURE_CONFIG));
+    const families = parseExposition(metrics.toPrometheus());
+    for (const event of ["admitted", "denied", "would_have_denied", "bypassed", "fallbacks", "near_limit"]) {
+      const family = families.get(`sluice_rule_${event}_total`);
+      assert.equal(family.type, "counter");
+      assert.equal(family.samples.length, FIXTURE_CONFIG.routes.reduce((n, r) => n + r.rules.length, 0));
+      assert.ok(family.samples.every((s) => s.value === 0));
+    }
+    assert.equal(sample(families, "sluice_rule_admitted_total", { route: "/v1/shadow", rule: "shadow-ip" }), 0);
+    assert.equal(sample(families, "sluice_rule_admitted_total", { route: "/v1/shadow", rule: "shadow-ip" }), 0);
+    assert.equal(families.get("sluice_rule_admitted_total").samples.find((s) => s.labels.rule === "shadow-ip").labels.mode, "shadow");
+  });
+
+  test("a verdict counts its event, plus near-limit and fallback when they apply", () => {
+    const metrics = new GatewayMetrics(validateConfig(FIXTURE_CONFIG));
+    const decision = { allowed: true, limit: 10, remaining: 1, resetMs: 0, retryAfterMs: 0 };
+    metrics.countVerdict(0, 0, { event: "admitted", nearLimit: true, decision }, true);
+    metrics.countVerdict(0, 0, { event: "denied", nearLimit: false, decision: { ...decision, allowed: false } }, false);
+    metrics.countVerdict(3, 0, { event: "bypassed", nearLimit: false, decision: null }, true);
+    assert.deepEqual(
+      ["admitted", "denied", "near_limit", "fallbacks"].map((e) => metrics.ruleCount(0, 0, e)),
+      [1, 1, 1, 1],
+    );
+    assert.equal(metrics.ruleCount(3, 0, "bypassed"), 1);
+    assert.equal(metrics.ruleCount(3, 0, "fallbacks"), 0, "a bypassed rule was decided by no store");
+  });
+});
+
+describe("tokensEqual", () => {
+  test("equal only for the same token, whatever the lengths", async () => {
+    assert.equal(await tokensEqual(ADMIN_TOKEN, ADMIN_TOKEN), true);
+    assert.equal(await tokensEqual(ADMIN_TOKEN, `${ADMIN_TOKEN.slice(0, -1)}0`), false);
+    assert.equal(await tokensEqual(ADMIN_TOKEN.slice(0, 10), ADMIN_TOKEN), false);
+    assert.equal(await tokensEqual("", ADMIN_TOKEN), false);
+    assert.equal(await tokensEqual(`${ADMIN_TOKEN}x`, ADMIN_TOKEN), false);
+  });
+});
+
+describe("through the running gateway", () => {
+  let gateway;
+  before(async () => {
+    gateway = await startGateway({ bindings: { RECORD_ANALYTICS: "record" } });
+  });
+  after(() => gateway.dispose());
+
+  const from = (ip, extra = {}) => ({ headers: { "cf-connecting-ip": ip, ...extra } });
+  const scrape = (authorization = `Bearer ${ADMIN_TOKEN}`, init = {}) =>
+    gateway.fetch("/_sluice/metrics", { ...init, headers: authorization === null ? {} : { authorization } });
+
+  async function analyticsPoints(count) {
+    let points = [];
+    for (let attempt = 0; attempt < 100 && points.length < count; attempt++) {
+      points = await gateway.control("/analytics");
+      if (points.length < count) await new Promise((done) => setTimeout(done, 10));
+    }
+    return points;
+  }
+
+  let families;
+  let points;
+  before(async () => {
+    for (let i = 0; i < 4; i++) await gateway.fetch("/v1/geo/x", from("192.0.2.1")); // 3 admitted, 1 denied
+    for (let i = 0; i < 5; i++) await gateway.fetch("/v1/shadow/x", from("192.0.2.2"));
+    for (let i = 0; i < 2; i++) await gateway.fetch("/v1/bypass/x", from("192.0.2.3"));
+    await gateway.fetch("/v1/geo/x", from("192.0.2.4", { "x-test-fallback": "durable" }));
+    await gateway.fetch("/v1/slow/hang", from("192.0.2.5"));
+    await gateway.fetch("/v1/geo/drop", from("192.0.2.6"));
+    await gateway.fetch("/nope");
+    await gateway.fetch("/v1/geo/x", { method: "DELETE" });
+    await gateway.fetch("/v1/geo/..%2f");
+    // Points: one per request that reached the rules (4 + 5 + 2 + 3), plus one per rule of it.
+    points = await analyticsPoints(4 * 2 + 5 * 3 + 2 * 2 + 3 * 2);
+    const response = await scrape();
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+    assert.equal(response.headers.get("cache-control"), "no-store");
+    families = parseExposition(await response.text());
+  });
+
+  test("admitted, denied and near-limit per enforced rule", () => {
+    const geo = { route: "/v1/geo", rule: "geo-ip", mode: "enforce" };
+    assert.equal(sample(families, "sluice_rule_admitted_total", geo), 5);
+    assert.equal(sample(families, "sluice_rule_denied_total", geo), 1);
+    assert.equal(sample(families, "sluice_rule_near_limit_total", geo), 1, "the third request used 3 of 3");
+    assert.equal(sample(families, "sluice_rule_would_have_denied_total", geo), 0);
+  });
+
+  test("would-have-denied for the shadowed rule, while the enforced one counted on", () => {
+    const shadow = { route: "/v1/shadow", rule: "shadow-ip", mode: "shadow" };
+    const enforced = { route: "/v1/shadow", rule: "enforced-ip" };
+    assert.equal(sample(families, "sluice_rule_admitted_total", shadow), 2);
+    assert.equal(sample(families, "sluice_rule_would_have_denied_total", shadow), 3);
+    assert.equal(sample(families, "sluice_rule_denied_total", shadow), 0);
+    assert.equal(sample(families, "sluice_rule_near_limit_total", shadow), 1);
+    assert.equal(sample(families, "sluice_rule_admitted_total", enforced), 4);
+    assert.equal(sample(families, "sluice_rule_denied_total", enforced), 1);
+  });
+
+  test("bypassed, fallbacks, upstream failures and refusals", () => {
+    assert.equal(sample(families, "sluice_rule_bypassed_total", { rule: "bypass-ip" }), 2);
+    assert.equal(sample(families, "sluice_rule_admitted_total", { rule: "bypass-ip" }), 0);
+    assert.equal(sample(families, "sluice_rule_fallbacks_total", { rule: "geo-ip" }), 1);
+    assert.equal(sample(families, "sluice_upstream_failures_total", { route: "/v1/slow", reason: "timeout" }), 1);
+    assert.equal(sample(families, "sluice_upstream_failures_total", { route: "/v1/geo", reason: "timeout" }), 0);
+    assert.equal(sample(families, "sluice_upstream_failures_total", { route: "/v1/geo", reason: "unreachable" }), 1);
+    assert.equal(sample(families, "sluice_refused_total", { code: "sluice_no_route" }), 1);
+    assert.equal(sample(families, "sluice_refused_total", { code: "sluice_method_not_allowed" }), 1);
+    assert.equal(sample(families, "sluice_refused_total", { code: "sluice_bad_path" }), 1);
+    assert.equal(sample(families, "sluice_limiter_errors_total", { route: "/v1/geo" }), 0);
+    assert.equal(sample(families, "sluice_analytics_errors_total", {}), 0);
+  });
+
+  test("Analytics Engine: a request point and one point per rule, off the request path", () => {
+    const requests = points.filter((p) => p.blobs[0] === "request");
+    assert.equal(requests.length, 14);
+    assert.deepEqual(requests[3], { indexes: ["/v1/geo"], blobs: ["request", "/v1/geo", "denied", "429"], doubles: [1, 429, 0, 0] });
+    assert.deepEqual(requests[0], { indexes: ["/v1/geo"], blobs: ["request", "/v1/geo", "admitted", "200"], doubles: [1, 200, 200, 25] });
+    const geoDenied = points.filter((p) => p.blobs[0] === "rule" && p.blobs[3] === "denied" && p.blobs[2] === "geo-ip");
+    assert.deepEqual(geoDenied, [{ indexes: ["/v1/geo"], blobs: ["rule", "/v1/geo", "geo-ip", "denied", "enforce"], doubles: [1, 0, 3, 0, 0] }]);
+    const shadowed = points.filter((p) => p.blobs[2] === "shadow-ip" && p.blobs[3] === "would_have_denied");
+    assert.equal(shadowed.length, 3);
+    assert.ok(shadowed.every((p) => p.blobs[4] === "shadow"));
+    const fellBack = points.filter((p) => p.blobs[0] === "rule" && p.doubles[4] === 1);
+    assert.equal(fellBack.length, 1);
+    assert.deepEqual(
+      points.filter((p) => p.blobs[2] === "bypass-ip").map((p) => p.blobs[3]),
+      ["bypassed", "bypassed"],
+    );
+  });
+
+  test("the admin path is neither proxied nor limited", async () => {
+    const upstreamCalls = gateway.upstream.length;
+    for (let i = 0; i < 5; i++) assert.equal((await scrape()).status, 200);
+    assert.equal(gateway.upstream.length, upstreamCalls);
+  });
+
+  test("without the right bearer token: 401, and no metrics in the body", async () => {
+    for (const authorization of [
+      null,
+      "",
+      `Bearer ${ADMIN_TOKEN.slice(0, -1)}X`,
+      `Bearer ${ADMIN_TOKEN}x`,
+      `Bearer ${ADMIN_TOKEN.slice(0, 8)}`,
+      `Basic ${ADMIN_TOKEN}`,
+      ADMIN_TOKEN,
+      `Bearer ${ADMIN_TOKEN} extra`,
+    ]) {
+      const response = await scrape(authorization);
+      assert.equal(response.status, 401, String(authorization));
+      assert.equal(response.headers.get("www-authenticate"), 'Bearer realm="sluice"');
+      assert.equal(response.headers.get("cache-control"), "no-store");
+      const body = await response.text();
+      assert.ok(!body.includes("sluice_rule"), "metrics leaked on 401");
+      assert.equal(JSON.parse(body).code, "sluice_unauthorized");
+    }
+    assert.equal((await scrape(`bearer ${ADMIN_TOKEN}`)).status, 200, "the scheme is case-insensitive");
+  });
+
+  test("only GET and HEAD", async () => {
+    const post = await scrape(`Bearer ${ADMIN_TOKEN}`, { method: "POST" });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get("allow"), "GET, HEAD");
+    const head = await scrape(`Bearer ${ADMIN_TOKEN}`, { method: "HEAD" });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), "");
+  });
+});
+
+describe("the admin endpoint fails closed", () => {
+  for (const [what, bindings] of [
+    ["with no token secret set", { ADMIN_TOKEN: undefined }],
+    ["with a token shorter than 32 characters", { ADMIN_TOKEN: "short-token-123" }],
+  ]) {
+    test(`${what}: 503, never the metrics`, async () => {
+      const gateway = await startGateway({ bindings });
+      try {
+        for (const authorization of [null, "Bearer short-token-123", "Bearer undefined", "Bearer "]) {
+          const response = await gateway.fetch("/_sluice/metrics", { headers: authorization === null ? {} : { authorization } });
+          assert.equal(response.status, 503);
+          assert.equal((await response.json()).code, "sluice_admin_disabled");
+        }
+      } finally {
+        await gateway.dispose();
+      }
+    });
+  }
+});
+
+describe("Analytics Engine binding", () => {
+  test("absent: nothing is written and requests are served", async () => {
+    const gateway = await startGateway();
+    try {
+      assert.equal((await gateway.fetch("/v1/geo/x")).status, 200);
+      assert.deepEqual(await gateway.control("/analytics"), []);
+    } finally {
+      await gateway.dispose();
+    }
+  });
+
+  test("a refused write is counted, and the response is unaffected", async () => {
+    const gateway = await startGateway({ bindings: { RECORD_ANALYTICS: "reject" } });
+    try {
+      assert.equal((await gateway.fetch("/v1/geo/x")).status, 200);
+      let errors = 0;
+      for (let attempt = 0; attempt < 100 && errors === 0; attempt++) {
+        const text = await (await gateway.fetch("/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+        errors = sample(parseExposition(text), "sluice_analytics_errors_total", {});
+      }
+      assert.equal(errors, 1);
+    } finally {
+      await gateway.dispose();
+    }
+  });
+
+  test("miniflare's own Analytics Engine binding accepts the points", async () => {
+    const gateway = await startGateway({ miniflareOptions: { analyticsEngineDatasets: { SLUICE_ANALYTICS: { dataset: "sluice" } } } });
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await gateway.fetch("/v1/shadow/x")).status, 200);
+      const text = await (await gateway.fetch("/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+      assert.equal(sample(parseExposition(text), "sluice_analytics_errors_total", {}), 0);
+    } finally {
+      await gateway.dispose();
+    }
+  });
+});

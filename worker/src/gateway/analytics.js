@@ -1,0 +1,56 @@
+// Data points for Workers Analytics Engine, where the counts of every isolate add up. Written only
+// when the configured binding exists, and only after the response is on its way (ctx.waitUntil).
+//
+// Schema (blobN / doubleN are Analytics Engine's column names):
+//   request point: index1 = route; blob1 = "request", blob2 = route, blob3 = decision, blob4 = status;
+//                  double1 = 1, double2 = status, double3 = upstream status (0: none), double4 = upstream ms
+//   rule point:    index1 = route; blob1 = "rule", blob2 = route, blob3 = rule, blob4 = event, blob5 = mode;
+//                  double1 = 1, double2 = remaining, double3 = limit, double4 = near limit (0/1),
+//                  double5 = decided by a fallback store (0/1)
+
+// Analytics Engine bounds the points one invocation may write (250 today, 25 in earlier limits); a
+// route has at most 16 rules, so one request point plus one per rule stays under either.
+export const MAX_POINTS_PER_REQUEST = 25;
+
+/** The dataset binding named by the configuration, or null when the Worker has none. */
+export function analyticsDataset(env, bindingName) {
+  const dataset = env?.[bindingName];
+  return typeof dataset?.writeDataPoint === "function" ? dataset : null;
+}
+
+/** The data points of one request: `summary` is the gateway's log record of it. */
+export function analyticsPoints(route, verdicts, summary, fellBack) {
+  const points = [
+    {
+      indexes: [route.prefix],
+      blobs: ["request", route.prefix, summary.decision, String(summary.status)],
+      doubles: [1, summary.status, summary.upstreamStatus ?? 0, summary.upstreamLatencyMs ?? 0],
+    },
+  ];
+  for (const verdict of verdicts) {
+    points.push({
+      indexes: [route.prefix],
+      blobs: ["rule", route.prefix, verdict.rule.name, verdict.event, verdict.mode],
+      doubles: [
+        1,
+        verdict.decision?.remaining ?? 0,
+        verdict.decision?.limit ?? 0,
+        verdict.nearLimit ? 1 : 0,
+        fellBack && verdict.decision !== null ? 1 : 0,
+      ],
+    });
+  }
+  return points.slice(0, MAX_POINTS_PER_REQUEST);
+}
+
+/**
+ * Writes `points` to `dataset` once the response is out. A failed write is reported to `onError`
+ * (counted and logged by the gateway), never thrown into the request.
+ */
+export function writeLater(dataset, points, ctx, onError) {
+  const write = () => {
+    for (const point of points) dataset.writeDataPoint(point);
+  };
+  const pending = Promise.resolve().then(write).catch(onError);
+  ctx?.waitUntil?.(pending);
+}

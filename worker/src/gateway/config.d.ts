@@ -1,0 +1,117 @@
+// Types of config.js: the gateway configuration as written (GatewayConfigInput) and as validated
+// (GatewayConfig). docs/gateway.md documents every field.
+
+import type { AlgorithmName } from "../../../wasm-bindings/sluice.js";
+
+export type Mode = "enforce" | "shadow" | "bypass";
+export type Store = "memory" | "durable" | "kv";
+export type Method = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+/** "ip", "user", "route" or "apiKey:<header name>". */
+export type KeyPart = "ip" | "user" | "route" | `apiKey:${string}`;
+
+export interface RuleInput {
+  name: string;
+  algorithm: AlgorithmName;
+  limit: number;
+  /** Exactly one of windowSec and windowMs. */
+  windowSec?: number;
+  windowMs?: number;
+  /** token-bucket, leaky-bucket and gcra only. */
+  burst?: number;
+  key: KeyPart | KeyPart[];
+  store?: Store;
+  mode?: Mode;
+  /** Mode "enforce" only: the share of keys enforced, from 0 to 1. */
+  rollout?: number;
+}
+
+export interface UpstreamInput {
+  url: string;
+  /** A service binding to send the requests through instead of the network. */
+  service?: string;
+  auth?: { secret: string; header?: string; scheme?: string };
+  timeoutMs?: number;
+  forwardHeaders?: string[];
+  /** "upstream" (default) or a Cache-Control value for successful responses. */
+  cacheControl?: string;
+}
+
+export interface RouteInput {
+  prefix: string;
+  methods: Method[];
+  rules: RuleInput[];
+  upstream: UpstreamInput;
+}
+
+export interface GatewayConfigInput {
+  routes: RouteInput[];
+  admin?: { path: string; tokenSecret: string };
+  analytics?: { binding: string };
+}
+
+/** A validated rule: the limiter options' shape plus the gateway's mode and rollout. */
+export interface GatewayRule {
+  readonly name: string;
+  readonly algorithm: AlgorithmName;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** 0 when not given (the core then uses limit). */
+  readonly burst: number;
+  /** Canonical parts: header names lower-cased. */
+  readonly key: readonly KeyPart[];
+  readonly store: Store;
+  readonly mode: Mode;
+  readonly rollout: number;
+}
+
+export interface GatewayUpstream {
+  /** Canonical URL: origin + basePath. */
+  readonly url: string;
+  readonly origin: string;
+  /** "" or "/a/b", never with a trailing slash. */
+  readonly basePath: string;
+  readonly service: string | null;
+  readonly auth: { readonly secret: string; readonly header: string; readonly scheme: string } | null;
+  readonly timeoutMs: number;
+  readonly forwardHeaders: readonly string[];
+  readonly cacheControl: string;
+}
+
+export interface GatewayRoute {
+  readonly index: number;
+  readonly prefix: string;
+  readonly methods: readonly Method[];
+  readonly rules: readonly GatewayRule[];
+  /** Indexes of the rules not in bypass mode. */
+  readonly activeRuleIndexes: readonly number[];
+  /** Whether any rule can ever block a request on this route. */
+  readonly canBlock: boolean;
+  readonly upstream: GatewayUpstream;
+}
+
+export interface GatewayConfig {
+  readonly routes: readonly GatewayRoute[];
+  readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
+  readonly analytics: { readonly binding: string };
+}
+
+/** An invalid configuration: `path` names the field (e.g. "routes[2].rules[0].limit"). */
+export declare class ConfigError extends Error {
+  readonly path: string;
+  readonly problem: string;
+  /** Where the configuration came from: "gateway.config.json", "SLUICE_CONFIG", ... */
+  readonly source?: string;
+}
+
+export declare const CONFIG_VAR: "SLUICE_CONFIG";
+export declare const DEFAULT_TIMEOUT_MS: 10000;
+export declare const MAX_TIMEOUT_MS: 300000;
+export declare const DEFAULT_ANALYTICS_BINDING: "SLUICE_ANALYTICS";
+export declare const METHODS: readonly Method[];
+export declare const MAX_RULES_PER_ROUTE: 16;
+
+/** Validates `raw`; throws ConfigError naming the first field at fault. */
+export declare function validateConfig(raw: unknown, source?: string): GatewayConfig;
+export declare function isValidatedConfig(config: unknown): config is GatewayConfig;
+/** env.SLUICE_CONFIG (a JSON string or a table) when set, else `bundled`; validated. */
+export declare function resolveConfig(bundled: unknown, env: Record<string, unknown> | undefined, bundledName?: string): GatewayConfig;

@@ -1,0 +1,302 @@
+// The gateway's one configuration: routes (path prefix, methods, rules, upstream), the admin endpoint
+// and the Analytics Engine binding. It is a JSON file bundled with the Worker, replaced as a whole by
+// the SLUICE_CONFIG variable when that is set. Validation happens once, at start-up; any problem
+// throws a ConfigError naming the field (`routes[2].rules[0].limit`), so a bad configuration never
+// serves a request. docs/gateway.md documents every field.
+
+import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
+import { sameRule, validateRule } from "./rule-config.js";
+import { pathProblem } from "./target.js";
+import {
+  BINDING_DESCRIPTION,
+  BINDING_NAME,
+  ConfigError,
+  HEADER_DESCRIPTION,
+  HEADER_NAME,
+  expectArray,
+  expectInteger,
+  expectKnownFields,
+  expectObject,
+  expectOneOf,
+  expectString,
+  fieldPath,
+  isPlainObject,
+  show,
+} from "./validate.js";
+
+/** The [vars] entry that, when set, replaces the bundled configuration (a JSON string or a table). */
+export const CONFIG_VAR = "SLUICE_CONFIG";
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const MAX_TIMEOUT_MS = 300_000;
+export const DEFAULT_ANALYTICS_BINDING = "SLUICE_ANALYTICS";
+// CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
+export const METHODS = Object.freeze(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+// The core checks at most 16 rules in one all-or-nothing call.
+export const MAX_RULES_PER_ROUTE = 16;
+
+const TOP_FIELDS = ["routes", "admin", "analytics"];
+const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream"];
+const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "forwardHeaders", "cacheControl"];
+const AUTH_FIELDS = ["secret", "header", "scheme"];
+const ADMIN_FIELDS = ["path", "tokenSecret"];
+const ANALYTICS_FIELDS = ["binding"];
+
+// Plain segments only (no escapes) keep prefix matching unambiguous; 96 characters is Analytics
+// Engine's index size, where the prefix goes.
+const PLAIN_PATH = /^(\/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)+$/;
+const PLAIN_PATH_DESCRIPTION = "a path like /v1/geo: '/'-separated segments of URL path characters, no trailing '/'";
+const MAX_PATH_LENGTH = 96;
+const AUTH_SCHEME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]*$/;
+const CACHE_DIRECTIVE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+(=([!#$%&'*+\-.^_`|~0-9A-Za-z]+|"[^"\\\x00-\x1f\x7f]*"))?$/;
+// Plain http is accepted only where the credential does not cross a network: a service binding, or
+// a Worker talking to its own machine under wrangler dev.
+const LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+
+export { ConfigError };
+
+const validated = new WeakSet();
+
+function validatePath(raw, path, { allowRoot }) {
+  expectString(raw, path);
+  if (allowRoot && raw === "/") return raw;
+  if (raw.length > MAX_PATH_LENGTH || !PLAIN_PATH.test(raw)) {
+    throw new ConfigError(path, `must be ${allowRoot ? "/ or " : ""}${PLAIN_PATH_DESCRIPTION}, at most ${MAX_PATH_LENGTH} characters; got ${show(raw)}`);
+  }
+  const problem = pathProblem(raw);
+  if (problem !== null) throw new ConfigError(path, `contains ${problem}`);
+  return raw;
+}
+
+function validateMethods(raw, path) {
+  expectArray(raw, path, { min: 1 });
+  const methods = raw.map((method, i) => expectOneOf(method, fieldPath(path, i), METHODS));
+  const duplicate = methods.find((method, i) => methods.indexOf(method) !== i);
+  if (duplicate !== undefined) throw new ConfigError(path, `lists ${duplicate} twice`);
+  return Object.freeze(methods);
+}
+
+function validateUpstreamUrl(raw, path, service) {
+  expectString(raw, path);
+  let url;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(path, `must be an absolute URL like https://api.example.com/v2; got ${show(raw)}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new ConfigError(path, `must be an https URL; got ${show(raw)}`);
+  }
+  if (url.protocol === "http:" && service === null && !LOCAL_HOSTS.includes(url.hostname)) {
+    throw new ConfigError(path, "must use https: the upstream credential would cross the network in clear");
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new ConfigError(path, "must not carry credentials (user:password@); keep the credential in a Worker secret named by upstream.auth.secret");
+  }
+  if (raw.includes("?") || raw.includes("#")) {
+    throw new ConfigError(path, "must not have a query or a fragment: the request's own query is forwarded");
+  }
+  const basePath = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
+  const canonical = url.origin + basePath;
+  // Dot segments, backslashes, an upper-case host or a default port would each be rewritten by the
+  // URL parser; asking for the canonical spelling keeps the configured text and the target the same.
+  if (raw.replace(/\/$/, "") !== canonical) {
+    throw new ConfigError(path, `must be written in canonical form: ${JSON.stringify(canonical)}; got ${show(raw)}`);
+  }
+  const problem = pathProblem(basePath);
+  if (problem !== null) throw new ConfigError(path, `has a path with ${problem}`);
+  return { url: canonical, origin: url.origin, basePath };
+}
+
+function validateHeaderName(raw, path) {
+  return expectString(raw, path, { pattern: HEADER_NAME, description: HEADER_DESCRIPTION }).toLowerCase();
+}
+
+function validateAuth(raw, path) {
+  if (raw === undefined) return null;
+  expectObject(raw, path);
+  expectKnownFields(raw, path, AUTH_FIELDS);
+  const secret = expectString(raw.secret, fieldPath(path, "secret"), { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const header = raw.header === undefined ? "authorization" : validateHeaderName(raw.header, fieldPath(path, "header"));
+  if (isNeverForwarded(header)) {
+    throw new ConfigError(fieldPath(path, "header"), `${header} is set by the runtime for each connection and cannot carry a credential`);
+  }
+  let scheme = header === "authorization" ? "Bearer" : "";
+  if (raw.scheme !== undefined) {
+    if (typeof raw.scheme !== "string" || !AUTH_SCHEME.test(raw.scheme)) {
+      throw new ConfigError(fieldPath(path, "scheme"), `must be an authentication scheme like "Bearer", or "" for none; got ${show(raw.scheme)}`);
+    }
+    scheme = raw.scheme;
+  }
+  return Object.freeze({ secret, header, scheme });
+}
+
+function validateForwardHeaders(raw, path, auth) {
+  if (raw === undefined) return Object.freeze([]);
+  expectArray(raw, path);
+  return Object.freeze(
+    raw.map((name, i) => {
+      const headerPath = fieldPath(path, i);
+      const header = validateHeaderName(name, headerPath);
+      if (isNeverForwarded(header)) {
+        throw new ConfigError(headerPath, `${header} is hop-by-hop (it describes one connection; ${HOP_BY_HOP.join(", ")} and host never cross the gateway)`);
+      }
+      if (auth !== null && header === auth.header) {
+        throw new ConfigError(headerPath, `${header} carries the upstream credential (upstream.auth.header); the client's own is never forwarded`);
+      }
+      if (!isStrippedByDefault(header)) {
+        throw new ConfigError(headerPath, `${header} is forwarded already; list only headers stripped by default (${STRIPPED_BY_DEFAULT.join(", ")}, cf-*)`);
+      }
+      return header;
+    }),
+  );
+}
+
+function validateCacheControl(raw, path) {
+  if (raw === undefined || raw === "upstream") return "upstream";
+  expectString(raw, path);
+  const directives = raw.split(",").map((directive) => directive.trim());
+  if (!directives.every((directive) => CACHE_DIRECTIVE.test(directive))) {
+    throw new ConfigError(path, `must be "upstream" or a Cache-Control value like "public, max-age=60"; got ${show(raw)}`);
+  }
+  return directives.join(", ");
+}
+
+function validateUpstream(raw, path) {
+  expectObject(raw, path);
+  expectKnownFields(raw, path, UPSTREAM_FIELDS);
+  const service = raw.service === undefined
+    ? null
+    : expectString(raw.service, fieldPath(path, "service"), { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const target = validateUpstreamUrl(raw.url, fieldPath(path, "url"), service);
+  const auth = validateAuth(raw.auth, fieldPath(path, "auth"));
+  const timeoutMs = raw.timeoutMs === undefined
+    ? DEFAULT_TIMEOUT_MS
+    : expectInteger(raw.timeoutMs, fieldPath(path, "timeoutMs"), 1, MAX_TIMEOUT_MS);
+  return Object.freeze({
+    ...target,
+    service,
+    auth,
+    timeoutMs,
+    forwardHeaders: validateForwardHeaders(raw.forwardHeaders, fieldPath(path, "forwardHeaders"), auth),
+    cacheControl: validateCacheControl(raw.cacheControl, fieldPath(path, "cacheControl")),
+  });
+}
+
+function validateRoute(raw, index, rulesByName) {
+  const path = fieldPath("routes", index);
+  expectObject(raw, path);
+  expectKnownFields(raw, path, ROUTE_FIELDS);
+  const prefix = validatePath(raw.prefix, fieldPath(path, "prefix"), { allowRoot: true });
+  const methods = validateMethods(raw.methods, fieldPath(path, "methods"));
+  const rulesPath = fieldPath(path, "rules");
+  if (raw.rules === undefined) {
+    throw new ConfigError(rulesPath, "is required: a route without rules would be an open proxy to its upstream");
+  }
+  expectArray(raw.rules, rulesPath, { min: 1, max: MAX_RULES_PER_ROUTE });
+  const rules = raw.rules.map((rawRule, i) => {
+    const rulePath = fieldPath(rulesPath, i);
+    const rule = validateRule(rawRule, rulePath);
+    const earlier = rulesByName.get(rule.name);
+    if (earlier !== undefined) {
+      if (earlier.route === index) {
+        throw new ConfigError(fieldPath(rulePath, "name"), `${show(rule.name)} is already the name of ${earlier.path}`);
+      }
+      if (!sameRule(earlier.rule, rule)) {
+        throw new ConfigError(
+          fieldPath(rulePath, "name"),
+          `${show(rule.name)} is defined differently in ${earlier.path}; rules of one name share their counters, so they must be the same rule`,
+        );
+      }
+    } else {
+      rulesByName.set(rule.name, { rule, route: index, path: rulePath });
+    }
+    return rule;
+  });
+  if (raw.upstream === undefined) throw new ConfigError(fieldPath(path, "upstream"), "is required");
+  const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
+  const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" ? [] : [i])));
+  return Object.freeze({
+    index,
+    prefix,
+    methods,
+    rules: Object.freeze(rules),
+    activeRuleIndexes,
+    // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
+    canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
+    upstream,
+  });
+}
+
+function validateAdmin(raw, routes) {
+  if (raw === undefined) return null;
+  expectObject(raw, "admin");
+  expectKnownFields(raw, "admin", ADMIN_FIELDS);
+  const path = validatePath(raw.path, "admin.path", { allowRoot: false });
+  const tokenSecret = expectString(raw.tokenSecret, "admin.tokenSecret", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const shadowed = routes.find((route) => route.prefix === path);
+  if (shadowed !== undefined) {
+    throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
+  }
+  return Object.freeze({ path, tokenSecret });
+}
+
+function validateAnalytics(raw) {
+  if (raw === undefined) return Object.freeze({ binding: DEFAULT_ANALYTICS_BINDING });
+  expectObject(raw, "analytics");
+  expectKnownFields(raw, "analytics", ANALYTICS_FIELDS);
+  const binding = expectString(raw.binding, "analytics.binding", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  return Object.freeze({ binding });
+}
+
+/**
+ * The validated, frozen configuration. `source` names where `raw` came from, for error messages.
+ * Throws ConfigError naming the first field at fault.
+ */
+export function validateConfig(raw, source = "configuration") {
+  try {
+    expectObject(raw, "(top level)");
+    expectKnownFields(raw, "", TOP_FIELDS);
+    expectArray(raw.routes, "routes", { min: 1 });
+    const rulesByName = new Map();
+    const routes = raw.routes.map((route, i) => validateRoute(route, i, rulesByName));
+    routes.forEach((route, i) => {
+      const first = routes.findIndex((other) => other.prefix === route.prefix);
+      if (first !== i) throw new ConfigError(`routes[${i}].prefix`, `${show(route.prefix)} is already the prefix of routes[${first}]`);
+    });
+    const config = Object.freeze({
+      routes: Object.freeze(routes),
+      admin: validateAdmin(raw.admin, routes),
+      analytics: validateAnalytics(raw.analytics),
+    });
+    validated.add(config);
+    return config;
+  } catch (error) {
+    if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, source);
+    throw error;
+  }
+}
+
+/** Whether `config` came out of validateConfig. */
+export function isValidatedConfig(config) {
+  return validated.has(config);
+}
+
+/**
+ * The configuration to serve: `env.SLUICE_CONFIG` when set (a JSON string, or a table in wrangler's
+ * [vars]), else `bundled` (the parsed gateway.config.json). Either way validated; throws ConfigError.
+ */
+export function resolveConfig(bundled, env, bundledName = "gateway.config.json") {
+  const override = env?.[CONFIG_VAR];
+  if (override === undefined || override === null || override === "") return validateConfig(bundled, bundledName);
+  if (isPlainObject(override)) return validateConfig(override, CONFIG_VAR);
+  if (typeof override !== "string") {
+    throw new ConfigError(CONFIG_VAR, `must be the configuration as a JSON string or a table; got ${show(override)}`, CONFIG_VAR);
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(override);
+  } catch (error) {
+    throw new ConfigError(CONFIG_VAR, `is not valid JSON (${error.message})`, CONFIG_VAR);
+  }
+  return validateConfig(parsed, CONFIG_VAR);
+}

@@ -1,0 +1,184 @@
+// The gateway: a Worker fetch handler that forwards only configured routes and methods to their
+// upstreams, after the route's rate-limit rules (in their modes) admit the request.
+//
+// Order of a request: admin path -> route (else 404) -> method (else 405) -> safe target path (else
+// 400) -> upstream secret and binding present (else 500) -> rules (429 when an enforced rule denies)
+// -> upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
+// nothing refused reaches the upstream.
+//
+// THE LIMITER SEAM. `limiterFactory(rules, { route })` is called with some rules of one route (the
+// validated rule objects of rule-config.js, in route order) and returns a limiter whose
+// `limit(request, env, ctx)` resolves to
+//   { allowed, limit, remaining, resetMs, retryAfterMs, checks, fallback? }
+// checking every given rule for the request in one all-or-nothing call, where `checks[i]` is rule i's
+// Decision ({ allowed, limit, remaining, resetMs, retryAfterMs }) plus `key`, the string rule i was
+// checked under (needed for a partial rollout; without it the rule is enforced), and `fallback`
+// ({ from, reason }) is present when a fallback store decided. Limiters made for different subsets of
+// a route's rules must share each rule's state — as sluice's do, since they register rules by a
+// stable id. The full set of each route is asked for at construction, so limiter options refused by
+// the factory fail at start-up; subsets are asked for lazily (see decide.js) and kept.
+
+import { serveAdmin } from "./admin.js";
+import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
+import { isValidatedConfig, validateConfig } from "./config.js";
+import { decide } from "./decide.js";
+import { GatewayError, errorResponse } from "./errors.js";
+import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
+import { GatewayMetrics } from "./metrics.js";
+import { proxyRequest } from "./proxy.js";
+import { createRouter } from "./routes.js";
+import { upstreamTarget } from "./target.js";
+
+function noRateLimitHeaders() {
+  return [];
+}
+
+function retryAfterSeconds(decision) {
+  return Number.isFinite(decision.retryAfterMs) ? Math.ceil(decision.retryAfterMs / 1000) : null;
+}
+
+function rateLimitedResponse(blocking, headers) {
+  const retryAfter = retryAfterSeconds(blocking.decision);
+  const response = errorResponse(GatewayError.RATE_LIMITED, { extra: { rule: blocking.rule.name, retryAfter }, headers });
+  if (retryAfter !== null) response.headers.set("retry-after", String(retryAfter));
+  return response;
+}
+
+/**
+ * Builds the gateway. `config` is a validated configuration (resolveConfig) or a raw one (validated
+ * here; throws ConfigError). Options:
+ *  - limiterFactory(rules, { route }) -> { limit(request, env, ctx) }: see THE LIMITER SEAM above;
+ *  - now() -> milliseconds: the clock, for upstream latency;
+ *  - rateLimitHeaders(outcome, rules) -> HeadersInit: the rate-limit headers for a merged outcome
+ *    (allowed = the request's fate, checks parallel to `rules`); default: none;
+ *  - log(line): receives one JSON line per request; default: console.log;
+ *  - metrics: a GatewayMetrics to count into; default: a new one.
+ * Returns { fetch(request, env, ctx), metrics, config }.
+ */
+export function createGateway(config, options = {}) {
+  const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
+  const { limiterFactory, now, rateLimitHeaders = noRateLimitHeaders, log = defaultLog } = options;
+  if (typeof limiterFactory !== "function") {
+    throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
+  }
+  if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
+  if (typeof rateLimitHeaders !== "function") throw new TypeError("createGateway: options.rateLimitHeaders must be a function");
+  if (typeof log !== "function") throw new TypeError("createGateway: options.log must be a function");
+  const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
+  const { routes, admin, analytics } = gatewayConfig;
+  const match = createRouter(routes);
+
+  const limiterForRoute = routes.map((route) => {
+    const made = new Map();
+    return (ruleIndexes) => {
+      const id = ruleIndexes.join(",");
+      let limiter = made.get(id);
+      if (limiter === undefined) {
+        limiter = limiterFactory(ruleIndexes.map((i) => route.rules[i]), { route });
+        if (typeof limiter?.limit !== "function") {
+          throw new TypeError(`createGateway: limiterFactory returned no limit() for ${route.prefix}`);
+        }
+        made.set(id, limiter);
+      }
+      return limiter;
+    };
+  });
+  for (const route of routes) {
+    if (route.activeRuleIndexes.length > 0) limiterForRoute[route.index](route.activeRuleIndexes);
+  }
+
+  function refuse(kind, record, detail, headers) {
+    metrics.countRefusal(kind.code);
+    if (detail !== undefined) record.error = detail;
+    return { response: errorResponse(kind, { headers }) };
+  }
+
+  async function handleRoute(request, url, env, ctx, record) {
+    const matched = match(url.pathname);
+    if (matched === null) return refuse(GatewayError.NO_ROUTE, record);
+    const { route, remainder } = matched;
+    record.route = route.prefix;
+    if (!route.methods.includes(request.method)) {
+      return refuse(GatewayError.METHOD_NOT_ALLOWED, record, undefined, { allow: route.methods.join(", ") });
+    }
+    const target = upstreamTarget(route.upstream, remainder, url.search);
+    if (target.problem !== undefined) return refuse(GatewayError.BAD_PATH, record, `path refused: ${target.problem}`);
+    const { auth, service } = route.upstream;
+    const secret = auth === null ? null : env?.[auth.secret];
+    if (auth !== null && (typeof secret !== "string" || secret === "")) {
+      return refuse(GatewayError.MISCONFIGURED, record, `the secret ${auth.secret} (upstream credential) is not set`);
+    }
+    if (service !== null && typeof env?.[service]?.fetch !== "function") {
+      return refuse(GatewayError.MISCONFIGURED, record, `the service binding ${service} (upstream) is missing`);
+    }
+
+    let verdict;
+    try {
+      verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
+    } catch (error) {
+      metrics.countLimiterError(route.index);
+      record.decision = "limiter_error";
+      record.error = `limiter failed: ${error?.name ?? "error"}`;
+      // Fail closed where a rule could block; a route of shadow rules only never blocks anyway.
+      if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
+      verdict = null;
+    }
+    let rateHeaders = new Headers();
+    if (verdict !== null) {
+      const fellBack = verdict.fallback !== null;
+      verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict, fellBack));
+      record.decision = requestDecision(verdict);
+      record.rules = logRules(verdict.verdicts);
+      if (verdict.outcome !== null) {
+        rateHeaders = new Headers(rateLimitHeaders(verdict.outcome, verdict.checked.map((v) => v.rule)) ?? undefined);
+      }
+      if (verdict.blocked) {
+        const blocking = verdict.checked[verdict.outcome.decidingCheck];
+        return { response: rateLimitedResponse(blocking, rateHeaders), route, verdict };
+      }
+    }
+
+    const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now });
+    record.upstreamStatus = result.upstreamStatus;
+    record.upstreamLatencyMs = result.upstreamLatencyMs;
+    if (result.failure !== null) {
+      metrics.countUpstreamFailure(route.index, result.failure);
+      record.error = `upstream ${result.failure}`;
+    }
+    for (const [name, value] of rateHeaders) result.response.headers.set(name, value);
+    return { response: result.response, route, verdict };
+  }
+
+  async function fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    const record = newLogRecord(request);
+    let handled;
+    if (admin !== null && url.pathname === admin.path) {
+      record.route = "admin";
+      handled = { response: await serveAdmin(request, env, admin, metrics) };
+    } else {
+      try {
+        handled = await handleRoute(request, url, env, ctx, record);
+      } catch (error) {
+        // A bug or a broken dependency (a header builder that throws): still one log line and a
+        // JSON error that no cache keeps. The message is not logged: it may quote request data.
+        record.error = `internal error: ${error?.name ?? "error"}`;
+        handled = { response: errorResponse(GatewayError.INTERNAL) };
+      }
+    }
+    record.status = handled.response.status;
+    log(JSON.stringify(record));
+    const dataset = handled.route === undefined ? null : analyticsDataset(env, analytics.binding);
+    if (dataset !== null) {
+      const verdicts = handled.verdict?.verdicts ?? [];
+      const fellBack = (handled.verdict?.fallback ?? null) !== null;
+      writeLater(dataset, analyticsPoints(handled.route, verdicts, record, fellBack), ctx, () => metrics.countAnalyticsError());
+    }
+    return handled.response;
+  }
+
+  return { fetch, metrics, config: gatewayConfig };
+}
+
+export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";
+export { GatewayMetrics } from "./metrics.js";

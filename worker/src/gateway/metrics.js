@@ -1,0 +1,132 @@
+// Per-rule and per-route counters, kept in the isolate's memory: counting a request is a few array
+// increments, with no I/O and no allocation on the request path. The counters are this isolate's since
+// it started; the Prometheus endpoint shows the isolate that served the scrape, and Analytics Engine
+// (analytics.js) is where the counts of every isolate add up.
+
+import { exposition } from "./prometheus.js";
+
+/** The per-rule events, in counter order. A fallback or near-limit is counted besides the decision. */
+export const RULE_EVENTS = Object.freeze([
+  "admitted",
+  "denied",
+  "would_have_denied",
+  "bypassed",
+  "fallbacks",
+  "near_limit",
+]);
+const EVENT_INDEX = Object.freeze(Object.fromEntries(RULE_EVENTS.map((name, i) => [name, i])));
+
+const RULE_HELP = Object.freeze({
+  admitted: "Requests the rule admitted.",
+  denied: "Requests the rule denied (enforced: answered 429).",
+  would_have_denied: "Requests the rule would have denied, let through because it runs in shadow (or outside its rollout).",
+  bypassed: "Requests that skipped the rule because it is in bypass mode.",
+  fallbacks: "Decisions made by a fallback store because the configured one failed.",
+  near_limit: "Admitted requests that left their key with 80 % or more of the limit used.",
+});
+
+export const UPSTREAM_FAILURES = Object.freeze(["timeout", "unreachable"]);
+// Requests answered by the gateway itself before any rule ran, by their error code (errors.js).
+export const REFUSALS = Object.freeze(["sluice_no_route", "sluice_method_not_allowed", "sluice_bad_path", "sluice_misconfigured"]);
+
+export class GatewayMetrics {
+  /** Counters for every rule of every route of a validated configuration. */
+  constructor(config) {
+    this.routes = config.routes.map((route) => ({
+      prefix: route.prefix,
+      rules: route.rules.map((rule) => ({
+        name: rule.name,
+        mode: rule.mode,
+        counts: new Float64Array(RULE_EVENTS.length),
+      })),
+      upstreamFailures: new Float64Array(UPSTREAM_FAILURES.length),
+      limiterErrors: 0,
+    }));
+    this.refusals = new Float64Array(REFUSALS.length);
+    this.analyticsErrors = 0;
+  }
+
+  /** Counts one event ("admitted", ...) for rule `ruleIndex` of route `routeIndex`. */
+  countRule(routeIndex, ruleIndex, event) {
+    this.routes[routeIndex].rules[ruleIndex].counts[EVENT_INDEX[event]] += 1;
+  }
+
+  /** Counts a verdict of decide.js: its event, and a near-limit or fallback besides. */
+  countVerdict(routeIndex, ruleIndex, verdict, fellBack) {
+    this.countRule(routeIndex, ruleIndex, verdict.event);
+    if (verdict.nearLimit) this.countRule(routeIndex, ruleIndex, "near_limit");
+    if (fellBack && verdict.decision !== null) this.countRule(routeIndex, ruleIndex, "fallbacks");
+  }
+
+  countUpstreamFailure(routeIndex, failure) {
+    this.routes[routeIndex].upstreamFailures[UPSTREAM_FAILURES.indexOf(failure)] += 1;
+  }
+
+  countLimiterError(routeIndex) {
+    this.routes[routeIndex].limiterErrors += 1;
+  }
+
+  /** Counts a request refused with one of REFUSALS' codes. */
+  countRefusal(code) {
+    this.refusals[REFUSALS.indexOf(code)] += 1;
+  }
+
+  countAnalyticsError() {
+    this.analyticsErrors += 1;
+  }
+
+  /** The count of one rule event, for tests and the admin endpoint. */
+  ruleCount(routeIndex, ruleIndex, event) {
+    return this.routes[routeIndex].rules[ruleIndex].counts[EVENT_INDEX[event]];
+  }
+
+  /** The counters as metric families for prometheus.js. */
+  families() {
+    const families = RULE_EVENTS.map((event) => ({
+      name: `sluice_rule_${event}_total`,
+      help: RULE_HELP[event],
+      type: "counter",
+      samples: this.routes.flatMap((route) =>
+        route.rules.map((rule) => ({
+          labels: { route: route.prefix, rule: rule.name, mode: rule.mode },
+          value: rule.counts[EVENT_INDEX[event]],
+        })),
+      ),
+    }));
+    families.push({
+      name: "sluice_upstream_failures_total",
+      help: "Upstream calls that timed out (504) or could not connect (502).",
+      type: "counter",
+      samples: this.routes.flatMap((route) =>
+        UPSTREAM_FAILURES.map((reason, i) => ({
+          labels: { route: route.prefix, reason },
+          value: route.upstreamFailures[i],
+        })),
+      ),
+    });
+    families.push({
+      name: "sluice_limiter_errors_total",
+      help: "Requests whose rate limiter failed outright (no store, not even a fallback, answered).",
+      type: "counter",
+      samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.limiterErrors })),
+    });
+    families.push({
+      name: "sluice_refused_total",
+      help: "Requests the gateway answered itself before any rule ran (no route, wrong method, refused path, missing secret).",
+      type: "counter",
+      samples: REFUSALS.map((code, i) => ({ labels: { code }, value: this.refusals[i] })),
+    });
+    families.push({
+      name: "sluice_analytics_errors_total",
+      help: "Requests whose data points Analytics Engine refused.",
+      type: "counter",
+      samples: [{ labels: {}, value: this.analyticsErrors }],
+    });
+    return families;
+  }
+
+  /** The Prometheus text exposition (format 0.0.4) of every counter. */
+  toPrometheus() {
+    return exposition(this.families());
+  }
+}

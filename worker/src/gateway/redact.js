@@ -1,0 +1,63 @@
+// Masks the upstream credential wherever an upstream echoes it back (a debug endpoint that reflects
+// request headers, an error page quoting the Authorization header). Without this, any client could
+// read the gateway's secret through such an endpoint. Each occurrence becomes as many `*` bytes as the
+// secret has, so lengths — and a Content-Length header — stay valid.
+//
+// Only the literal secret is caught: an upstream that echoes it base64- or URL-encoded still leaks it.
+
+const STAR = 0x2a;
+const encoder = new TextEncoder();
+
+function maskAll(bytes, needle) {
+  const first = needle[0];
+  let at = bytes.indexOf(first);
+  while (at !== -1 && at + needle.length <= bytes.length) {
+    let matches = true;
+    for (let j = 1; j < needle.length; j++) {
+      if (bytes[at + j] !== needle[j]) {
+        matches = false;
+        break;
+      }
+    }
+    if (matches) {
+      bytes.fill(STAR, at, at + needle.length);
+      at = bytes.indexOf(first, at + needle.length);
+    } else {
+      at = bytes.indexOf(first, at + 1);
+    }
+  }
+}
+
+function maskingStream(needle) {
+  // The last needle.length - 1 bytes of what has been seen may be the start of an occurrence that the
+  // next chunk completes, so they are held back until it arrives.
+  let held = new Uint8Array(0);
+  return new TransformStream({
+    transform(chunk, controller) {
+      const bytes = new Uint8Array(held.length + chunk.byteLength);
+      bytes.set(held, 0);
+      bytes.set(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength), held.length);
+      maskAll(bytes, needle);
+      const release = Math.max(0, bytes.length - (needle.length - 1));
+      if (release > 0) controller.enqueue(bytes.subarray(0, release));
+      held = bytes.slice(release);
+    },
+    flush(controller) {
+      if (held.length > 0) controller.enqueue(held);
+    },
+  });
+}
+
+/**
+ * A masker for one secret: `text(value)` masks a string (a header value), `body(stream)` a byte stream.
+ * With no secret (null), both return their input unchanged.
+ */
+export function secretMasker(secret) {
+  if (secret === null) return { text: (value) => value, body: (stream) => stream };
+  const needle = encoder.encode(secret);
+  const stars = "*".repeat(needle.length);
+  return {
+    text: (value) => (value.includes(secret) ? value.replaceAll(secret, stars) : value),
+    body: (stream) => (stream === null ? null : stream.pipeThrough(maskingStream(needle))),
+  };
+}
