@@ -1,5 +1,5 @@
 // Types of chain.js: the fallback chain over the Durable Object, KV and memory stores.
-import type { Store } from "./types.js";
+import type { Store } from "./store.js";
 
 export interface FallbackChainOptions {
   /** The store that should decide (normally the Durable Object store). */

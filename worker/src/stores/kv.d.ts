@@ -1,5 +1,5 @@
 // Types of kv.js: the approximate global store over Workers KV.
-import type { Store } from "./types.js";
+import type { Store } from "./store.js";
 
 export interface KvStoreOptions {
   /** The KV namespace, or its binding name in env. */

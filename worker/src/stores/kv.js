@@ -14,6 +14,7 @@
 // limit on its own, and two isolates flushing at once can lose one another's addition. docs/stores.md
 // has the measured figures.
 import { checkBinding, resolveBinding } from "./binding.js";
+import { sameBytes } from "./bytes.js";
 import { RuleCore } from "./rule-core.js";
 import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
 import { SluiceError, Status } from "../../../wasm-bindings/sluice.js";
@@ -208,7 +209,7 @@ export function createKvStore(options = {}) {
     const index = loadView(bucket.rule, SCRATCH_KEY, value, units, bucket.lastChargeMs);
     const merged = core.exportState(index, SCRATCH_KEY);
     core.reset(index, SCRATCH_KEY);
-    if (value !== null && merged !== null && sameBytes(new Uint8Array(value), merged)) return null;
+    if (value !== null && merged !== null && sameBytes(value, merged)) return null;
     return merged;
   }
 
@@ -309,10 +310,4 @@ async function sha256Hex(text) {
   let hex = "";
   for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
   return hex;
-}
-
-function sameBytes(x, y) {
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }
