@@ -38,7 +38,6 @@ describe("fallback chain", () => {
   async function prepare(name, fault = null) {
     await object(name, "setKnob", "clock", T0);
     await object(name, "setKnob", "fault", fault);
-    await send(0, { op: "log" });
   }
 
   test("a healthy Durable Object decides, with no fallback", async () => {
@@ -167,10 +166,10 @@ describe("fallback chain", () => {
     const r = rule({ name: "logs", limit: 100, windowMs: HOUR });
     const store = chain("logs", { logIntervalMs: 10_000 });
     for (let i = 0; i < 5; i++) await decide(store, [{ rule: r, key: "u", cost: 1 }], T0 + i);
-    const quiet = await send(0, { op: "log" });
+    const quiet = await send(0, { op: "log", store });
     assert.deepEqual(quiet, ["sluice: durable failed: injected Durable Object failure; decided by kv"]);
     const { counters } = await decide(store, [{ rule: r, key: "u", cost: 1 }], T0 + 10_000);
-    assert.deepEqual(await send(0, { op: "log" }), [
+    assert.deepEqual(await send(0, { op: "log", store }), [
       "sluice: durable failed: injected Durable Object failure; decided by kv (5 times since the last report)",
     ]);
     assert.equal(counters.fallbacks, 6);
