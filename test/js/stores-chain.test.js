@@ -177,12 +177,12 @@ describe("fallback chain", () => {
 
   test("invalid configuration throws at construction, naming the field", async () => {
     const tryBuild = (overrides) => send(0, { op: "tryBuild", store: { ...chain("config"), ...overrides } });
-    assert.match(await tryBuild({ options: { failMode: "maybe" } }), /^RangeError: failMode must be "open" or "closed"/);
-    assert.match(await tryBuild({ options: { timeoutMs: 0 } }), /^RangeError: timeoutMs/);
-    assert.match(await tryBuild({ options: { preFilter: "yes" } }), /preFilter/);
-    assert.match(await tryBuild({ options: { preFilterMaxKeys: 0 } }), /preFilterMaxKeys/);
-    assert.match(await tryBuild({ options: { failClosedRetryAfterMs: -1 } }), /failClosedRetryAfterMs/);
-    assert.match(await tryBuild({ options: { logIntervalMs: "often" } }), /logIntervalMs/);
+    assert.match(await tryBuild({ options: { failMode: "maybe" } }), /^SluiceConfigError: sluice: failMode must be "open" or "closed"; got "maybe"$/);
+    assert.match(await tryBuild({ options: { timeoutMs: 0 } }), /^SluiceConfigError: sluice: timeoutMs must be a positive/);
+    assert.match(await tryBuild({ options: { preFilter: "yes" } }), /^SluiceConfigError: sluice: preFilter /);
+    assert.match(await tryBuild({ options: { preFilterMaxKeys: 0 } }), /^SluiceConfigError: sluice: preFilterMaxKeys /);
+    assert.match(await tryBuild({ options: { failClosedRetryAfterMs: -1 } }), /^SluiceConfigError: sluice: failClosedRetryAfterMs /);
+    assert.match(await tryBuild({ options: { logIntervalMs: "often" } }), /^SluiceConfigError: sluice: logIntervalMs /);
     assert.equal(await tryBuild({}), "built");
   });
 });

@@ -153,12 +153,12 @@ describe("kv store", () => {
   test("invalid configuration throws at construction, naming the field", async () => {
     const { send } = stores;
     const tryBuild = (options) => send(0, { op: "tryBuild", store: kvStore(options) });
-    assert.match(await tryBuild({ binding: 7 }), /^TypeError: binding must be/);
-    assert.match(await tryBuild({ readIntervalMs: -1 }), /^RangeError: readIntervalMs/);
-    assert.match(await tryBuild({ flushIntervalMs: Infinity }), /flushIntervalMs/);
-    assert.match(await tryBuild({ maxBuckets: 0 }), /maxBuckets/);
-    assert.match(await tryBuild({ prefix: 1 }), /prefix/);
-    assert.match(await tryBuild({ logIntervalMs: -5 }), /logIntervalMs/);
+    assert.match(await tryBuild({ binding: 7 }), /^SluiceConfigError: sluice: binding must be a binding/);
+    assert.match(await tryBuild({ readIntervalMs: -1 }), /^SluiceConfigError: sluice: readIntervalMs /);
+    assert.match(await tryBuild({ flushIntervalMs: Infinity }), /^SluiceConfigError: sluice: flushIntervalMs /);
+    assert.match(await tryBuild({ maxBuckets: 0 }), /^SluiceConfigError: sluice: maxBuckets /);
+    assert.match(await tryBuild({ prefix: 1 }), /^SluiceConfigError: sluice: prefix /);
+    assert.match(await tryBuild({ logIntervalMs: -5 }), /^SluiceConfigError: sluice: logIntervalMs /);
     assert.equal(await tryBuild({}), "built");
   });
 

@@ -4,6 +4,9 @@
 //  - draft: RateLimit-Policy and RateLimit as draft-ietf-httpapi-ratelimit-headers-10 spells them,
 //    one list member per rule: `"name";q=100;w=60` and `"name";r=42;t=17`;
 //  - Retry-After on every denial that waiting can cure, whatever the mode.
+// Values come only from decisions a store took: a rule no store consulted (a pre-filtered request's
+// other rules, every rule when failMode decided) has no list member in RateLimit, and a request that
+// failMode "open" admitted has no X-RateLimit-* counts, since nobody counted it.
 
 export const HEADER_MODES = Object.freeze(["legacy", "draft", "both", "none"]);
 export const BYPASS_HEADER = "X-RateLimit-Bypassed";
@@ -51,7 +54,8 @@ export function retryAfterSeconds(decision) {
  */
 export function decisionHeaders(decision, mode, policy) {
   const pairs = [];
-  if (mode === "legacy" || mode === "both") {
+  const counted = !(decision.allowed && decision.store === "none");
+  if ((mode === "legacy" || mode === "both") && counted) {
     pairs.push(
       ["X-RateLimit-Limit", String(decision.limit)],
       ["X-RateLimit-Remaining", String(decision.remaining)],
@@ -62,9 +66,11 @@ export function decisionHeaders(decision, mode, policy) {
     const rules = decision.rules;
     let limits = "";
     for (let i = 0; i < rules.length; i++) {
-      limits += (i === 0 ? "" : ", ") + serviceLimitItem(rules[i], decision.checks[i]);
+      const check = decision.checks[i];
+      if (check !== null) limits += (limits === "" ? "" : ", ") + serviceLimitItem(rules[i], check);
     }
-    pairs.push(["RateLimit-Policy", policy], ["RateLimit", limits]);
+    pairs.push(["RateLimit-Policy", policy]);
+    if (limits !== "") pairs.push(["RateLimit", limits]);
   }
   if (!decision.allowed) {
     const retryAfter = retryAfterSeconds(decision);

@@ -24,6 +24,10 @@ export interface DurableStoreCounters {
 export interface DurableStore extends Store {
   readonly name: "durable";
   readonly counters: Readonly<DurableStoreCounters>;
+  /** None: the objects keep every count. */
+  isolateTables(): [];
+  /** Whether env has the Durable Object namespace. */
+  isBound(env: unknown): boolean;
 }
 
 export declare function createDurableStore(options: DurableStoreOptions): DurableStore;

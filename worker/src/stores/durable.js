@@ -4,7 +4,8 @@
 //
 // This module does not import the object's class (nor `cloudflare:workers`), so the host can offer
 // store: 'durable' from modules that also load outside workerd.
-import { checkBinding, resolveBinding } from "./binding.js";
+import { SluiceConfigError, describe } from "../errors.js";
+import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
 const MAX_SHARDS = 4096;
 
@@ -24,9 +25,9 @@ export function createDurableStore(options = {}) {
   const { binding, shards = 1, name = "sluice", timeoutMs = Infinity } = options;
   checkBinding(binding, "binding", ["idFromName", "get"]);
   if (shards !== "key" && !(Number.isInteger(shards) && shards >= 1 && shards <= MAX_SHARDS)) {
-    throw new RangeError(`shards must be a whole number from 1 to ${MAX_SHARDS}, or "key"; got ${String(shards)}`);
+    throw new SluiceConfigError("shards", `must be a whole number from 1 to ${MAX_SHARDS}, or "key"; got ${describe(shards)}`);
   }
-  if (typeof name !== "string" || name === "") throw new TypeError("name must be a non-empty string");
+  if (typeof name !== "string" || name === "") throw new SluiceConfigError("name", `must be a non-empty string; got ${describe(name)}`);
   checkTimeout(timeoutMs, "timeoutMs");
 
   const counters = {
@@ -79,7 +80,14 @@ export function createDurableStore(options = {}) {
     }
   }
 
-  return { name: "durable", counters, decide };
+  return {
+    name: "durable",
+    counters,
+    decide,
+    /** The objects keep every count: nothing in the isolate. */
+    isolateTables: () => [],
+    isBound: (env) => isBound(binding, env),
+  };
 }
 
 function asDurable(outcome) {
