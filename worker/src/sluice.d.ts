@@ -16,5 +16,6 @@ export { createFallbackChain } from "./stores/chain.js";
 export type { FallbackChain, FallbackChainOptions } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";
 export type { CommonOptions, HeaderMode, RuleOptions } from "./options.js";
+export type { LimiterStoreOptions, StoreOption } from "./stores/registry.js";
 export type { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, StoreOptions } from "./stores/store.js";
 export type { AlgorithmName, Decision } from "../../wasm-bindings/sluice.js";

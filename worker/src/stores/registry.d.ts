@@ -5,15 +5,27 @@ import type { Store } from "./store.js";
 
 export type StoreOption = "memory" | "durable" | "kv" | Store;
 
-/** The options that choose and tune the store (see CommonOptions in options.d.ts). */
-export interface StoreOptionsOfLimiter {
+/** The options of a limiter or middleware that choose and tune its store. */
+export interface LimiterStoreOptions {
+  /**
+   * Where counts live; default "memory" (this isolate's instance). "durable": exact, in a Durable
+   * Object, falling back to KV (if bound), then memory, then failMode. "kv": approximate, in Workers
+   * KV, falling back to memory, then failMode. Or a store object of your own.
+   */
   store?: StoreOption;
+  /** durable and kv: the binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }. */
   bindings?: { durable?: string; kv?: string };
+  /** durable: how many objects share the keys (by a hash of the key), or "key" for one per key; default 1. */
   shards?: number | "key";
+  /** durable and kv: who decides, in order, when the store cannot; default ["kv", "memory"] (durable), ["memory"] (kv); [] for none. */
   fallback?: ReadonlyArray<"kv" | "memory">;
+  /** durable and kv: "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open". */
   failMode?: "open" | "closed";
+  /** durable and kv: how long each store may take before the next decides; default 50 ms. */
   timeoutMs?: number;
+  /** durable and kv: deny keys the store denied from this isolate, with no round trip, until their retry time; default true. */
   preFilter?: boolean;
+  /** durable and kv: fallbacks and failed KV writes are logged at most once per interval; default 60000. */
   logIntervalMs?: number;
 }
 
@@ -27,7 +39,7 @@ export declare const DEFAULT_LOG_INTERVAL_MS: number;
 export declare const DEFAULT_FALLBACK: Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"] }>;
 
 /** Turns the store options into a store; throws SluiceConfigError naming the option. */
-export declare function resolveStore(options?: StoreOptionsOfLimiter): Store;
+export declare function resolveStore(options?: LimiterStoreOptions): Store;
 
 /** The settings and counters of one durable or KV chain built in this isolate. */
 export interface StoreStats {
