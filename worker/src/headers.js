@@ -84,18 +84,46 @@ export function bypassHeaders(bypass) {
   return [[BYPASS_HEADER, `${bypass.variable}=${bypass.value}`]];
 }
 
+// Responses withHeaders has put rate-limit fields on. When a second limiter heads the same response
+// (an outer middleware, after an inner one on the same route), its fields stack on the first's
+// instead of replacing them: RateLimit-Policy and RateLimit are lists, so they gain this limiter's
+// members; the X-RateLimit-* trio can name one limit only, so it stays the one with less remaining
+// (on a tie, the inner one, which is the one that denied if any did).
+const headed = new WeakSet();
+const LIST_FIELDS = new Set(["ratelimit-policy", "ratelimit"]);
+const LEGACY_FIELDS = new Set(["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]);
+
+function remainingIn(pairs) {
+  const pair = pairs.find(([name]) => name.toLowerCase() === "x-ratelimit-remaining");
+  return pair === undefined ? null : Number(pair[1]);
+}
+
+function setPairs(headers, pairs, stacking) {
+  const before = stacking ? headers.get("x-ratelimit-remaining") : null;
+  const ours = remainingIn(pairs);
+  const keepLegacy = before !== null && ours !== null && Number(before) <= ours;
+  for (const [name, value] of pairs) {
+    const field = name.toLowerCase();
+    if (stacking && LIST_FIELDS.has(field) && headers.has(field)) headers.set(name, `${headers.get(field)}, ${value}`);
+    else if (!(keepLegacy && LEGACY_FIELDS.has(field))) headers.set(name, value);
+  }
+}
+
 /**
  * withHeaders sets `pairs` on `response` and returns it; a response with immutable headers (one
- * passed through from fetch) is copied first.
+ * passed through from fetch) is copied first. On a response another limiter already headed, the
+ * fields stack (see above).
  */
 export function withHeaders(response, pairs) {
   if (pairs.length === 0) return response;
+  const stacking = headed.has(response);
+  let target = response;
   try {
-    for (const [name, value] of pairs) response.headers.set(name, value);
-    return response;
+    setPairs(target.headers, pairs, stacking);
   } catch {
-    const copy = new Response(response.body, response);
-    for (const [name, value] of pairs) copy.headers.set(name, value);
-    return copy;
+    target = new Response(response.body, response);
+    setPairs(target.headers, pairs, stacking);
   }
+  headed.add(target);
+  return target;
 }
