@@ -45,4 +45,9 @@ export interface FallbackChain extends Store {
   isolateTables(rule: NormalizedRule): IsolateTable[];
 }
 
+/** "open". */
+export declare const DEFAULT_FAIL_MODE: "open";
+/** 50. */
+export declare const DEFAULT_TIMEOUT_MS: number;
+
 export declare function createFallbackChain(options: FallbackChainOptions): FallbackChain;

@@ -4,9 +4,13 @@
 import { SluiceConfigError, describe } from "../errors.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";
-import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
+import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
 
 const FAIL_MODES = ["open", "closed"];
+/** What happens when no store can answer, by default: admit. */
+export const DEFAULT_FAIL_MODE = "open";
+/** How long each store may take, by default: above a Durable Object's usual round trip in one location. */
+export const DEFAULT_TIMEOUT_MS = 50;
 
 /**
  * createFallbackChain returns a store made of others.
@@ -31,13 +35,13 @@ export function createFallbackChain(options = {}) {
     primary,
     kv = null,
     memory = null,
-    failMode = "open",
-    timeoutMs = 50,
+    failMode = DEFAULT_FAIL_MODE,
+    timeoutMs = DEFAULT_TIMEOUT_MS,
     failClosedRetryAfterMs = 1000,
     preFilter = true,
     preFilterMaxKeys = 10_000,
     log = console.warn,
-    logIntervalMs = 60_000,
+    logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
   checkStore(primary, "primary", false);
   checkStore(kv, "kv", true);

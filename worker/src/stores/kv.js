@@ -17,7 +17,7 @@ import { SluiceConfigError, describe } from "../errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { sameBytes } from "./bytes.js";
 import { RuleCore } from "./rule-core.js";
-import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
+import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
 import { SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 
 // KV refuses keys longer than 512 bytes and expirations sooner than 60 s.
@@ -51,7 +51,7 @@ export function createKvStore(options = {}) {
     flushIntervalMs = 1000,
     maxBuckets = 10_000,
     log = console.warn,
-    logIntervalMs = 60_000,
+    logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
   checkBinding(binding, "binding", ["get", "put"]);
   if (typeof prefix !== "string") throw new SluiceConfigError("prefix", `must be a string; got ${describe(prefix)}`);

@@ -32,9 +32,6 @@ export interface LimiterStoreOptions {
 export declare const STORE_FIELDS: readonly string[];
 /** { durable: "SLUICE_DO", kv: "SLUICE_KV" }: the names wrangler.toml declares. */
 export declare const DEFAULT_BINDINGS: Readonly<{ durable: string; kv: string }>;
-/** 50 ms. */
-export declare const DEFAULT_TIMEOUT_MS: number;
-export declare const DEFAULT_LOG_INTERVAL_MS: number;
 /** durable: ["kv", "memory"]; kv: ["memory"]. */
 export declare const DEFAULT_FALLBACK: Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"] }>;
 

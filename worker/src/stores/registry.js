@@ -12,10 +12,11 @@
 // any env exists. Stores with the same settings are built once per module instance and shared, so
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
 import { SluiceConfigError, describe } from "../errors.js";
-import { createFallbackChain } from "./chain.js";
+import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
 import { createMemoryStore } from "./memory.js";
+import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** The options that choose and tune the store. */
 export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "preFilter", "logIntervalMs"]);
@@ -24,9 +25,6 @@ const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
 /** The binding names wrangler.toml declares for the Durable Object and the KV namespace. */
 export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
-/** How long a store may take before the next one decides: above a Durable Object's usual round trip. */
-export const DEFAULT_TIMEOUT_MS = 50;
-export const DEFAULT_LOG_INTERVAL_MS = 60_000;
 /** What decides, in order, when the named store cannot. */
 export const DEFAULT_FALLBACK = Object.freeze({ durable: Object.freeze(["kv", "memory"]), kv: Object.freeze(["memory"]) });
 const FALLBACK_ORDER = ["kv", "memory"];
@@ -82,7 +80,7 @@ function remoteStore(kind, options) {
   if (kind === "kv" && options.shards !== undefined) throw new SluiceConfigError("shards", "applies to store 'durable', not 'kv'");
   const {
     shards = 1,
-    failMode = "open",
+    failMode = DEFAULT_FAIL_MODE,
     timeoutMs = DEFAULT_TIMEOUT_MS,
     preFilter = true,
     logIntervalMs = DEFAULT_LOG_INTERVAL_MS,

@@ -1,6 +1,9 @@
 // Logging a recurring failure at most once per interval, never once per request.
 import { SluiceConfigError, describe } from "../errors.js";
 
+/** How often a recurring failure is logged at most, by default. */
+export const DEFAULT_LOG_INTERVAL_MS = 60_000;
+
 /**
  * createThrottledLog returns `report(nowMs, message)`: the first report logs at once; later ones are
  * counted and folded into the next line, written no sooner than `intervalMs` after the previous.
