@@ -84,12 +84,11 @@ export function bypassHeaders(bypass) {
   return [[BYPASS_HEADER, `${bypass.variable}=${bypass.value}`]];
 }
 
-// Responses withHeaders has put rate-limit fields on. When a second limiter heads the same response
-// (an outer middleware, after an inner one on the same route), its fields stack on the first's
-// instead of replacing them: RateLimit-Policy and RateLimit are lists, so they gain this limiter's
-// members; the X-RateLimit-* trio can name one limit only, so it stays the one with less remaining
-// (on a tie, the inner one, which is the one that denied if any did).
-const headed = new WeakSet();
+// When a second limiter heads a response another limiter of the same request already headed (an
+// outer middleware, after an inner one on the same route), its fields stack on the first's instead
+// of replacing them: RateLimit-Policy and RateLimit are lists, so they gain this limiter's members;
+// the X-RateLimit-* trio can name one limit only, so it stays the one with less remaining (on a tie,
+// the inner one, which is the one that denied if any did).
 const LIST_FIELDS = new Set(["ratelimit-policy", "ratelimit"]);
 const LEGACY_FIELDS = new Set(["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]);
 
@@ -111,19 +110,17 @@ function setPairs(headers, pairs, stacking) {
 
 /**
  * withHeaders sets `pairs` on `response` and returns it; a response with immutable headers (one
- * passed through from fetch) is copied first. On a response another limiter already headed, the
- * fields stack (see above).
+ * passed through from fetch) is copied first. With `stacking` (another limiter of this request
+ * headed the response already), the fields stack on that limiter's (see above).
  */
-export function withHeaders(response, pairs) {
+export function withHeaders(response, pairs, stacking = false) {
   if (pairs.length === 0) return response;
-  const stacking = headed.has(response);
-  let target = response;
   try {
-    setPairs(target.headers, pairs, stacking);
+    setPairs(response.headers, pairs, stacking);
+    return response;
   } catch {
-    target = new Response(response.body, response);
-    setPairs(target.headers, pairs, stacking);
+    const copy = new Response(response.body, response);
+    setPairs(copy.headers, pairs, stacking);
+    return copy;
   }
-  headed.add(target);
-  return target;
 }
