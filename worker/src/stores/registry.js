@@ -85,12 +85,23 @@ function remoteStore(kind, options) {
     preFilter = true,
     logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
-  const settings = { store: kind, bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings, shards: kind === "durable" ? shards : undefined, fallback, failMode, timeoutMs, preFilter, logIntervalMs };
+  const settings = {
+    store: kind,
+    bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
+    shards: kind === "durable" ? shards : undefined,
+    fallback,
+    failMode,
+    timeoutMs,
+    preFilter,
+    logIntervalMs,
+  };
   const id = JSON.stringify(settings, (_, value) => (value === Infinity ? "Infinity" : value));
   const existing = built.get(id);
   if (existing !== undefined) return existing;
 
-  const durable = kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
+  // The parts are shared too: one client per object layout, one view of each KV namespace.
+  const durable =
+    kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
