@@ -38,7 +38,6 @@ describe("fallback chain", () => {
   async function prepare(name, fault = null) {
     await object(name, "setKnob", "clock", T0);
     await object(name, "setKnob", "fault", fault);
-    await send(0, { op: "log" });
   }
 
   test("a healthy Durable Object decides, with no fallback", async () => {
@@ -167,10 +166,10 @@ describe("fallback chain", () => {
     const r = rule({ name: "logs", limit: 100, windowMs: HOUR });
     const store = chain("logs", { logIntervalMs: 10_000 });
     for (let i = 0; i < 5; i++) await decide(store, [{ rule: r, key: "u", cost: 1 }], T0 + i);
-    const quiet = await send(0, { op: "log" });
+    const quiet = await send(0, { op: "log", store });
     assert.deepEqual(quiet, ["sluice: durable failed: injected Durable Object failure; decided by kv"]);
     const { counters } = await decide(store, [{ rule: r, key: "u", cost: 1 }], T0 + 10_000);
-    assert.deepEqual(await send(0, { op: "log" }), [
+    assert.deepEqual(await send(0, { op: "log", store }), [
       "sluice: durable failed: injected Durable Object failure; decided by kv (5 times since the last report)",
     ]);
     assert.equal(counters.fallbacks, 6);
@@ -178,12 +177,12 @@ describe("fallback chain", () => {
 
   test("invalid configuration throws at construction, naming the field", async () => {
     const tryBuild = (overrides) => send(0, { op: "tryBuild", store: { ...chain("config"), ...overrides } });
-    assert.match(await tryBuild({ options: { failMode: "maybe" } }), /^RangeError: failMode must be "open" or "closed"/);
-    assert.match(await tryBuild({ options: { timeoutMs: 0 } }), /^RangeError: timeoutMs/);
-    assert.match(await tryBuild({ options: { preFilter: "yes" } }), /preFilter/);
-    assert.match(await tryBuild({ options: { preFilterMaxKeys: 0 } }), /preFilterMaxKeys/);
-    assert.match(await tryBuild({ options: { failClosedRetryAfterMs: -1 } }), /failClosedRetryAfterMs/);
-    assert.match(await tryBuild({ options: { logIntervalMs: "often" } }), /logIntervalMs/);
+    assert.match(await tryBuild({ options: { failMode: "maybe" } }), /^SluiceConfigError: sluice: failMode must be "open" or "closed"; got "maybe"$/);
+    assert.match(await tryBuild({ options: { timeoutMs: 0 } }), /^SluiceConfigError: sluice: timeoutMs must be a positive/);
+    assert.match(await tryBuild({ options: { preFilter: "yes" } }), /^SluiceConfigError: sluice: preFilter /);
+    assert.match(await tryBuild({ options: { preFilterMaxKeys: 0 } }), /^SluiceConfigError: sluice: preFilterMaxKeys /);
+    assert.match(await tryBuild({ options: { failClosedRetryAfterMs: -1 } }), /^SluiceConfigError: sluice: failClosedRetryAfterMs /);
+    assert.match(await tryBuild({ options: { logIntervalMs: "often" } }), /^SluiceConfigError: sluice: logIntervalMs /);
     assert.equal(await tryBuild({}), "built");
   });
 });

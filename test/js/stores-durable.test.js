@@ -171,12 +171,12 @@ describe("durable store", () => {
   test("invalid configuration throws at construction, naming the field", async () => {
     const { send } = stores;
     const tryBuild = (options) => send(0, { op: "tryBuild", store: durable(options) });
-    assert.match(await tryBuild({ shards: 0 }), /^RangeError: shards must be/);
-    assert.match(await tryBuild({ shards: 2.5 }), /shards/);
-    assert.match(await tryBuild({ binding: "" }), /^TypeError: binding/);
-    assert.match(await tryBuild({ binding: { get() {} } }), /binding must be a binding/);
-    assert.match(await tryBuild({ name: "" }), /name must be/);
-    assert.match(await tryBuild({ timeoutMs: -1 }), /timeoutMs must be/);
+    assert.match(await tryBuild({ shards: 0 }), /^SluiceConfigError: sluice: shards must be a whole number from 1 to 4096, or "key"; got 0$/);
+    assert.match(await tryBuild({ shards: 2.5 }), /^SluiceConfigError: sluice: shards /);
+    assert.match(await tryBuild({ binding: "" }), /^SluiceConfigError: sluice: binding must name a binding/);
+    assert.match(await tryBuild({ binding: { get() {} } }), /^SluiceConfigError: sluice: binding must be a binding/);
+    assert.match(await tryBuild({ name: "" }), /^SluiceConfigError: sluice: name must be/);
+    assert.match(await tryBuild({ timeoutMs: -1 }), /^SluiceConfigError: sluice: timeoutMs must be/);
     assert.equal(await tryBuild({ shards: "key", timeoutMs: 20 }), "built");
   });
 

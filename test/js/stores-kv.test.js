@@ -129,7 +129,6 @@ describe("kv store", () => {
     const r = rule({ name: "fault", limit: 10, windowMs: HOUR });
     const check = [{ rule: r, key: "k", cost: 1 }];
     try {
-      await send(0, { op: "log" });
       await send(0, { op: "kvFault", fault: "throw" });
       await assert.rejects(decide(send, 0, store, check, T0), /injected KV read failure/);
       await send(0, { op: "kvFault", fault: null });
@@ -139,7 +138,7 @@ describe("kv store", () => {
       await decide(send, 0, store, check, T0 + 2000); // fails again
       const failed = await send(0, { op: "counters", store });
       assert.deepEqual([failed.readFailures, failed.writeFailures, failed.writes], [1, 2, 1]);
-      const lines = await send(0, { op: "log" });
+      const lines = await send(0, { op: "log", store });
       assert.equal(lines.length, 1);
       assert.match(lines[0], /^sluice: KV store: flushing 1 to fault:\d+:.* failed \(injected KV read failure\)/);
       await send(0, { op: "kvFault", fault: null });
@@ -154,12 +153,12 @@ describe("kv store", () => {
   test("invalid configuration throws at construction, naming the field", async () => {
     const { send } = stores;
     const tryBuild = (options) => send(0, { op: "tryBuild", store: kvStore(options) });
-    assert.match(await tryBuild({ binding: 7 }), /^TypeError: binding must be/);
-    assert.match(await tryBuild({ readIntervalMs: -1 }), /^RangeError: readIntervalMs/);
-    assert.match(await tryBuild({ flushIntervalMs: Infinity }), /flushIntervalMs/);
-    assert.match(await tryBuild({ maxBuckets: 0 }), /maxBuckets/);
-    assert.match(await tryBuild({ prefix: 1 }), /prefix/);
-    assert.match(await tryBuild({ logIntervalMs: -5 }), /logIntervalMs/);
+    assert.match(await tryBuild({ binding: 7 }), /^SluiceConfigError: sluice: binding must be a binding/);
+    assert.match(await tryBuild({ readIntervalMs: -1 }), /^SluiceConfigError: sluice: readIntervalMs /);
+    assert.match(await tryBuild({ flushIntervalMs: Infinity }), /^SluiceConfigError: sluice: flushIntervalMs /);
+    assert.match(await tryBuild({ maxBuckets: 0 }), /^SluiceConfigError: sluice: maxBuckets /);
+    assert.match(await tryBuild({ prefix: 1 }), /^SluiceConfigError: sluice: prefix /);
+    assert.match(await tryBuild({ logIntervalMs: -5 }), /^SluiceConfigError: sluice: logIntervalMs /);
     assert.equal(await tryBuild({}), "built");
   });
 

@@ -47,3 +47,25 @@ test("two middlewares on one route: both must admit, and c.get('rateLimit') is t
   assert.deepEqual(await first.json(), ["hono-route"]);
   assert.equal((await app.request("/", client)).status, 429);
 });
+
+test("two limiters on one response: draft fields list both, X-RateLimit-* is the one with less left, whichever denies", async () => {
+  const app = new Hono();
+  app.use("/api/*", rateLimit({ name: "stack-api", key: ip(), limit: 3, windowSec: 60, algorithm: "fixed-window", clock }));
+  app.post("/api/buy", rateLimit({ name: "stack-buy", key: ip(), limit: 1, windowSec: 30, algorithm: "fixed-window", clock }), (c) => c.text("bought"));
+  app.get("/api/look", (c) => c.text("looked"));
+  const fields = (response) => ["x-ratelimit-limit", "x-ratelimit-remaining", "ratelimit-policy", "ratelimit", "retry-after"].map((name) => response.headers.get(name));
+  const buy = () => app.request("/api/buy", { method: "POST", ...client });
+
+  const bought = await buy();
+  assert.equal(bought.status, 200);
+  // stack-buy (inner) has 0 left, stack-api (outer) 2: the legacy trio is stack-buy's.
+  assert.deepEqual(fields(bought), ["1", "0", '"stack-buy";q=1;w=30, "stack-api";q=3;w=60', '"stack-buy";r=0;t=30, "stack-api";r=2;t=60', null]);
+
+  const refused = await buy();
+  assert.equal(refused.status, 429);
+  assert.deepEqual(fields(refused), ["1", "0", '"stack-buy";q=1;w=30, "stack-api";q=3;w=60', '"stack-buy";r=0;t=30, "stack-api";r=1;t=60', "30"]);
+  assert.equal((await refused.json()).limit, 1, "the body is the denying limiter's");
+
+  const looked = await app.request("/api/look", client);
+  assert.deepEqual(fields(looked), ["3", "0", '"stack-api";q=3;w=60', '"stack-api";r=0;t=60', null], "one limiter: its own fields only");
+});

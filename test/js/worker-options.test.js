@@ -60,9 +60,32 @@ const INVALID = [
   ["unknown header mode", { ...valid, headers: "all" }, "headers"],
   ["problemJson not boolean", { ...valid, problemJson: "yes" }, "problemJson"],
   ["empty code", { ...valid, code: "" }, "code"],
-  ["durable store (not yet)", { ...valid, store: "durable" }, "store"],
-  ["kv store (not yet)", { ...valid, store: "kv" }, "store"],
   ["unknown store", { ...valid, store: "redis" }, "store"],
+  ["store object without decide", { ...valid, store: { name: "mine" } }, "store"],
+  ["bindings as text", { ...valid, store: "durable", bindings: "SLUICE_DO" }, "bindings"],
+  ["unknown binding", { ...valid, store: "durable", bindings: { redis: "REDIS" } }, "bindings.redis"],
+  ["empty Durable Object binding", { ...valid, store: "durable", bindings: { durable: "" } }, "bindings.durable"],
+  ["KV binding not text", { ...valid, store: "kv", bindings: { kv: 1 } }, "bindings.kv"],
+  ["Durable Object binding for the kv store", { ...valid, store: "kv", bindings: { durable: "SLUICE_DO" } }, "bindings.durable"],
+  ["zero shards", { ...valid, store: "durable", shards: 0 }, "shards"],
+  ["fractional shards", { ...valid, store: "durable", shards: 1.5 }, "shards"],
+  ["too many shards", { ...valid, store: "durable", shards: 4097 }, "shards"],
+  ["shards as text", { ...valid, store: "durable", shards: "ip" }, "shards"],
+  ["shards for the kv store", { ...valid, store: "kv", shards: 2 }, "shards"],
+  ["fallback as text", { ...valid, store: "durable", fallback: "memory" }, "fallback"],
+  ["unknown fallback", { ...valid, store: "durable", fallback: ["redis"] }, "fallback[0]"],
+  ["kv falling back to kv", { ...valid, store: "kv", fallback: ["kv"] }, "fallback[0]"],
+  ["memory before kv", { ...valid, store: "durable", fallback: ["memory", "kv"] }, "fallback"],
+  ["a fallback twice", { ...valid, store: "durable", fallback: ["memory", "memory"] }, "fallback"],
+  ["unknown failMode", { ...valid, store: "durable", failMode: "sometimes" }, "failMode"],
+  ["zero timeout", { ...valid, store: "durable", timeoutMs: 0 }, "timeoutMs"],
+  ["NaN timeout", { ...valid, store: "kv", timeoutMs: NaN }, "timeoutMs"],
+  ["timeout as text", { ...valid, store: "durable", timeoutMs: "50" }, "timeoutMs"],
+  ["preFilter not boolean", { ...valid, store: "durable", preFilter: "yes" }, "preFilter"],
+  ["negative log interval", { ...valid, store: "durable", logIntervalMs: -1 }, "logIntervalMs"],
+  ["a Durable Object option on the memory store", { ...valid, shards: 4 }, "shards"],
+  ["failMode on the memory store", { ...valid, store: "memory", failMode: "closed" }, "failMode"],
+  ["timeoutMs beside a store object", { ...valid, store: { decide: () => null }, timeoutMs: 10 }, "timeoutMs"],
   ["bypass as text", { ...valid, bypass: "dev" }, "bypass"],
   ["empty bypass variable", { ...valid, bypass: { variable: "" } }, "bypass.variable"],
   ["bypass value not text", { ...valid, bypass: { value: 1 } }, "bypass.value"],
@@ -116,9 +139,31 @@ test("key helpers refuse their own bad options when built", () => {
   }
 });
 
-test("the refusal of a store not available yet says why and what to use", () => {
-  assert.throws(() => rateLimit({ ...valid, store: "durable" }), /not available yet.*store: 'memory'/);
-  assert.throws(() => rateLimit({ ...valid, store: "kv" }), /not available yet.*store: 'memory'/);
+test("store: 'durable' and 'kv' build with their defaults; their options refused elsewhere say where they apply", () => {
+  assert.equal(typeof rateLimit({ ...valid, name: "strict", store: "durable" }), "function");
+  assert.equal(typeof createLimiter({ ...valid, name: "global", store: "kv", failMode: "closed", fallback: [] }).limit, "function");
+  assert.throws(() => rateLimit({ ...valid, timeoutMs: 20 }), /timeoutMs applies to store 'durable' and 'kv'; this limiter's store is 'memory'/);
+  assert.throws(() => rateLimit({ ...valid, store: "kv", fallback: ["memory", "kv"] }), /fallback\[1\] must be 'memory'/);
+});
+
+test("limiters with the same store settings share one chain; its settings and counters are in storeStats()", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  rateLimit({ ...valid, name: "checkout", store: "durable", shards: 3, timeoutMs: 40, failMode: "closed" });
+  rateLimit({ ...valid, name: "payment", store: "durable", shards: 3, timeoutMs: 40, failMode: "closed" });
+  rateLimit({ ...valid, name: "quota", store: "kv", bindings: { kv: "QUOTA_KV" } });
+  const built = storeStats().slice(before);
+  assert.deepEqual(
+    built.map(({ counters, durable, kv, ...settings }) => settings),
+    [
+      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, preFilter: true, logIntervalMs: 60_000 },
+      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, preFilter: true, logIntervalMs: 60_000 },
+    ],
+  );
+  assert.deepEqual(built[0].counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
+  assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0 });
+  assert.deepEqual(built[1].counters.decided, { kv: 0, memory: 0, failMode: 0 });
+  assert.equal(built[1].durable, null);
 });
 
 test("the seeds' usage is accepted unchanged: rateLimit({ key, limit, windowSec, code? })", () => {
@@ -144,6 +189,25 @@ test("an isolate's rules must fit its instance: at most 64 of them, within the m
     () => rateLimit({ ...valid, name: "big-2", algorithm: "fixed-window", keyCapacity: 1_200_000 }),
     (error) => error.field === "keyCapacity" && /MiB/.test(error.message),
   );
+});
+
+test("the memory budget counts only tables kept in the isolate: a Durable Object's counts take none", () => {
+  // About 30.5 MiB of fixed-window table each: two of them do not fit the 56 MiB budget.
+  const big = { ...valid, algorithm: "fixed-window", keyCapacity: 1_200_000 };
+  for (let i = 0; i < 4; i++) rateLimit({ ...big, name: `exact-${i}`, store: "durable", fallback: [] });
+  rateLimit({ ...big, name: "exact-kv-fallback", store: "durable", fallback: ["kv"] });
+  assert.throws(
+    () => rateLimit({ ...big, name: "exact-memory-fallback", store: "durable", fallback: ["memory"] }),
+    (error) => error.field === "keyCapacity" && /to 62 MiB; they must fit in 56 MiB/.test(error.message),
+    "the KV view of the first fallback and the memory table of this one",
+  );
+
+  isolateTestHooks.reset();
+  // The KV store keeps a view table (keyCapacity + 1 keys) and, by default, falls back to memory.
+  const half = { ...valid, algorithm: "fixed-window", keyCapacity: 600_000 };
+  rateLimit({ ...half, name: "kv-1", store: "kv" });
+  assert.throws(() => rateLimit({ ...half, name: "kv-2", store: "kv" }), (error) => error.field === "keyCapacity" && /MiB/.test(error.message));
+  rateLimit({ ...half, name: "kv-2", store: "kv", fallback: [] });
 });
 
 test("default key capacity keeps a sliding log's table bounded", async () => {

@@ -3,6 +3,8 @@
 //   POST /auth/refresh  30 per minute per IP
 //   /api/*              120 per minute per user; the bearer token stands for the user id here (a real
 //                       app plugs in its own authentication); no token falls back to the IP
+//   POST /api/checkout  also 5 per minute per user, counted exactly by the Durable Object (SLUICE_DO),
+//                       falling back to KV (SLUICE_KV), then the isolate's memory
 //   GET  /data          5 per minute per IP and path, in fixed windows aligned to the epoch
 import { Hono } from "hono";
 
@@ -14,10 +16,14 @@ function bearerToken(c) {
   return match === null ? undefined : match[1];
 }
 
-/** createDemoApp builds the demo API; `clock` replaces the wall clock (tests pass fixed instants). */
-export function createDemoApp({ clock } = {}) {
+/**
+ * createDemoApp builds the demo API. For tests: `clock` replaces the wall clock (fixed instants), and
+ * `storeTimeoutMs` the Durable Object's 50 ms (a loaded test machine is not a Cloudflare location).
+ */
+export function createDemoApp({ clock, storeTimeoutMs } = {}) {
   const app = new Hono();
   const limit = (options) => rateLimit(clock === undefined ? options : { ...options, clock });
+  const timeout = storeTimeoutMs === undefined ? {} : { timeoutMs: storeTimeoutMs };
 
   app.get("/", (c) =>
     c.json({
@@ -25,6 +31,7 @@ export function createDemoApp({ clock } = {}) {
         "POST /auth/login": "10 per minute per IP",
         "POST /auth/refresh": "30 per minute per IP",
         "/api/*": "120 per minute per user (bearer token), else per IP",
+        "POST /api/checkout": "also 5 per minute per user, counted by the Durable Object",
         "GET /data": "5 per minute per IP and path, fixed window",
       },
     }),
@@ -33,11 +40,19 @@ export function createDemoApp({ clock } = {}) {
   app.post("/auth/login", limit({ name: "login", key: ip(), limit: 10, windowSec: 60 }), (c) => c.json({ ok: true, action: "login" }));
   app.post("/auth/refresh", limit({ name: "refresh", key: ip(), limit: 30, windowSec: 60 }), (c) => c.json({ ok: true, action: "refresh" }));
 
-  app.use("/api/*", limit({ name: "api", key: firstOf(user(bearerToken), ip()), limit: 120, windowSec: 60 }));
+  const perUser = firstOf(user(bearerToken), ip());
+  app.use("/api/*", limit({ name: "api", key: perUser, limit: 120, windowSec: 60 }));
   app.get("/api/whoami", (c) => {
     // The decision the middleware took is the handler's to read; here, whom the request counted for.
     const decision = c.get("rateLimit");
     return c.json({ limitedAs: decision.keys[0].startsWith("user:") ? "user" : "ip", remaining: decision.remaining });
+  });
+
+  // On top of /api/*: one exact count for every isolate and location. The response says which store
+  // decided (the Durable Object, or a fallback while it was failing or slow).
+  app.post("/api/checkout", limit({ name: "checkout", key: perUser, limit: 5, windowSec: 60, store: "durable", ...timeout }), (c) => {
+    const decision = c.get("rateLimit");
+    return c.json({ ok: true, action: "checkout", remaining: decision.remaining, decidedBy: decision.store });
   });
 
   app.get("/data", limit({ name: "data", key: [ip(), route()], algorithm: "fixed-window", limit: 5, windowSec: 60 }), (c) => c.json({ data: "ok" }));

@@ -4,6 +4,9 @@
 //  - draft: RateLimit-Policy and RateLimit as draft-ietf-httpapi-ratelimit-headers-10 spells them,
 //    one list member per rule: `"name";q=100;w=60` and `"name";r=42;t=17`;
 //  - Retry-After on every denial that waiting can cure, whatever the mode.
+// Values come only from decisions a store took: a rule no store consulted (a pre-filtered request's
+// other rules, every rule when failMode decided) has no list member in RateLimit, and a request that
+// failMode "open" admitted has no X-RateLimit-* counts, since nobody counted it.
 
 export const HEADER_MODES = Object.freeze(["legacy", "draft", "both", "none"]);
 export const BYPASS_HEADER = "X-RateLimit-Bypassed";
@@ -51,7 +54,8 @@ export function retryAfterSeconds(decision) {
  */
 export function decisionHeaders(decision, mode, policy) {
   const pairs = [];
-  if (mode === "legacy" || mode === "both") {
+  const counted = !(decision.allowed && decision.store === "none");
+  if ((mode === "legacy" || mode === "both") && counted) {
     pairs.push(
       ["X-RateLimit-Limit", String(decision.limit)],
       ["X-RateLimit-Remaining", String(decision.remaining)],
@@ -62,9 +66,11 @@ export function decisionHeaders(decision, mode, policy) {
     const rules = decision.rules;
     let limits = "";
     for (let i = 0; i < rules.length; i++) {
-      limits += (i === 0 ? "" : ", ") + serviceLimitItem(rules[i], decision.checks[i]);
+      const check = decision.checks[i];
+      if (check !== null) limits += (limits === "" ? "" : ", ") + serviceLimitItem(rules[i], check);
     }
-    pairs.push(["RateLimit-Policy", policy], ["RateLimit", limits]);
+    pairs.push(["RateLimit-Policy", policy]);
+    if (limits !== "") pairs.push(["RateLimit", limits]);
   }
   if (!decision.allowed) {
     const retryAfter = retryAfterSeconds(decision);
@@ -78,18 +84,43 @@ export function bypassHeaders(bypass) {
   return [[BYPASS_HEADER, `${bypass.variable}=${bypass.value}`]];
 }
 
+// When a second limiter heads a response another limiter of the same request already headed (an
+// outer middleware, after an inner one on the same route), its fields stack on the first's instead
+// of replacing them: RateLimit-Policy and RateLimit are lists, so they gain this limiter's members;
+// the X-RateLimit-* trio can name one limit only, so it stays the one with less remaining (on a tie,
+// the inner one, which is the one that denied if any did).
+const LIST_FIELDS = new Set(["ratelimit-policy", "ratelimit"]);
+const LEGACY_FIELDS = new Set(["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]);
+
+function remainingIn(pairs) {
+  const pair = pairs.find(([name]) => name.toLowerCase() === "x-ratelimit-remaining");
+  return pair === undefined ? null : Number(pair[1]);
+}
+
+function setPairs(headers, pairs, stacking) {
+  const before = stacking ? headers.get("x-ratelimit-remaining") : null;
+  const ours = remainingIn(pairs);
+  const keepLegacy = before !== null && ours !== null && Number(before) <= ours;
+  for (const [name, value] of pairs) {
+    const field = name.toLowerCase();
+    if (stacking && LIST_FIELDS.has(field) && headers.has(field)) headers.set(name, `${headers.get(field)}, ${value}`);
+    else if (!(keepLegacy && LEGACY_FIELDS.has(field))) headers.set(name, value);
+  }
+}
+
 /**
  * withHeaders sets `pairs` on `response` and returns it; a response with immutable headers (one
- * passed through from fetch) is copied first.
+ * passed through from fetch) is copied first. With `stacking` (another limiter of this request
+ * headed the response already), the fields stack on that limiter's (see above).
  */
-export function withHeaders(response, pairs) {
+export function withHeaders(response, pairs, stacking = false) {
   if (pairs.length === 0) return response;
   try {
-    for (const [name, value] of pairs) response.headers.set(name, value);
+    setPairs(response.headers, pairs, stacking);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    for (const [name, value] of pairs) copy.headers.set(name, value);
+    setPairs(copy.headers, pairs, stacking);
     return copy;
   }
 }

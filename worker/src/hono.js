@@ -39,7 +39,9 @@ export function rateLimit(options) {
       return withHeaders(custom, custom.headers.has("cache-control") ? headers : [...headers, ["cache-control", "no-store"]]);
     }
     await next();
-    const response = withHeaders(c.res, headers);
+    // A decision other than ours means a limiter further in (a stricter one on this route) has headed
+    // the response, or denied it: stack our fields on its own.
+    const response = withHeaders(c.res, headers, c.get("rateLimit") !== decision);
     if (response !== c.res) c.res = response;
   };
 }

@@ -10,31 +10,39 @@
 // counters of the failed instance are lost; a limit that forgets is better than a Worker that fails.
 import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
+import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
 
 const STATE = Symbol.for("sluice.isolate");
 // Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
-const STATE_VERSION = 1;
+const STATE_VERSION = 2;
 const PEEK = Object.freeze({ peek: true });
 
 // Refusals caused by the call, not by the instance: the instance is healthy, the caller is wrong.
 const CALLER_ERRORS = new Set([Status.KEY_TOO_LONG, Status.INVALID_RULE, Status.INVALID_COST, Status.TOO_MANY_CHECKS]);
 
+// A normalized rule carries every field SluiceCore.addRule reads, its own key capacity included.
+const asRuleSpec = (rule) => rule;
+
 function isolateState() {
   const existing = globalThis[STATE];
   if (existing !== undefined && existing.version === STATE_VERSION) return existing;
+  const counters = {
+    instancesCreated: 0,
+    instanceFailures: 0,
+    replacements: 0,
+    decisions: 0,
+    denied: 0,
+    bypassed: 0,
+  };
   const state = {
     version: STATE_VERSION,
-    core: null,
-    ruleIndexes: new Map(), // rule id -> the rule's index in `core`
-    declaredRules: new Map(), // rule id -> the rule, as built at construction
-    counters: {
-      instancesCreated: 0,
-      instanceFailures: 0,
-      replacements: 0,
-      decisions: 0,
-      denied: 0,
-      bypassed: 0,
-    },
+    // Created on first use, inside a request: workerd refuses random numbers (the hash seed) at global scope.
+    rules: new RuleCore(asRuleSpec, () => {
+      counters.instancesCreated++;
+      return SluiceCore.instantiate(wasmModule);
+    }),
+    declaredTables: new Map(), // `${owner}\0${rule id}` -> the table, as declared at construction
+    counters,
     lastFailure: null,
   };
   // Not enumerable: the state is nobody else's business when globalThis is inspected.
@@ -42,32 +50,15 @@ function isolateState() {
   return state;
 }
 
-function createCore(state) {
-  // Created inside a request: workerd refuses random numbers (the hash seed) at global scope.
-  state.core = SluiceCore.instantiate(wasmModule);
-  state.ruleIndexes.clear();
-  state.counters.instancesCreated++;
-  return state.core;
-}
-
-function ruleIndex(state, core, rule) {
-  let index = state.ruleIndexes.get(rule.id);
-  if (index === undefined) {
-    index = core.addRule(rule);
-    state.ruleIndexes.set(rule.id, index);
-  }
-  return index;
-}
-
 function run(state, checks, nowMs, peek) {
-  const core = state.core ?? createCore(state);
+  const indices = state.rules.indicesOf(checks);
   const count = checks.length;
   const specs = new Array(count);
   for (let i = 0; i < count; i++) {
     const check = checks[i];
-    specs[i] = { rule: ruleIndex(state, core, check.rule), key: check.key, cost: check.cost };
+    specs[i] = { rule: indices[i], key: check.key, cost: check.cost };
   }
-  const outcome = core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+  const outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
   outcome.store = "memory";
   return outcome;
 }
@@ -81,8 +72,7 @@ function discardCore(state, error) {
   state.counters.instanceFailures++;
   state.counters.replacements++;
   state.lastFailure = `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`;
-  state.core = null;
-  state.ruleIndexes.clear();
+  state.rules.discard();
 }
 
 /**
@@ -119,10 +109,14 @@ export function countDecision(decision) {
 }
 
 // The instance's linear memory is capped at 64 MB (CMakeLists.txt) and it holds at most 64 rules
-// (sluice::Limiter::kMaxRules). Declared rules are held to a budget below that ceiling, so that
-// registering them can never exhaust the instance.
-export const MAX_RULES = 64;
+// (sluice::Limiter::kMaxRules). The key tables sluice keeps in an isolate (the memory store's, the
+// KV store's views, and the memory fallback of durable and kv rules) are held to one budget below that
+// ceiling, whichever instance holds them, so that registering them can never exhaust an instance nor
+// crowd the isolate's 128 MB. Counts kept in a Durable Object take no isolate memory.
+export { MAX_RULES };
 export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
+/** The owner of the tables in the isolate's own instance (the memory store's). */
+export const MEMORY_OWNER = "memory";
 
 /**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
@@ -135,26 +129,47 @@ export function tableBytes(algorithm, limit, keyCapacity) {
   return slots * (24 + 4 * ring);
 }
 
+const tableId = (table) => `${table.owner}\u0000${table.ruleId}`;
+
 /**
- * declareRule records a rule built by a middleware or limiter, at construction. Rules with one id
- * share one table, so they must agree on its size, and all of them together must fit the instance.
- * Returns undefined when the rule fits, else why not, for the caller to report as a configuration error.
+ * declareTables records, at construction, the key tables a limiter's store will keep in the isolate
+ * for one rule ({ owner, ruleId, algorithm, limit, keyCapacity }, from store.isolateTables(rule)).
+ * Tables of one owner and rule id are one table, so they must agree on its size; an owner holds at
+ * most MAX_RULES tables; all of them together must fit TABLE_BUDGET_BYTES. Records all or none.
+ * Returns undefined when they fit, else why not, for the caller to report as a configuration error.
  */
-export function declareRule(rule) {
-  const declared = isolateState().declaredRules;
-  const known = declared.get(rule.id);
-  if (known !== undefined) {
-    if (known.keyCapacity === rule.keyCapacity) return undefined;
-    return `differs from the keyCapacity ${known.keyCapacity} of another limiter with the same rule (${rule.id})`;
+export function declareTables(tables) {
+  const declared = isolateState().declaredTables;
+  const fresh = [];
+  for (const table of tables) {
+    const known = declared.get(tableId(table));
+    if (known === undefined) {
+      if (!fresh.some((other) => tableId(other) === tableId(table))) fresh.push(table);
+    } else if (known.keyCapacity !== table.keyCapacity) {
+      return `differs from the keyCapacity ${known.keyCapacity} of another limiter with the same rule (${table.ruleId})`;
+    }
   }
-  if (declared.size >= MAX_RULES) return `would be rule number ${MAX_RULES + 1} of this Worker; an isolate holds at most ${MAX_RULES}`;
-  let total = tableBytes(rule.algorithm, rule.limit, rule.keyCapacity);
-  for (const other of declared.values()) total += tableBytes(other.algorithm, other.limit, other.keyCapacity);
+  if (fresh.length === 0) return undefined;
+  for (const table of fresh) {
+    let held = fresh.filter((other) => other.owner === table.owner).length;
+    for (const other of declared.values()) if (other.owner === table.owner) held++;
+    if (held > MAX_RULES) {
+      const where = table.owner === MEMORY_OWNER ? "this Worker" : `this Worker's ${table.owner} views`;
+      return `would be rule number ${MAX_RULES + 1} of ${where}; an isolate holds at most ${MAX_RULES}`;
+    }
+  }
+  let total = 0;
+  for (const table of [...declared.values(), ...fresh]) total += tableBytes(table.algorithm, table.limit, table.keyCapacity);
   if (total > TABLE_BUDGET_BYTES) {
     return `brings this Worker's key tables to ${Math.ceil(total / 1048576)} MiB; they must fit in ${TABLE_BUDGET_BYTES / 1048576} MiB`;
   }
-  declared.set(rule.id, rule);
+  for (const table of fresh) declared.set(tableId(table), table);
   return undefined;
+}
+
+/** memoryTable describes the table the isolate's own instance keeps for `rule`. */
+export function memoryTable(rule) {
+  return { owner: MEMORY_OWNER, ruleId: rule.id, algorithm: rule.algorithm, limit: rule.limit, keyCapacity: rule.keyCapacity };
 }
 
 // Rules are validated by the core itself (the one place that knows every bound), in an instance that
@@ -178,10 +193,11 @@ export function validateRule(rule) {
 export function isolateStats() {
   const state = isolateState();
   const rules = [];
-  if (state.core !== null) {
-    for (const [id, index] of state.ruleIndexes) {
+  if (state.rules.live) {
+    const core = state.rules.core;
+    for (const [id, index] of state.rules.registered()) {
       try {
-        rules.push({ id, ...state.core.stats(index) });
+        rules.push({ id, ...core.stats(index) });
       } catch {
         rules.push({ id, unavailable: true });
       }
@@ -190,7 +206,7 @@ export function isolateStats() {
   return {
     ...state.counters,
     lastFailure: state.lastFailure,
-    memoryBytes: state.core === null ? 0 : state.core.memoryBytes,
+    memoryBytes: state.rules.live ? state.rules.core.memoryBytes : 0,
     rules,
   };
 }
@@ -203,17 +219,9 @@ export function isolateStats() {
 export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
   /** Makes the instance's next check throw as a wasm trap does (the instance is then unusable). */
   trapOnNextCheck() {
-    const state = isolateState();
-    const real = state.core ?? createCore(state);
-    state.core = {
-      addRule: (rule) => real.addRule(rule),
-      stats: (index) => real.stats(index),
-      get memoryBytes() {
-        return real.memoryBytes;
-      },
-      checkAll() {
-        throw new WebAssembly.RuntimeError("unreachable executed (sluice test hook)");
-      },
+    // Shadows the method on this one instance, which the host then discards.
+    isolateState().rules.core.checkAll = () => {
+      throw new WebAssembly.RuntimeError("unreachable executed (sluice test hook)");
     };
   },
 
@@ -222,8 +230,7 @@ export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
    * ceiling), so the next rule it has to register fails with OUT_OF_MEMORY, as a real one would.
    */
   exhaustMemory() {
-    const state = isolateState();
-    const core = state.core ?? createCore(state);
+    const core = isolateState().rules.core;
     let keyCapacity = 1 << 20;
     while (keyCapacity >= 1) {
       try {

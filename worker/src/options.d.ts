@@ -1,6 +1,6 @@
 import type { AlgorithmName } from "../../wasm-bindings/sluice.js";
 import type { KeySource } from "./keys.js";
-import type { StoreOption } from "./stores/registry.js";
+import type { LimiterStoreOptions } from "./stores/registry.js";
 
 export type HeaderMode = "legacy" | "draft" | "both" | "none";
 
@@ -26,7 +26,7 @@ export interface RuleOptions<Args extends unknown[]> {
   keyCapacity?: number;
 }
 
-export interface CommonOptions<Args extends unknown[]> extends RuleOptions<Args> {
+export interface CommonOptions<Args extends unknown[]> extends RuleOptions<Args>, LimiterStoreOptions {
   /** Several rules checked in one all-or-nothing call (1 to 16); they inherit key, algorithm, cost, keyCapacity. */
   rules?: ReadonlyArray<RuleOptions<Args>>;
   /** The body's "code" on a 429; default "rate_limited". */
@@ -37,8 +37,6 @@ export interface CommonOptions<Args extends unknown[]> extends RuleOptions<Args>
   headers?: HeaderMode;
   /** Answer 429s as application/problem+json (quota-exceeded, with violated-policies). Default false. */
   problemJson?: boolean;
-  /** Default "memory". "durable" and "kv" are refused until the strict-mode work lands. */
-  store?: StoreOption;
   /** The environment variable that switches limiting off; default { variable: "ENV", value: "dev" }; false: never. */
   bypass?: false | { variable?: string; value?: string };
   /** Milliseconds since the epoch; default the wall clock. For tests. */

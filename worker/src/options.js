@@ -4,9 +4,9 @@ import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../wasm-binding
 import { nowMs } from "./clock.js";
 import { SluiceConfigError, describe } from "./errors.js";
 import { HEADER_MODES, policyHeader } from "./headers.js";
-import { declareRule, tableBytes, validateRule } from "./isolate.js";
+import { declareTables, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "./keys.js";
-import { resolveStore } from "./stores/registry.js";
+import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
 
 /** The algorithm of a rule that names none: smooth like a log, constant memory like a window. */
 export const DEFAULT_ALGORITHM = "sliding-counter";
@@ -28,7 +28,7 @@ const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
 const RULE_FIELDS = ["name", "key", "limit", "windowSec", "algorithm", "burst", "rate", "cost", "keyCapacity"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
-const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", "store", "bypass", "clock"];
+const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock"];
 const MIDDLEWARE_FIELDS = [...LIMITER_FIELDS, "onLimited"];
 
 function isPlainObject(value) {
@@ -172,9 +172,7 @@ function normalizeRule(spec, path) {
     const field = userField(error.field ?? "limit", spec);
     throw new SluiceConfigError(`${path}${field}`, `is out of range for ${algorithm}: ${describe(spec[field])}`);
   }
-  const refusal = declareRule(rule);
-  if (refusal !== undefined) throw new SluiceConfigError(`${path}keyCapacity`, refusal);
-  return { rule, key, cost };
+  return { rule, key, cost, path };
 }
 
 function ruleSpecs(options) {
@@ -240,9 +238,16 @@ export function normalizeOptions(options, surface) {
   const problemJson = options.problemJson ?? false;
   if (typeof problemJson !== "boolean") throw new SluiceConfigError("problemJson", `must be true or false; got ${describe(problemJson)}`);
 
+  const store = resolveStore(options);
+  // Only tables the store keeps in this isolate count against its memory (see isolate.js).
+  for (const { rule, path } of entries) {
+    const refusal = declareTables(store.isolateTables?.(rule) ?? []);
+    if (refusal !== undefined) throw new SluiceConfigError(`${path}keyCapacity`, refusal);
+  }
+
   const rules = Object.freeze(entries.map((entry) => entry.rule));
   return Object.freeze({
-    entries: Object.freeze(entries),
+    entries: Object.freeze(entries.map(({ rule, key, cost }) => Object.freeze({ rule, key, cost }))),
     rules,
     policy: policyHeader(rules),
     code,
@@ -250,7 +255,7 @@ export function normalizeOptions(options, surface) {
     onLimited: optionalFunction(options.onLimited, "onLimited"),
     headers,
     problemJson,
-    store: resolveStore(options.store),
+    store,
     bypass: normalizeBypass(options.bypass),
     clock: optionalFunction(options.clock, "clock") ?? nowMs,
   });

@@ -6,12 +6,17 @@ import { decisionHeaders, retryAfterSeconds, secondsUntil, withHeaders } from ".
 
 const QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
 
-/** violatedPolicies names the rules whose own check denied the request. */
+/**
+ * violatedPolicies names the rules whose own check denied the request; when no store consulted them
+ * (failMode "closed" denied), the deciding rule, under whose policy the request was refused.
+ */
 export function violatedPolicies(decision) {
   const names = [];
   for (let i = 0; i < decision.checks.length; i++) {
-    if (!decision.checks[i].allowed) names.push(decision.rules[i].name);
+    const check = decision.checks[i];
+    if (check !== null && !check.allowed) names.push(decision.rules[i].name);
   }
+  if (names.length === 0) names.push(decision.rules[decision.decidingCheck].name);
   return names;
 }
 

@@ -1,12 +1,17 @@
 // The Worker the tests drive through workerd: the demo API and one small app per behaviour, all on a
-// clock the tests set (POST /__test/clock), plus test-only routes that reach the isolate's test hooks.
-// Nothing here ships: the demo Worker (worker/src/index.js) imports none of it.
+// clock the tests set (POST /__test/clock), plus test-only routes that reach the isolate's test hooks,
+// the test Durable Object's knobs and a KV fault. Nothing here ships: the demo Worker
+// (worker/src/index.js) imports none of it.
 import { Hono } from "hono";
 
 import { createDemoApp } from "../../../worker/src/demo.js";
 import { apiKey, compose, firstOf, ip, rateLimit, route, user } from "../../../worker/src/hono.js";
 import { isolateTestHooks } from "../../../worker/src/isolate.js";
-import { createLimiter, isolateStats } from "../../../worker/src/sluice.js";
+import { createLimiter, isolateStats, storeStats } from "../../../worker/src/sluice.js";
+import { faultyKv, setKvFault } from "../fixtures/faulty-kv.js";
+
+// Bound as SLUICE_DO where a test binds the stores (storeBindings in worker.js).
+export { TestSluiceDurableObject } from "../fixtures/durable-object.js";
 
 let now = Date.UTC(2030, 0, 1);
 const clock = () => now;
@@ -18,6 +23,17 @@ app.post("/__test/clock", async (c) => {
   return c.json({ now });
 });
 app.get("/__test/stats", (c) => c.json(isolateStats()));
+app.get("/__test/store-stats", (c) => c.json(storeStats()));
+// Calls a method of the Durable Object named `name` (its knobs: setKnob("clock" | "fault", value)).
+app.post("/__test/object", async (c) => {
+  const { name, method, args = [] } = await c.req.json();
+  const stub = c.env.SLUICE_DO.get(c.env.SLUICE_DO.idFromName(name));
+  return c.json({ result: (await stub[method](...args)) ?? null });
+});
+app.post("/__test/kv-fault", async (c) => {
+  setKvFault((await c.req.json()).fault);
+  return c.json({ ok: true });
+});
 app.post("/__test/trap", (c) => {
   isolateTestHooks.trapOnNextCheck();
   return c.json({ armed: true });
@@ -27,7 +43,7 @@ app.post("/__test/exhaust", (c) => {
   return c.json({ exhausted: true });
 });
 
-app.route("/demo", createDemoApp({ clock }));
+app.route("/demo", createDemoApp({ clock, storeTimeoutMs: 2000 }));
 
 const ok = (c) => c.json({ ok: true, decision: c.get("rateLimit") ?? null });
 const fixed = { algorithm: "fixed-window", clock };
@@ -97,6 +113,52 @@ app.get(
 // A custom bypass variable.
 app.get("/bypass", rateLimit({ name: "bypass", key: ip(), limit: 1, windowSec: 60, ...fixed, bypass: { variable: "STAGE", value: "local" } }), ok);
 
+// Stores through the middleware. Every route counts in the one Durable Object of shards: 1
+// ("sluice/1/0"). A healthy object must decide even on a loaded machine: a generous timeout there,
+// a short one only where the object is made to hang (3 s) and the timeout is what is tested.
+const HEALTHY_TIMEOUT_MS = 2000;
+const HANG_TIMEOUT_MS = 150;
+const perIp = { key: ip(), limit: 5, windowSec: 60, clock };
+// The last denied decision of each route whose 429 is the default one, for the tests to read.
+const deniedDecisions = new Map();
+const remember = (route) => (c, decision) => {
+  deniedDecisions.set(route, decision);
+  return undefined;
+};
+app.get("/__test/denied/:route", (c) => c.json(deniedDecisions.get(c.req.param("route")) ?? null));
+
+app.get("/stores/memory", rateLimit({ name: "s-memory", ...perIp }), ok);
+app.get("/stores/durable", rateLimit({ name: "s-durable", ...perIp, store: "durable", timeoutMs: HEALTHY_TIMEOUT_MS }), ok);
+app.get("/stores/kv", rateLimit({ name: "s-kv", ...perIp, store: "kv", timeoutMs: HEALTHY_TIMEOUT_MS }), ok);
+app.get(
+  "/stores/fallback",
+  rateLimit({ name: "s-fallback", ...perIp, store: "durable", timeoutMs: HANG_TIMEOUT_MS, onLimited: remember("fallback") }),
+  ok,
+);
+for (const failMode of ["open", "closed"]) {
+  // Strict: no isolate memory, so when the object and KV both fail, failMode decides.
+  app.get(
+    `/stores/strict-${failMode}`,
+    rateLimit({ name: `s-strict-${failMode}`, ...perIp, store: "durable", fallback: ["kv"], failMode, timeoutMs: HANG_TIMEOUT_MS, onLimited: remember(`strict-${failMode}`) }),
+    ok,
+  );
+}
+app.get(
+  "/stores/prefilter",
+  rateLimit({
+    key: ip(),
+    clock,
+    store: "durable",
+    timeoutMs: HEALTHY_TIMEOUT_MS,
+    rules: [
+      { name: "pf-short", limit: 2, windowSec: 60, algorithm: "fixed-window" },
+      { name: "pf-long", limit: 10, windowSec: 3600, algorithm: "fixed-window" },
+    ],
+    onLimited: remember("prefilter"),
+  }),
+  ok,
+);
+
 // Registered only when first requested: used to watch registration on a fresh or exhausted instance.
 app.get("/late", rateLimit({ name: "late", key: ip(), limit: 2, windowSec: 60, ...fixed }), ok);
 
@@ -117,7 +179,9 @@ async function plainFetch(request, env, ctx) {
 
 export default {
   fetch(request, env, ctx) {
-    if (new URL(request.url).pathname.startsWith("/plain/")) return plainFetch(request, env, ctx);
-    return app.fetch(request, env, ctx);
+    // KV reached through a wrapper the tests can make fail (POST /__test/kv-fault).
+    const storeEnv = env.SLUICE_KV === undefined ? env : { ...env, SLUICE_KV: faultyKv(env.SLUICE_KV) };
+    if (new URL(request.url).pathname.startsWith("/plain/")) return plainFetch(request, storeEnv, ctx);
+    return app.fetch(request, storeEnv, ctx);
   },
 };

@@ -59,10 +59,12 @@ export function bundle(entry) {
 
 /**
  * workerOptions describes one Worker of a Miniflare: `name`, built from `entry`, with `bindings`
- * (plain vars such as ENV).
+ * (plain vars such as ENV) and, as miniflare takes them, `durableObjects` and `kvNamespaces`.
  */
-export async function workerOptions({ name, entry, bindings = {} }) {
+export async function workerOptions({ name, entry, bindings = {}, durableObjects, kvNamespaces }) {
   return {
+    ...(durableObjects === undefined ? {} : { durableObjects }),
+    ...(kvNamespaces === undefined ? {} : { kvNamespaces }),
     name,
     modulesRoot: "/",
     modules: [
@@ -80,6 +82,16 @@ export async function workerOptions({ name, entry, bindings = {} }) {
  */
 export async function startWorkers(workers) {
   return new Miniflare({ workers: await Promise.all(workers.map(workerOptions)) });
+}
+
+/**
+ * storeBindings binds SLUICE_DO and SLUICE_KV as wrangler.toml does, for a Worker of a Miniflare:
+ * the Durable Object class `className` is defined by the Worker `home` (pass the Worker's own name
+ * there) and reached by the others, so every isolate shares one namespace, and one KV namespace.
+ */
+export function storeBindings(name, home, className) {
+  const object = name === home ? { className, useSQLite: true } : { className, scriptName: home, useSQLite: true };
+  return { durableObjects: { SLUICE_DO: object }, kvNamespaces: { SLUICE_KV: "sluice-kv" } };
 }
 
 /** A request from a client at `ip` (Cloudflare's cf-connecting-ip), with any extra headers. */

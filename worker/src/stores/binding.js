@@ -1,4 +1,5 @@
 // Bindings given either as the binding object itself or as its name in the Worker's `env`.
+import { SluiceConfigError, describe } from "../errors.js";
 
 /**
  * checkBinding validates a binding option at construction: an object having `methods`, or the
@@ -6,13 +7,18 @@
  */
 export function checkBinding(binding, field, methods) {
   if (typeof binding === "string") {
-    if (binding === "") throw new TypeError(`${field} must name a binding; got an empty string`);
+    if (binding === "") throw new SluiceConfigError(field, "must name a binding; got an empty string");
     return;
   }
   const ok = binding !== null && typeof binding === "object" && methods.every((m) => typeof binding[m] === "function");
   if (!ok) {
-    throw new TypeError(`${field} must be a binding (with ${methods.join(", ")}) or its name in env`);
+    throw new SluiceConfigError(field, `must be a binding (with ${methods.join(", ")}) or its name in env; got ${describe(binding)}`);
   }
+}
+
+/** isBound reports whether `binding` is an object, or names one that `env` has. */
+export function isBound(binding, env) {
+  return typeof binding !== "string" || (env?.[binding] !== undefined && env?.[binding] !== null);
 }
 
 /** resolveBinding returns the binding object, looking a name up in `env`. */

@@ -1,12 +1,13 @@
 // Types of chain.js: the fallback chain over the Durable Object, KV and memory stores.
-import type { Store } from "./types.js";
+import type { IsolateTable, NormalizedRule, Store } from "./store.js";
 
 export interface FallbackChainOptions {
   /** The store that should decide (normally the Durable Object store). */
   primary: Store;
   /** Decides when the primary cannot. */
   kv?: Store | null;
-  /** The isolate's store, tried after kv; leave it out to go straight to failMode. */
+  /** The isolate's store, tried after kv; leave it out to go straight to failMode. A fallback whose
+   * binding env lacks (isBound(env) false) is passed over. */
   memory?: Store | null;
   /** "open" admits and "closed" denies when no store answers. Default "open". */
   failMode?: "open" | "closed";
@@ -40,6 +41,13 @@ export interface FallbackChainCounters {
 export interface FallbackChain extends Store {
   readonly name: "chain";
   readonly counters: Readonly<FallbackChainCounters>;
+  /** The tables its stores keep in the isolate for `rule`. */
+  isolateTables(rule: NormalizedRule): IsolateTable[];
 }
+
+/** "open". */
+export declare const DEFAULT_FAIL_MODE: "open";
+/** 50. */
+export declare const DEFAULT_TIMEOUT_MS: number;
 
 export declare function createFallbackChain(options: FallbackChainOptions): FallbackChain;

@@ -1,11 +1,16 @@
 // The fallback chain: the primary store (the Durable Object) decides; when it throws or does not answer
 // in time, KV decides if there is one, else the isolate's memory; when none can, `failMode` does.
 // Every outcome says which store decided and, after a fallback, why.
+import { SluiceConfigError, describe } from "../errors.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";
-import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
+import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
 
 const FAIL_MODES = ["open", "closed"];
+/** What happens when no store can answer, by default: admit. */
+export const DEFAULT_FAIL_MODE = "open";
+/** How long each store may take, by default: above a Durable Object's usual round trip in one location. */
+export const DEFAULT_TIMEOUT_MS = 50;
 
 /**
  * createFallbackChain returns a store made of others.
@@ -13,6 +18,8 @@ const FAIL_MODES = ["open", "closed"];
  * - primary: the store that should decide (normally createDurableStore(...)). Required.
  * - kv: a store to decide when the primary cannot (normally createKvStore(...)). Optional.
  * - memory: the isolate's store, tried after kv. Optional: leave it out to go straight to failMode.
+ *   A fallback store whose binding env lacks (store.isBound(env) false) is passed over, and the
+ *   reason says so.
  * - failMode: "open" admits and "closed" denies when no store answers. Default "open".
  * - timeoutMs: how long each store may take before the next one is asked. Default 50.
  * - failClosedRetryAfterMs: the retryAfterMs of a fail-closed denial. Default 1000.
@@ -28,25 +35,25 @@ export function createFallbackChain(options = {}) {
     primary,
     kv = null,
     memory = null,
-    failMode = "open",
-    timeoutMs = 50,
+    failMode = DEFAULT_FAIL_MODE,
+    timeoutMs = DEFAULT_TIMEOUT_MS,
     failClosedRetryAfterMs = 1000,
     preFilter = true,
     preFilterMaxKeys = 10_000,
     log = console.warn,
-    logIntervalMs = 60_000,
+    logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
   checkStore(primary, "primary", false);
   checkStore(kv, "kv", true);
   checkStore(memory, "memory", true);
-  if (!FAIL_MODES.includes(failMode)) throw new RangeError(`failMode must be "open" or "closed"; got ${String(failMode)}`);
+  if (!FAIL_MODES.includes(failMode)) throw new SluiceConfigError("failMode", `must be "open" or "closed"; got ${describe(failMode)}`);
   checkTimeout(timeoutMs, "timeoutMs");
-  if (typeof failClosedRetryAfterMs !== "number" || !(failClosedRetryAfterMs >= 0)) {
-    throw new RangeError(`failClosedRetryAfterMs must be a number >= 0; got ${String(failClosedRetryAfterMs)}`);
+  if (typeof failClosedRetryAfterMs !== "number" || !(failClosedRetryAfterMs >= 0) || failClosedRetryAfterMs === Infinity) {
+    throw new SluiceConfigError("failClosedRetryAfterMs", `must be a finite number of milliseconds >= 0; got ${describe(failClosedRetryAfterMs)}`);
   }
-  if (typeof preFilter !== "boolean") throw new TypeError("preFilter must be true or false");
+  if (typeof preFilter !== "boolean") throw new SluiceConfigError("preFilter", `must be true or false; got ${describe(preFilter)}`);
   if (!Number.isInteger(preFilterMaxKeys) || preFilterMaxKeys < 1) {
-    throw new RangeError(`preFilterMaxKeys must be a whole number >= 1; got ${String(preFilterMaxKeys)}`);
+    throw new SluiceConfigError("preFilterMaxKeys", `must be a whole number >= 1; got ${describe(preFilterMaxKeys)}`);
   }
   checkLogOptions(log, logIntervalMs);
 
@@ -97,6 +104,10 @@ export function createFallbackChain(options = {}) {
     }
     counters.fallbacks++;
     for (const [store, name] of fallbacks) {
+      if (store.isBound?.(decideOptions.env) === false) {
+        failures.push(`${name} not bound`);
+        continue;
+      }
       try {
         const outcome = await ask(store, name, checks, decideOptions);
         counters.decided[name]++;
@@ -124,31 +135,40 @@ export function createFallbackChain(options = {}) {
     }
   }
 
+  // No store consulted any check, so none has a decision of its own (null). Open admits, and what
+  // is left is unknown (remaining 0 stands for "nothing promised"); closed denies until the retry.
   function failModeOutcome(checks, reason) {
     const allowed = failMode === "open";
-    const decisions = checks.map((check) => ({
-      allowed,
-      limit: check.rule.limit,
-      remaining: 0, // unknown: no store could say
-      resetMs: 0,
-      retryAfterMs: allowed ? 0 : failClosedRetryAfterMs,
-    }));
+    const retryAfterMs = allowed ? 0 : failClosedRetryAfterMs;
     return {
-      ...decisions[0],
+      allowed,
+      limit: checks[0].rule.limit,
+      remaining: 0,
+      resetMs: retryAfterMs,
+      retryAfterMs,
       decidingCheck: 0,
-      checks: decisions,
+      checks: checks.map(() => null),
       store: "none",
       fallback: { from: primaryName, reason: `${reason}; failing ${failMode}` },
     };
   }
 
-  return { name: "chain", counters, decide };
+  // The tables every store of the chain may keep in the isolate (the memory budget counts them).
+  function isolateTables(rule) {
+    const tables = [];
+    for (const store of [primary, kv, memory]) {
+      if (store !== null && typeof store.isolateTables === "function") tables.push(...store.isolateTables(rule));
+    }
+    return tables;
+  }
+
+  return { name: "chain", counters, decide, isolateTables };
 }
 
 function checkStore(store, field, optional) {
   if (optional && store === null) return;
   if (store === null || typeof store !== "object" || typeof store.decide !== "function") {
-    throw new TypeError(`${field} must be a store (an object with decide(checks, options))${optional ? " or null" : ""}`);
+    throw new SluiceConfigError(field, `must be a store (an object with decide(checks, options))${optional ? " or null" : ""}; got ${describe(store)}`);
   }
 }
 

@@ -1,4 +1,5 @@
 // Bounding how long a store may take to answer.
+import { SluiceConfigError, describe } from "../errors.js";
 
 /** DeadlineError is a store that did not answer in time. */
 export class DeadlineError extends Error {
@@ -28,9 +29,9 @@ export function withDeadline(work, timeoutMs, what) {
   return Promise.race([settled, expired]).finally(() => clearTimeout(timer));
 }
 
-/** checkTimeout validates a timeout option: a positive number of ms (Infinity allowed). */
+/** checkTimeout validates a timeout option: a positive number of ms (Infinity: no deadline). */
 export function checkTimeout(value, field) {
   if (typeof value !== "number" || !(value > 0)) {
-    throw new RangeError(`${field} must be a positive number of milliseconds; got ${String(value)}`);
+    throw new SluiceConfigError(field, `must be a positive number of milliseconds (Infinity: wait); got ${describe(value)}`);
   }
 }

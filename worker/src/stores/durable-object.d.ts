@@ -1,7 +1,7 @@
-// Types of durable-object.js: the Durable Object that counts exactly, and its client store.
+// Types of durable-object.js: the Durable Object that counts exactly (its client store: durable.d.ts).
 import type { DurableObject } from "cloudflare:workers";
 import type { Outcome } from "../../../wasm-bindings/sluice.js";
-import type { Store, StoreCheck } from "./types.js";
+import type { StoreCheck } from "./store.js";
 
 /** Takes back one charge of an undoable decide (a request spread over several objects). */
 export interface UndoToken {
@@ -30,30 +30,3 @@ export declare class SluiceDurableObject extends DurableObject {
   undo(tokens: readonly UndoToken[]): number;
   alarm(): Promise<void>;
 }
-
-export interface DurableStoreOptions {
-  /** The namespace bound to SluiceDurableObject, or its binding name in env. */
-  binding: DurableObjectNamespace | string;
-  /** How many objects share the keys (by a hash of the key), or "key" for one object per key. Default 1. */
-  shards?: number | "key";
-  /** Prefix of the objects' names. Default "sluice". */
-  name?: string;
-  /** Reject with DeadlineError after this many ms. Default: wait. */
-  timeoutMs?: number;
-}
-
-export interface DurableStoreCounters {
-  /** Requests whose keys lived in more than one object. */
-  spreadRequests: number;
-  /** Charges taken back because another object denied the request. */
-  undone: number;
-  /** Charges that could not be taken back. */
-  undoMissed: number;
-}
-
-export interface DurableStore extends Store {
-  readonly name: "durable";
-  readonly counters: Readonly<DurableStoreCounters>;
-}
-
-export declare function createDurableStore(options: DurableStoreOptions): DurableStore;

@@ -1,5 +1,5 @@
 // Types of kv.js: the approximate global store over Workers KV.
-import type { Store } from "./types.js";
+import type { IsolateTable, NormalizedRule, Store } from "./store.js";
 
 export interface KvStoreOptions {
   /** The KV namespace, or its binding name in env. */
@@ -32,6 +32,10 @@ export interface KvStore extends Store {
   readonly counters: Readonly<KvStoreCounters>;
   /** Resolves when every flush already running has finished. */
   settle(): Promise<void>;
+  /** The view table this store keeps in the isolate for `rule` (fixed-window, keyCapacity + 1 keys). */
+  isolateTables(rule: NormalizedRule): IsolateTable[];
+  /** Whether env has the KV namespace. */
+  isBound(env: unknown): boolean;
 }
 
 export declare function createKvStore(options: KvStoreOptions): KvStore;

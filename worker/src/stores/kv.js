@@ -13,14 +13,19 @@
 // Isolates therefore over-admit: within one read interval, each isolate can admit up to the whole
 // limit on its own, and two isolates flushing at once can lose one another's addition. docs/stores.md
 // has the measured figures.
-import { checkBinding, resolveBinding } from "./binding.js";
+import { SluiceConfigError, describe } from "../errors.js";
+import { checkBinding, isBound, resolveBinding } from "./binding.js";
+import { sameBytes } from "./bytes.js";
 import { RuleCore } from "./rule-core.js";
-import { checkLogOptions, createThrottledLog } from "./throttled-log.js";
+import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
 import { SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 
 // KV refuses keys longer than 512 bytes and expirations sooner than 60 s.
 const KV_MAX_KEY_BYTES = 512;
 const KV_MIN_TTL_SECONDS = 60;
+
+// Names each store's view instance for the isolate's memory budget.
+let kvStoresCreated = 0;
 
 // The scratch key the flushes add up in: 0xff never occurs in UTF-8, so no string key can be it.
 const SCRATCH_KEY = Uint8Array.of(0xff);
@@ -46,24 +51,21 @@ export function createKvStore(options = {}) {
     flushIntervalMs = 1000,
     maxBuckets = 10_000,
     log = console.warn,
-    logIntervalMs = 60_000,
+    logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
   checkBinding(binding, "binding", ["get", "put"]);
-  if (typeof prefix !== "string") throw new TypeError("prefix must be a string");
+  if (typeof prefix !== "string") throw new SluiceConfigError("prefix", `must be a string; got ${describe(prefix)}`);
   checkNonNegative(readIntervalMs, "readIntervalMs");
   checkNonNegative(flushIntervalMs, "flushIntervalMs");
   if (!Number.isInteger(maxBuckets) || maxBuckets < 1) {
-    throw new RangeError(`maxBuckets must be a whole number >= 1; got ${String(maxBuckets)}`);
+    throw new SluiceConfigError("maxBuckets", `must be a whole number >= 1; got ${describe(maxBuckets)}`);
   }
   checkLogOptions(log, logIntervalMs);
 
-  // One table per rule holds the isolate's views (plus the scratch key).
-  const rules = new RuleCore((rule) => ({
-    algorithm: "fixed-window",
-    limit: rule.limit,
-    windowMs: rule.windowMs,
-    keyCapacity: rule.keyCapacity + 1,
-  }));
+  // One table per rule holds the isolate's views (plus the scratch key), in an instance of this store's own.
+  const viewSpec = (rule) => ({ algorithm: "fixed-window", limit: rule.limit, windowMs: rule.windowMs, keyCapacity: rule.keyCapacity + 1 });
+  const rules = new RuleCore(viewSpec);
+  const owner = `kv#${++kvStoresCreated}`;
   const buckets = new Map();
   const flushes = new Set();
   const report = createThrottledLog(log, logIntervalMs);
@@ -208,7 +210,7 @@ export function createKvStore(options = {}) {
     const index = loadView(bucket.rule, SCRATCH_KEY, value, units, bucket.lastChargeMs);
     const merged = core.exportState(index, SCRATCH_KEY);
     core.reset(index, SCRATCH_KEY);
-    if (value !== null && merged !== null && sameBytes(new Uint8Array(value), merged)) return null;
+    if (value !== null && merged !== null && sameBytes(value, merged)) return null;
     return merged;
   }
 
@@ -275,7 +277,13 @@ export function createKvStore(options = {}) {
     while (flushes.size > 0) await Promise.all([...flushes]);
   }
 
-  return { name: "kv", counters, decide, settle };
+  /** isolateTables: the view table this store keeps in the isolate for `rule`. */
+  function isolateTables(rule) {
+    const { algorithm, limit, keyCapacity } = viewSpec(rule);
+    return [{ owner, ruleId: rule.id, algorithm, limit, keyCapacity }];
+  }
+
+  return { name: "kv", counters, decide, settle, isolateTables, isBound: (env) => isBound(binding, env) };
 }
 
 /** ttlSeconds is a bucket's time to live in KV: two windows, and at least KV's minimum of 60 s. */
@@ -285,7 +293,7 @@ export function ttlSeconds(windowMs) {
 
 function checkNonNegative(value, field) {
   if (typeof value !== "number" || !(value >= 0) || value === Infinity) {
-    throw new RangeError(`${field} must be a finite number of milliseconds >= 0; got ${String(value)}`);
+    throw new SluiceConfigError(field, `must be a finite number of milliseconds >= 0; got ${describe(value)}`);
   }
 }
 
@@ -309,10 +317,4 @@ async function sha256Hex(text) {
   let hex = "";
   for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
   return hex;
-}
-
-function sameBytes(x, y) {
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }

@@ -1,4 +1,8 @@
 // Logging a recurring failure at most once per interval, never once per request.
+import { SluiceConfigError, describe } from "../errors.js";
+
+/** How often a recurring failure is logged at most, by default. */
+export const DEFAULT_LOG_INTERVAL_MS = 60_000;
 
 /**
  * createThrottledLog returns `report(nowMs, message)`: the first report logs at once; later ones are
@@ -19,8 +23,8 @@ export function createThrottledLog(log, intervalMs) {
 
 /** checkLogOptions validates the `log` function and `logIntervalMs` of a store. */
 export function checkLogOptions(log, logIntervalMs) {
-  if (typeof log !== "function") throw new TypeError("log must be a function");
+  if (typeof log !== "function") throw new SluiceConfigError("log", `must be a function; got ${describe(log)}`);
   if (typeof logIntervalMs !== "number" || !(logIntervalMs >= 0)) {
-    throw new RangeError(`logIntervalMs must be a number >= 0; got ${String(logIntervalMs)}`);
+    throw new SluiceConfigError("logIntervalMs", `must be a number of milliseconds >= 0; got ${describe(logIntervalMs)}`);
   }
 }

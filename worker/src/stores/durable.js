@@ -1,0 +1,149 @@
+// The Durable Object store, Worker side: the store contract over SluiceDurableObject instances
+// (durable-object.js). Keys are spread over `shards` objects by a hash of the key, and each object
+// gets one RPC per request carrying all of that request's checks on its keys.
+//
+// This module does not import the object's class (nor `cloudflare:workers`), so the host can offer
+// store: 'durable' from modules that also load outside workerd.
+import { SluiceConfigError, describe } from "../errors.js";
+import { checkBinding, isBound, resolveBinding } from "./binding.js";
+import { checkTimeout, withDeadline } from "./deadline.js";
+const MAX_SHARDS = 4096;
+
+/**
+ * createDurableStore returns a store that decides in SluiceDurableObject instances.
+ *
+ * - binding: the Durable Object namespace, or its name in `env` (passed to decide as options.env).
+ * - shards: how many objects share the keys (a hash of the key picks one), or "key" for one object
+ *   per key. Default 1. Changing it (or `name`) moves keys to other objects, whose counts start over.
+ * - name: prefix of the objects' names, so that several stores can share one namespace.
+ * - timeoutMs: reject with DeadlineError when the objects have not answered by then. Default: wait.
+ *
+ * A request whose keys live in several objects is still all-or-nothing: every object decides and
+ * charges its part in parallel, and if any part is denied the others' charges are undone.
+ */
+export function createDurableStore(options = {}) {
+  const { binding, shards = 1, name = "sluice", timeoutMs = Infinity } = options;
+  checkBinding(binding, "binding", ["idFromName", "get"]);
+  if (shards !== "key" && !(Number.isInteger(shards) && shards >= 1 && shards <= MAX_SHARDS)) {
+    throw new SluiceConfigError("shards", `must be a whole number from 1 to ${MAX_SHARDS}, or "key"; got ${describe(shards)}`);
+  }
+  if (typeof name !== "string" || name === "") throw new SluiceConfigError("name", `must be a non-empty string; got ${describe(name)}`);
+  checkTimeout(timeoutMs, "timeoutMs");
+
+  const counters = {
+    /** Requests whose keys lived in more than one object. */
+    spreadRequests: 0,
+    /** Charges taken back because another object denied the request. */
+    undone: 0,
+    /** Charges that could not be taken back (key charged again since, or the object failed). */
+    undoMissed: 0,
+  };
+
+  const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % shards}`;
+
+  function decide(checks, decideOptions = {}) {
+    const namespace = resolveBinding(binding, decideOptions.env, "durable store binding");
+    const peek = decideOptions.peek === true;
+    if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
+    const parts = partition(checks, objectName);
+    const work =
+      parts.length === 1
+        ? namespace.get(namespace.idFromName(parts[0].objectName)).decide(parts[0].checks, { peek }).then(asDurable)
+        : decideSpread(namespace, checks, parts, peek);
+    return withDeadline(work, timeoutMs, "the Durable Object");
+  }
+
+  async function decideSpread(namespace, checks, parts, peek) {
+    counters.spreadRequests++;
+    const stubs = parts.map((part) => namespace.get(namespace.idFromName(part.objectName)));
+    const results = await Promise.allSettled(
+      parts.map((part, p) => stubs[p].decide(part.checks, { peek, undoable: !peek })),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    const denied = results.some((r) => r.status === "fulfilled" && !r.value.allowed);
+    if (failed !== undefined || denied) {
+      await Promise.all(
+        results.map((r, p) => (r.status === "fulfilled" && r.value.undo !== undefined ? undoCharge(stubs[p], r.value.undo) : null)),
+      );
+    }
+    if (failed !== undefined) throw failed.reason;
+    return mergeOutcomes(checks.length, parts, results.map((r) => r.value));
+  }
+
+  async function undoCharge(stub, tokens) {
+    try {
+      const undone = await stub.undo(tokens);
+      counters.undone += undone;
+      counters.undoMissed += tokens.length - undone;
+    } catch {
+      counters.undoMissed += tokens.length;
+    }
+  }
+
+  return {
+    name: "durable",
+    counters,
+    decide,
+    /** The objects keep every count: nothing in the isolate. */
+    isolateTables: () => [],
+    isBound: (env) => isBound(binding, env),
+  };
+}
+
+function asDurable(outcome) {
+  outcome.store = "durable";
+  return outcome;
+}
+
+// Groups checks by the object their key lives in, keeping each check's index in the request.
+function partition(checks, objectName) {
+  const parts = [];
+  for (let i = 0; i < checks.length; i++) {
+    const { rule, key, cost } = checks[i];
+    const target = objectName(key);
+    let part = parts.find((p) => p.objectName === target);
+    if (part === undefined) {
+      part = { objectName: target, checks: [], indices: [] };
+      parts.push(part);
+    }
+    // Only the fields the object reads cross the RPC.
+    part.checks.push({ rule, key, cost });
+    part.indices.push(i);
+  }
+  return parts;
+}
+
+// Puts the objects' answers back in request order and picks the deciding check by the core's own rule
+// (sluice::Limiter::run): when allowed, the least remaining; when denied, the denying check with the
+// longest retry (Infinity longest); the first on ties. Checks of an object that admitted a denied
+// request report the charge that was then undone.
+function mergeOutcomes(count, parts, outcomes) {
+  const decisions = new Array(count);
+  let allowed = true;
+  for (let p = 0; p < parts.length; p++) {
+    allowed = allowed && outcomes[p].allowed;
+    const { indices } = parts[p];
+    for (let j = 0; j < indices.length; j++) decisions[indices[j]] = outcomes[p].checks[j];
+  }
+  let deciding = -1;
+  for (let i = 0; i < count; i++) {
+    const d = decisions[i];
+    const better = allowed
+      ? deciding < 0 || d.remaining < decisions[deciding].remaining
+      : !d.allowed && (deciding < 0 || d.retryAfterMs > decisions[deciding].retryAfterMs);
+    if (better) deciding = i;
+  }
+  const { limit, remaining, resetMs, retryAfterMs } = decisions[deciding];
+  return { allowed, limit, remaining, resetMs, retryAfterMs, decidingCheck: deciding, checks: decisions, store: "durable" };
+}
+
+// FNV-1a over the key's UTF-16 code units: spreads keys over shards; not a security boundary (a client
+// choosing keys that land on one shard only loads that shard, it cannot share anyone's count).
+function fnv1a(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
