@@ -147,7 +147,10 @@ async function figureKeys(workerd) {
   for (const keys of PLAN.sizes) {
     log(`figures 2-3: ${keys.toLocaleString("en")} keys: filling`);
     const held = {};
-    for (const subject of LIMITERS) held[subject] = await fill(workerd, isolateOf(subject), subject, "keys", keys);
+    for (const subject of COMPARED) {
+      if (LIMITERS.includes(subject)) held[subject] = await fill(workerd, isolateOf(subject), subject, "keys", keys);
+      else await workerd.call(isolateOf(subject), "create", { slot: "keys", subject, limit: ADMIT_ALL, windowMs: HOUR_MS, keyCapacity: keys });
+    }
     memory[keys] = held;
     for (const dist of ["uniform", "zipf"]) {
       log(`figure 2: ${keys.toLocaleString("en")} keys, ${dist}`);
