@@ -3,6 +3,7 @@
 // time each Hono middleware adds per request.
 
 const COLORS = {
+  "harness-only": "#d9f0d3",
   "plain-fixed-window": "#6b6b6b",
   "plain-sliding-counter": "#9a9a9a",
   "plain-token-bucket": "#c4c4c4",
@@ -35,7 +36,8 @@ function ratioPanel(results, top, width) {
     ...Object.entries(f.hotKey).map(([mode, rows]) => [`hot key, ${mode}`, rows]),
     ...Object.entries(f.manyKeys).map(([id, rows]) => [id.replace(/^(\d+)/, (n) => `${Number(n).toLocaleString("en")} keys,`), rows]),
   ];
-  const subjects = Object.keys(groups[0][1]);
+  // The harness row (a ceiling, not a limiter) would flatten every bar; results.md lists it.
+  const subjects = Object.keys(groups[0][1]).filter((s) => results.subjects[s]?.family !== "harness");
   const left = 60;
   const plotW = width - left - 20;
   const plotH = 220;
@@ -56,19 +58,19 @@ function ratioPanel(results, top, width) {
     subjects.forEach((s, i) => {
       const r = rows[s].ratio ?? 0;
       const h = scale(r);
-      parts.push(rect(gx + i * barW, y0 - h, barW - 1, h, COLORS[s], `${s}, ${name}: x${r.toFixed(2)} (${Math.round(rows[s].decisionsPerSecond.median).toLocaleString("en")}/s)`));
+      parts.push(rect(gx + i * barW, y0 - h, barW - 1, h, COLORS[s] ?? "#999", `${s}, ${name}: x${r.toFixed(2)} (${Math.round(rows[s].decisionsPerSecond.median).toLocaleString("en")}/s)`));
     });
     parts.push(text(gx + (groupW - 16) / 2, y0 + 16, name, 'text-anchor="middle"'));
   });
   const one = y0 - scale(1);
   parts.push(`<line x1="${left}" y1="${one.toFixed(1)}" x2="${left + plotW}" y2="${one.toFixed(1)}" stroke="#000" stroke-dasharray="4 3"/>`);
-  // Legend, two rows.
+  // Legend, three columns.
   subjects.forEach((s, i) => {
-    const lx = left + (i % 5) * (plotW / 5);
-    const ly = y0 + 34 + Math.floor(i / 5) * 16;
-    parts.push(rect(lx, ly - 9, 10, 10, COLORS[s], s), text(lx + 14, ly, results.subjects[s]?.label ?? s));
+    const lx = left + (i % 3) * (plotW / 3);
+    const ly = y0 + 34 + Math.floor(i / 3) * 16;
+    parts.push(rect(lx, ly - 9, 10, 10, COLORS[s] ?? "#999", s), text(lx + 14, ly, results.subjects[s]?.label ?? s));
   });
-  return { svg: parts.join("\n"), height: 40 + plotH + 34 + 16 * Math.ceil(subjects.length / 5) + 10 };
+  return { svg: parts.join("\n"), height: 40 + plotH + 34 + 16 * Math.ceil(subjects.length / 3) + 10 };
 }
 
 function hbarPanel(title, rows, top, width, unit, marker) {
@@ -87,7 +89,7 @@ function hbarPanel(title, rows, top, width, unit, marker) {
     const x = left + (marker.value / max) * plotW;
     const bottom = top + 30 + rows.length * rowH;
     parts.push(`<line x1="${x.toFixed(1)}" y1="${top + 26}" x2="${x.toFixed(1)}" y2="${bottom}" stroke="#c00" stroke-dasharray="4 3"/>`);
-    parts.push(text(x + 4, top + 26, marker.label, 'fill="#c00"'));
+    parts.push(text(x + 4, bottom + 10, marker.label, 'fill="#c00"'));
   }
   return { svg: parts.join("\n"), height: 30 + rows.length * rowH + 16 };
 }
@@ -103,7 +105,7 @@ export function renderSvg(results) {
   panels.push(a.svg);
   top += a.height;
   const memoryRows = Object.entries(f.bytesPerKey[largest]).map(([s, r]) => ({
-    label: results.subjects[s]?.label ?? s,
+    label: `${results.subjects[s]?.label ?? s}${r.keysInserted === Number(largest) ? "" : ` (${r.keysInserted.toLocaleString("en")} keys)`}`,
     value: r.bytesPerKey,
     color: COLORS[s] ?? "#999",
   }));
