@@ -92,6 +92,8 @@ export class SluiceCore {
   #u32;
   #f64;
   #ruleCount = 0;
+  #slot0Key = null;
+  #slot0Length = 0;
 
   constructor(instance, options = {}) {
     this.#exports = instance.exports;
@@ -261,7 +263,24 @@ export class SluiceCore {
   }
 
   // Copies a key (string as UTF-8, or bytes) to slot `index` of the key area; returns its length.
+  // Slot 0 remembers the last string written there: only this class writes the key area, so a key
+  // equal to it is already in place (one client hammering a route, or a rule keyed on a constant,
+  // skips the copy). Byte keys are never remembered: the caller may change them in place.
   #writeKey(index, key) {
+    if (index === 0) {
+      if (key === this.#slot0Key) return this.#slot0Length;
+      this.#slot0Key = null;
+      const length = this.#copyKey(0, key);
+      if (typeof key === "string") {
+        this.#slot0Key = key;
+        this.#slot0Length = length;
+      }
+      return length;
+    }
+    return this.#copyKey(index, key);
+  }
+
+  #copyKey(index, key) {
     const bytes = this.#bytes;
     const start = this.#io + index * KEY_STRIDE;
     if (typeof key === "string") {

@@ -5,13 +5,12 @@
 namespace sluice {
 
 KeyTable::~KeyTable() {
-  std::free(tags_);
-  std::free(states_);
+  std::free(allocation_);
   std::free(rings_);
 }
 
 Status KeyTable::init(uint32_t capacity, uint32_t ring_entries) {
-  if (tags_ != nullptr) return Status::kInvalidArgument;
+  if (buckets_ != nullptr) return Status::kInvalidArgument;
   if (capacity == 0) capacity = 1;
   // Slots for capacity / 0.9 keys: two-choice buckets of 8 overflow rarely below that load.
   const uint64_t slots = (static_cast<uint64_t>(capacity) * 10 + 8) / 9;
@@ -20,37 +19,45 @@ Status KeyTable::init(uint32_t capacity, uint32_t ring_entries) {
   bucket_count_ = static_cast<uint32_t>(buckets);
   ring_entries_ = ring_entries;
   const size_t slot_count = static_cast<size_t>(buckets) * kWays;
-  // calloc: a zero tag is an empty slot and a zero state a fresh key, so no initialisation pass.
-  tags_ = static_cast<uint64_t*>(std::calloc(slot_count, sizeof(uint64_t)));
-  states_ = static_cast<KeyState*>(std::calloc(slot_count, sizeof(KeyState)));
+  // calloc: a zero tag is an empty slot and a zero state a fresh key, so no initialisation pass (and
+  // natively, untouched pages stay unmapped). One spare line to align the buckets to cache lines.
+  allocation_ = std::calloc(1, static_cast<size_t>(buckets) * sizeof(Bucket) + alignof(Bucket));
   if (ring_entries != 0) rings_ = static_cast<uint32_t*>(std::calloc(slot_count * ring_entries, 4));
-  if (tags_ == nullptr || states_ == nullptr || (ring_entries != 0 && rings_ == nullptr)) {
-    std::free(tags_);
-    std::free(states_);
+  if (allocation_ == nullptr || (ring_entries != 0 && rings_ == nullptr)) {
+    std::free(allocation_);
     std::free(rings_);
-    tags_ = nullptr;
-    states_ = nullptr;
+    allocation_ = nullptr;
     rings_ = nullptr;
     bucket_count_ = 0;
     return Status::kOutOfMemory;
   }
+  const uintptr_t line = alignof(Bucket);
+  buckets_ = reinterpret_cast<Bucket*>((reinterpret_cast<uintptr_t>(allocation_) + line - 1) & ~(line - 1));
   return Status::kOk;
 }
 
 uint32_t KeyTable::find(uint64_t hash) const {
-  const uint64_t tag = tag_of(hash);
-  for (const uint32_t bucket : {first_bucket(hash), second_bucket(hash)}) {
-    const uint64_t* ways = tags_ + static_cast<size_t>(bucket) * kWays;
-    for (uint32_t way = 0; way < kWays; ++way) {
-      if (ways[way] == tag) return bucket * kWays + way;
-    }
+  const uint64_t wanted = tag_of(hash);
+  const uint32_t first = first_bucket(hash);
+  const uint32_t second = second_bucket(hash);
+  const uint64_t* a = buckets_[first].tags;
+  const uint64_t* b = buckets_[second].tags;
+  // Compare all 16 tags without branching on any of them, so both buckets are loaded at once: in a
+  // large table each is a cache miss, and two misses in flight cost about as much as one.
+  uint32_t in_a = 0;
+  uint32_t in_b = 0;
+  for (uint32_t way = 0; way < kWays; ++way) {
+    in_a |= static_cast<uint32_t>(a[way] == wanted) << way;
+    in_b |= static_cast<uint32_t>(b[way] == wanted) << way;
   }
+  if (in_a != 0) return first * kWays + static_cast<uint32_t>(__builtin_ctz(in_a));
+  if (in_b != 0) return second * kWays + static_cast<uint32_t>(__builtin_ctz(in_b));
   return kMissing;
 }
 
 void KeyTable::erase(uint32_t slot) {
-  if (tags_[slot] == 0) return;
-  tags_[slot] = 0;
+  if (tag(slot) == 0) return;
+  tag(slot) = 0;
   --size_;
 }
 
@@ -60,15 +67,15 @@ size_t KeyTable::memory_bytes() const {
 }
 
 uint32_t KeyTable::empty_ways(uint32_t bucket) const {
-  const uint64_t* ways = tags_ + static_cast<size_t>(bucket) * kWays;
+  const uint64_t* ways = buckets_[bucket].tags;
   uint32_t empty = 0;
   for (uint32_t way = 0; way < kWays; ++way) empty += ways[way] == 0 ? 1 : 0;
   return empty;
 }
 
-void KeyTable::take(uint32_t slot, uint64_t tag) {
-  tags_[slot] = tag;
-  states_[slot] = KeyState{};  // a zero state is a fresh key; its ring is read only up to its count
+void KeyTable::take(uint32_t slot, uint64_t new_tag) {
+  tag(slot) = new_tag;
+  state(slot) = KeyState{};  // a zero state is a fresh key; its ring is read only up to its count
 }
 
 }  // namespace sluice

@@ -15,6 +15,11 @@ namespace sluice {
 // at ~90 % load). A lookup reads at most two buckets' tags, 64 bytes each. Two different keys share
 // state only if their tags collide inside the same pair of buckets: about 16 / 2^64 per lookup.
 //
+// Layout: a bucket is its 8 tags (one 64-byte cache line) followed by its 8 keys' states, 192 bytes
+// in all, so a found key's state is in the same page and the next lines as its tag. With a table
+// far larger than the caches, a lookup costs the misses on its two buckets, which find() issues
+// together, rather than a tag miss and then a state miss somewhere else.
+//
 // When both buckets are full, the slot whose key uses the least of its quota is reused (idle keys and
 // keys back to full quota first). A key that is limiting someone is used more than any fresh key a
 // flood can create, so flooding the table cannot reset it.
@@ -44,7 +49,7 @@ class KeyTable {
   // erase forgets the key in `slot`.
   void erase(uint32_t slot);
 
-  KeyState& state(uint32_t slot) { return states_[slot]; }
+  KeyState& state(uint32_t slot) { return buckets_[slot / kWays].states[slot % kWays]; }
   SlidingLogRing ring(uint32_t slot) {
     return SlidingLogRing{ring_entries_ == 0 ? nullptr : rings_ + static_cast<size_t>(slot) * ring_entries_};
   }
@@ -66,9 +71,16 @@ class KeyTable {
   }
   uint32_t empty_ways(uint32_t bucket) const;
   void take(uint32_t slot, uint64_t tag);
+  uint64_t& tag(uint32_t slot) { return buckets_[slot / kWays].tags[slot % kWays]; }
 
-  uint64_t* tags_ = nullptr;  // 0 = empty
-  KeyState* states_ = nullptr;
+  struct alignas(64) Bucket {
+    uint64_t tags[kWays];  // 0 = empty
+    KeyState states[kWays];
+  };
+  static_assert(sizeof(Bucket) == kWays * (sizeof(uint64_t) + sizeof(KeyState)), "a bucket has no padding");
+
+  void* allocation_ = nullptr;  // what calloc returned; buckets_ is it rounded up to a cache line
+  Bucket* buckets_ = nullptr;
   uint32_t* rings_ = nullptr;
   uint32_t bucket_count_ = 0;
   uint32_t ring_entries_ = 0;
@@ -80,7 +92,7 @@ class KeyTable {
 template <class UsageOfSlot>
 uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned,
                          uint32_t pinned_count) {
-  const uint64_t tag = tag_of(hash);
+  const uint64_t new_tag = tag_of(hash);
   const uint32_t first = first_bucket(hash);
   const uint32_t second = second_bucket(hash);
   const uint32_t first_empty = empty_ways(first);
@@ -89,8 +101,8 @@ uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pin
     const uint32_t bucket = first_empty >= second_empty ? first : second;
     for (uint32_t way = 0; way < kWays; ++way) {
       const uint32_t slot = bucket * kWays + way;
-      if (tags_[slot] == 0) {
-        take(slot, tag);
+      if (tag(slot) == 0) {
+        take(slot, new_tag);
         ++size_;
         return slot;
       }
@@ -114,7 +126,7 @@ uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pin
   if (victim == kMissing) return kMissing;
   ++evictions_;
   if (victim_usage >= 1.0) ++evictions_of_exhausted_;
-  take(victim, tag);
+  take(victim, new_tag);
   return victim;
 }
 

@@ -87,6 +87,7 @@ class Limiter {
 
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
              Outcome* outcome);
+  Status run_one(const Check& check, int64_t now_ms, bool charge, Decision* per_check, Outcome* outcome);
   Status validate_key(uint32_t rule_id, uint32_t key_length, const uint8_t* key) const;
   uint64_t hash(const uint8_t* key, uint32_t key_length) const { return siphash13(seed_, key, key_length); }
 

@@ -1,0 +1,71 @@
+// The floors issue 5 sets, checked against one run's medians. "Peer" means a library (family
+// "peer"); the plain-JS limiters are the baseline, reported beside the verdict but not part of it.
+
+const PEER_FAMILY = "peer";
+const SLUICE = "sluice-fixed-window";
+const LARGEST_FLOOR_BYTES = 32;
+const FLOOR_ALGORITHMS = ["sluice-fixed-window", "sluice-sliding-counter", "sluice-token-bucket", "sluice-leaky-bucket", "sluice-gcra"];
+
+const fmt = (n) => (n >= 100 ? Math.round(n).toLocaleString("en") : n.toFixed(2));
+
+function fastest(rows, subjects, family) {
+  let best = null;
+  for (const [name, row] of Object.entries(rows)) {
+    if (subjects[name]?.family !== family) continue;
+    if (best === null || row.decisionsPerSecond.median > best.rate) best = { name, rate: row.decisionsPerSecond.median };
+  }
+  return best;
+}
+
+function rateFloor(results, rows, label, factor) {
+  const ours = rows[SLUICE].decisionsPerSecond.median;
+  const peer = fastest(rows, results.subjects, PEER_FAMILY);
+  const plain = rows[results.baseline].decisionsPerSecond.median;
+  return {
+    floor: label,
+    met: ours >= factor * peer.rate,
+    detail: `sluice ${fmt(ours)}/s; fastest peer ${peer.name} ${fmt(peer.rate)}/s (x${(ours / peer.rate).toFixed(2)}, needs x${factor}); plain-JS fixed window ${fmt(plain)}/s (x${(ours / plain).toFixed(2)})`,
+  };
+}
+
+export function evaluateFloors(results) {
+  const f = results.figures;
+  const floors = [];
+  for (const [mode, rows] of Object.entries(f.hotKey)) floors.push(rateFloor(results, rows, `hot key, ${mode}: sluice >= fastest peer`, 1));
+  const largest = Math.max(...Object.keys(f.bytesPerKey).map(Number));
+  const uniform = f.manyKeys[`${largest} uniform`];
+  if (uniform) floors.push(rateFloor(results, uniform, `${largest.toLocaleString("en")} keys, uniform: sluice >= 3x fastest peer`, 3));
+
+  const memory = f.bytesPerKey[largest];
+  const over = FLOOR_ALGORITHMS.filter((s) => !(memory[s]?.bytesPerKey <= LARGEST_FLOOR_BYTES));
+  const log = memory["sluice-sliding-log"];
+  floors.push({
+    floor: `<= ${LARGEST_FLOOR_BYTES} bytes/key at ${largest.toLocaleString("en")} keys (fixed window, sliding counter, token bucket, leaky bucket, GCRA)`,
+    met: over.length === 0,
+    detail:
+      FLOOR_ALGORITHMS.map((s) => `${results.subjects[s].algorithm} ${memory[s] ? memory[s].bytesPerKey.toFixed(1) : "n/a"}`).join(", ") +
+      (log ? `; sliding log (limit 10) costs ${log.bytesPerKey.toFixed(1)} B/key (24 B + 4 B per unit of limit per slot, slots = keys / 0.9)` : ""),
+  });
+
+  const burst = f.newKeysInOneRequest[SLUICE];
+  floors.push({
+    floor: "> 100,000 new keys in one request without an error",
+    met: burst.failure === null && burst.inserted > 100_000,
+    detail: `sluice inserted ${burst.inserted.toLocaleString("en")} of ${burst.attempted.toLocaleString("en")}${burst.failure ? ` (${burst.failure})` : ""}`,
+  });
+
+  const routes = f.hono.routes;
+  if (routes.sluice === undefined) {
+    floors.push({ floor: "Hono middleware added time <= the lightest peer's", met: null, detail: f.hono.sluice });
+  } else {
+    const others = Object.entries(routes).filter(([r]) => r !== "bare" && r !== "sluice");
+    const lightest = others.reduce((a, b) => (b[1].addedMicroseconds.median < a[1].addedMicroseconds.median ? b : a));
+    const ours = routes.sluice.addedMicroseconds.median;
+    floors.push({
+      floor: "Hono middleware added time <= the lightest peer's",
+      met: ours <= lightest[1].addedMicroseconds.median,
+      detail: `sluice +${ours.toFixed(2)} us; lightest other ${lightest[0]} +${lightest[1].addedMicroseconds.median.toFixed(2)} us`,
+    });
+  }
+  return floors;
+}

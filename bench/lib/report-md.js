@@ -1,0 +1,127 @@
+// bench/results.md: the run's figures as markdown tables, each cell a median with its ratio to the
+// plain-JS fixed window of the same run.
+
+const si = (n) => {
+  if (n === null || n === undefined || Number.isNaN(n)) return "n/a";
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return n.toFixed(n >= 100 ? 0 : 2);
+};
+const times = (r) => (r === null || r === undefined ? "" : ` (x${r.toFixed(2)})`);
+const table = (head, rows) =>
+  [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
+export function renderMarkdown(results) {
+  const { machine: m, figures: f, subjects } = results;
+  const label = (name) => subjects[name]?.label ?? name;
+  const out = [];
+  out.push(`# sluice bench results`);
+  out.push("");
+  out.push(
+    `${results.quick ? "Quick" : "Full"} run of ${m.date.slice(0, 10)} (${m.date}), ${results.elapsedSeconds} s: ` +
+      `${m.nproc} x ${m.cpuModel}, ${m.memoryGiB} GiB, load average ${m.loadAverageAtStart?.join(" ")} at start and ` +
+      `${m.loadAverageAtEnd?.join(" ")} at end. Node ${m.node}, workerd ${m.versions.workerd} (miniflare ${m.versions.miniflare}), ` +
+      `rate-limiter-flexible ${m.versions["rate-limiter-flexible"]}, hono-rate-limiter ${m.versions["hono-rate-limiter"]}, ` +
+      `express-rate-limit ${m.versions["express-rate-limit"]}, hono ${m.versions.hono}.`,
+  );
+  out.push("");
+  out.push(
+    `Every limiter runs in its own workerd isolate. Each figure is the median of ${results.plan.reps} interleaved repetitions ` +
+      `(loops of at least ${results.plan.minMs} ms, timed inside the request with workerd's millisecond clock); ` +
+      `(xN) is the median per-repetition ratio to the plain-JS fixed window (${results.baseline}) of the same run. ` +
+      `Each decision reads Date.now(), as a Worker must. Absolute numbers drift with the machine's load; ratios hold better.`,
+  );
+
+  out.push("", "## Floors", "");
+  out.push(table(["floor", "met", "detail"], results.floors.map((x) => [x.floor, x.met === null ? "pending" : x.met ? "yes" : "**no**", x.detail])));
+
+  out.push("", "## 1. Decisions per second, one hot key", "");
+  const hot = f.hotKey;
+  const modes = Object.keys(hot);
+  out.push(
+    table(
+      ["limiter", ...modes],
+      Object.keys(hot[modes[0]]).map((s) => [label(s), ...modes.map((mode) => `${si(hot[mode][s].decisionsPerSecond.median)}/s${times(hot[mode][s].ratio)}`)]),
+    ),
+  );
+
+  out.push("", "## 2. Decisions per second over many keys (after the keys exist)", "");
+  const cols = Object.keys(f.manyKeys);
+  out.push(
+    table(
+      ["limiter", ...cols.map((c) => c.replace(/^(\d+)/, (n) => `${Number(n).toLocaleString("en")} keys,`))],
+      Object.keys(f.manyKeys[cols[0]]).map((s) => [label(s), ...cols.map((c) => `${si(f.manyKeys[c][s].decisionsPerSecond.median)}/s${times(f.manyKeys[c][s].ratio)}`)]),
+    ),
+  );
+  out.push("", "Zipf: rank r drawn with weight 1/r (s = 1). Keys are IPv4 address strings; lookups use new string objects, not the ones inserted.");
+
+  out.push("", "## 3. Bytes per key", "");
+  const sizes = Object.keys(f.bytesPerKey);
+  const largest = sizes[sizes.length - 1];
+  const subjectsByMemory = Object.keys(f.bytesPerKey[largest]);
+  out.push(
+    table(
+      ["limiter", ...sizes.map((k) => `${Number(k).toLocaleString("en")} keys`), "keys held", "V8 heap growth", "linear memory"],
+      subjectsByMemory.map((s) => {
+        const big = f.bytesPerKey[largest][s];
+        return [
+          big.keysInserted === Number(largest) ? label(s) : `${label(s)}, at ${big.keysInserted.toLocaleString("en")} keys`,
+          ...sizes.map((k) => (f.bytesPerKey[k][s] ? `${f.bytesPerKey[k][s].bytesPerKey.toFixed(1)} B${times(f.bytesPerKey[k][s].ratio)}` : "")),
+          `${big.keysHeld.toLocaleString("en")} of ${big.keysInserted.toLocaleString("en")}`,
+          `${(big.heapBytes / 2 ** 20).toFixed(1)} MiB`,
+          big.linearMemoryBytes === null ? "" : `${(big.linearMemoryBytes / 2 ** 20).toFixed(1)} MiB`,
+        ];
+      }),
+    ),
+  );
+  out.push(
+    "",
+    "Heap growth is read through workerd's inspector (HeapProfiler.collectGarbage, then Runtime.getHeapUsage) before and after " +
+      "inserting the keys; sluice adds its whole linear memory (the key table, allocated once for keyCapacity = the key count). " +
+      "Bytes per key divide by the keys inserted; a full sluice table evicts a few keys (held < inserted).",
+  );
+
+  out.push("", "## 4. New keys inserted in one request", "");
+  out.push(
+    table(
+      ["limiter", "inserted", "time", "error"],
+      Object.entries(f.newKeysInOneRequest).map(([s, r]) => [label(s), `${r.inserted.toLocaleString("en")} of ${r.attempted.toLocaleString("en")}`, `${Math.round(r.ms)} ms`, r.failure ?? ""]),
+    ),
+  );
+
+  out.push("", "## 5. Hono route behind each middleware", "");
+  const h = f.hono;
+  out.push(
+    table(
+      ["route", "us per request (in one request)", "added us", "requests/s via dispatchFetch", "vs bare"],
+      Object.entries(h.routes).map(([route, r]) => [
+        route,
+        r.microsecondsPerRequest.median.toFixed(2),
+        r.addedMicroseconds === null ? "" : `+${r.addedMicroseconds.median.toFixed(2)}`,
+        si(r.requestsPerSecond.median),
+        `x${r.requestsPerSecondRatioToBare.toFixed(2)}`,
+      ]),
+    ),
+  );
+  out.push(
+    "",
+    `Inside one request: ${h.count.toLocaleString("en")} app.fetch calls per repetition from 1,000 client addresses (all admitted). ` +
+      `Through dispatchFetch: ${h.fetchCount.toLocaleString("en")} requests, 8 in flight.` +
+      (h.sluice === "measured" ? "" : ` sluice row: ${h.sluice}.`),
+  );
+
+  out.push("", "## 6. sluice.wasm", "");
+  const w = f.wasm;
+  out.push(
+    table(
+      ["raw", "gzip -9", "first instance in a fresh isolate", "per instance (mean of " + w.instancesPerIsolate + ")"],
+      [[`${w.rawBytes.toLocaleString("en")} B`, `${w.gzipBytes.toLocaleString("en")} B`, `${w.firstInstanceMs.median} ms (1 ms clock)`, `${w.microsecondsPerInstance.median.toFixed(1)} us`]],
+    ),
+  );
+  out.push("", `${w.note}.`);
+
+  out.push("", "## 7. Durable Object store", "");
+  out.push(f.durableObject.measured ? "See results.json." : `Not measured: ${f.durableObject.reason}.`);
+  out.push("");
+  return out.join("\n");
+}

@@ -1,0 +1,186 @@
+// The bench Worker. bench/run.js starts one isolate per limiter (so heaps are measured apart and one
+// subject's garbage never slows another) and drives it through these GET routes, each answering JSON.
+import wasmModule from "../../wasm-bindings/sluice.wasm";
+import { SluiceCore } from "../../wasm-bindings/sluice.js";
+import { SUBJECTS } from "./subjects.js";
+import { HOT_KEY, ORDER_LENGTH, arrivalOrder, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
+import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
+
+const STATE = Symbol.for("sluice.bench");
+function state() {
+  globalThis[STATE] ??= { instances: new Map(), orders: new Map(), keys: new Map(), app: null };
+  return globalThis[STATE];
+}
+
+function numberParam(params, name) {
+  const value = Number(params.get(name));
+  if (!Number.isFinite(value)) throw new Error(`query parameter ${name} must be a number`);
+  return value;
+}
+
+function instance(params) {
+  const slot = params.get("slot");
+  const found = state().instances.get(slot);
+  if (found === undefined) throw new Error(`no instance in slot ${slot}`);
+  return found;
+}
+
+function subjectOf(name) {
+  const subject = SUBJECTS[name];
+  if (subject === undefined) throw new Error(`unknown subject ${name}`);
+  return subject;
+}
+
+// A hot key is one key repeated: the order is all zeros over a one-key list.
+function workload(keyCount, distribution) {
+  const s = state();
+  if (distribution === "hot") {
+    return { keys: [HOT_KEY], order: s.orders.get("hot") ?? s.orders.set("hot", new Uint32Array(ORDER_LENGTH)).get("hot") };
+  }
+  const id = `${distribution}:${keyCount}`;
+  if (!s.orders.has(id)) s.orders.set(id, arrivalOrder(keyCount, distribution));
+  if (!s.keys.has(keyCount)) s.keys.set(keyCount, keyList(keyCount));
+  return { keys: s.keys.get(keyCount), order: s.orders.get(id) };
+}
+
+const routes = {
+  ping: () => ({ ok: true }),
+
+  // Creates a limiter of `subject` in `slot` (replacing what was there).
+  create(params) {
+    const name = params.get("subject");
+    const subject = subjectOf(name);
+    const config = {
+      limit: numberParam(params, "limit"),
+      windowMs: numberParam(params, "windowMs"),
+      keyCapacity: numberParam(params, "keyCapacity"),
+    };
+    state().instances.set(params.get("slot"), { name, subject, limiter: subject.make(config) });
+    return { created: name };
+  },
+
+  drop(params) {
+    const s = state();
+    s.instances.delete(params.get("slot"));
+    // Key lists and orders are large; drop them too when asked, before a heap reading.
+    if (params.get("workloads") === "1") {
+      s.orders.clear();
+      s.keys.clear();
+    }
+    return { dropped: true };
+  },
+
+  // Inserts keys [from, to), each built afresh, so the limiter holds strings of its own.
+  async populate(params) {
+    const { subject, limiter } = instance(params);
+    const from = numberParam(params, "from");
+    const to = numberParam(params, "to");
+    let admitted = 0;
+    if (subject.asynchronous) {
+      for (let i = from; i < to; i++) if (await limiter.decide(keyOf(i))) admitted++;
+    } else {
+      for (let i = from; i < to; i++) if (limiter.decide(keyOf(i))) admitted++;
+    }
+    return { admitted };
+  },
+
+  // Times decisions over `keys` keys in `dist` order ("hot", "uniform", "zipf") for at least minMs,
+  // after a warm-up of a quarter of that.
+  async time(params) {
+    const { subject, limiter } = instance(params);
+    const { keys, order } = workload(numberParam(params, "keys"), params.get("dist"));
+    const minMs = numberParam(params, "minMs");
+    const run = subject.asynchronous ? timeAsync : timeSync;
+    await run(limiter.decide, keys, order, minMs / 4);
+    return await run(limiter.decide, keys, order, minMs);
+  },
+
+  // What a limiter holds: its key count and, for sluice, its linear memory and table.
+  hold(params) {
+    const { limiter } = instance(params);
+    return {
+      keysHeld: limiter.keysHeld(),
+      linearMemoryBytes: limiter.linearMemoryBytes?.() ?? null,
+      table: limiter.stats?.() ?? null,
+    };
+  },
+
+  // Figure 4: `count` new keys into a new limiter, in this one request, until the first error.
+  async burst(params) {
+    const name = params.get("subject");
+    const subject = subjectOf(name);
+    const count = numberParam(params, "count");
+    const limiter = subject.make({ limit: 100, windowMs: 3_600_000, keyCapacity: count });
+    let inserted = 0;
+    let failure = null;
+    const start = performance.now();
+    try {
+      for (let i = 0; i < count; i++) {
+        const decided = limiter.decide(keyOf(i));
+        if (subject.asynchronous) await decided;
+        inserted++;
+      }
+    } catch (e) {
+      failure = String(e?.message ?? e);
+    }
+    return { inserted, failure, ms: performance.now() - start };
+  },
+
+  // Figure 6: `count` fresh instances (instantiate + one rule + one check), and the first one apart.
+  instantiate(params) {
+    const count = numberParam(params, "count");
+    const once = () => {
+      const core = SluiceCore.instantiate(wasmModule);
+      const rule = core.addRule({ algorithm: "fixed-window", limit: 10, windowMs: 60_000, keyCapacity: 1000 });
+      return core.check(rule, HOT_KEY, 1, Date.now()).allowed;
+    };
+    const firstStart = performance.now();
+    once();
+    const firstMs = performance.now() - firstStart;
+    const start = performance.now();
+    for (let i = 0; i < count; i++) once();
+    return { count, ms: performance.now() - start, firstMs };
+  },
+
+  // Figure 5, inside one request: `count` requests through app.fetch on `route`, from 1,000 clients.
+  async hono(params) {
+    const s = state();
+    s.app ??= buildApp();
+    const route = params.get("route");
+    const count = numberParam(params, "count");
+    const clients = Array.from({ length: 1000 }, (_, i) => keyOf(i));
+    const url = `http://bench/${route}`;
+    const send = async (i) => {
+      const response = await s.app.fetch(new Request(url, { headers: { "cf-connecting-ip": clients[i % 1000] } }));
+      return response.status;
+    };
+    for (let i = 0; i < Math.min(count, 2000); i++) await send(i); // warm-up
+    let ok = 0;
+    const start = performance.now();
+    for (let i = 0; i < count; i++) if ((await send(i)) === 200) ok++;
+    return { count, ok, ms: performance.now() - start };
+  },
+
+  honoRoutes: () => ({ routes: Object.keys(ROUTES).filter((r) => ROUTES[r] !== undefined), sluiceStatus }),
+};
+
+export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    const [, first, second] = url.pathname.split("/");
+    // Figure 5 through dispatchFetch: /app/<route> is the Hono app itself.
+    if (first === "app") {
+      const s = state();
+      s.app ??= buildApp();
+      const inner = new URL(`/${second}`, url);
+      return s.app.fetch(new Request(inner, request));
+    }
+    const route = routes[first];
+    if (route === undefined) return Response.json({ error: `no route ${url.pathname}` }, { status: 404 });
+    try {
+      return Response.json(await route(url.searchParams));
+    } catch (e) {
+      return Response.json({ error: String(e?.stack ?? e) }, { status: 500 });
+    }
+  },
+};
