@@ -268,7 +268,8 @@ export class SluiceCore {
   // skips the copy). Byte keys are never remembered: the caller may change them in place.
   #writeKey(index, key) {
     if (index === 0) {
-      if (key === this.#slot0Key) return this.#slot0Length;
+      // Only a string can match: the empty marker (null) must never pass for a key.
+      if (typeof key === "string" && key === this.#slot0Key) return this.#slot0Length;
       this.#slot0Key = null;
       const length = this.#copyKey(0, key);
       if (typeof key === "string") {
