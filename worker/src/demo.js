@@ -9,12 +9,8 @@
 import { Hono } from "hono";
 
 import { firstOf, ip, rateLimit, route, user } from "./hono.js";
-
 // The demo's stand-in for authentication: "Authorization: Bearer <token>", the token as the user id.
-function bearerToken(c) {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
-  return match === null ? undefined : match[1];
-}
+import { bearerToken } from "./keys.js";
 
 /**
  * createDemoApp builds the demo API. For tests: `clock` replaces the wall clock (fixed instants), and
