@@ -5,8 +5,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { Miniflare } from "miniflare";
 import { FIXTURE_CONFIG, ROOT, startGateway } from "./fixtures/gateway/harness.js";
 import "./helpers/node-wasm.js";
+import { workerOptions } from "./helpers/worker.js";
 
 const { ConfigError, resolveConfig, validateConfig } = await import("../../worker/src/gateway/config.js");
 const { createGateway } = await import("../../worker/src/gateway/gateway.js");
@@ -389,6 +391,25 @@ describe("in the Worker, configuration is checked at start-up", () => {
       assert.equal(gateway.upstream.length, 0);
     } finally {
       await gateway.mf.dispose().catch(() => {});
+    }
+  });
+
+  test("the shipped Worker too: an invalid SLUICE_CONFIG stops it, naming the field", async () => {
+    const broken = structuredClone(SHIPPED);
+    broken.routes[4].rules[0].windowSec = 0;
+    let stderr = "";
+    const mf = new Miniflare({
+      ...(await workerOptions({ name: "demo", entry: "demo", bindings: { SLUICE_CONFIG: JSON.stringify(broken) } })),
+      handleRuntimeStdio(out, err) {
+        out.resume();
+        err.on("data", (chunk) => (stderr += chunk));
+      },
+    });
+    try {
+      await assert.rejects(mf.ready, /failed to start/);
+      assert.match(stderr, /invalid gateway configuration \(SLUICE_CONFIG\): routes\[4\]\.rules\[0\]\.windowSec: must be a positive number of seconds/);
+    } finally {
+      await mf.dispose().catch(() => {});
     }
   });
 
