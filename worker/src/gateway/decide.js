@@ -111,6 +111,11 @@ function mergedOutcome(checked, blocked) {
   };
 }
 
+// A request no store checked: every rule in bypass mode, or the Worker's dev bypass (`bypassHeaders`).
+function unchecked(verdicts, bypassHeaders) {
+  return { blocked: false, verdicts, checked: [], outcome: null, bypassHeaders };
+}
+
 /**
  * Checks `route`'s rules for `request`. `limiterFor(ruleIndexes)` gives the limiter of those rules of
  * the route, all of one store (see gateway.js for the contract). Resolves to
@@ -133,9 +138,7 @@ export async function decide(route, limiterFor, request, env, ctx) {
       continue;
     }
     const first = await checkRules(limiterFor, group, request, env, ctx);
-    if (first.bypassHeaders !== undefined) {
-      return { blocked: false, verdicts, checked: [], outcome: null, bypassHeaders: first.bypassHeaders };
-    }
+    if (first.bypassHeaders !== undefined) return unchecked(verdicts, first.bypassHeaders);
     record(verdicts, group, first.outcome);
     asked.push(...group);
     blocked = group.some((index) => verdicts[index].event === "denied");
@@ -143,9 +146,7 @@ export async function decide(route, limiterFor, request, env, ctx) {
       const retry = group.filter((index) => verdicts[index].event !== "would_have_denied");
       if (retry.length > 0) {
         const second = await checkRules(limiterFor, retry, request, env, ctx);
-        if (second.bypassHeaders !== undefined) {
-          return { blocked: false, verdicts, checked: [], outcome: null, bypassHeaders: second.bypassHeaders };
-        }
+        if (second.bypassHeaders !== undefined) return unchecked(verdicts, second.bypassHeaders);
         record(verdicts, retry, second.outcome);
         // Another request may have used the last unit between the two calls: an enforced rule
         // denying now blocks; a shadowed one denying now leaves this request admitted and uncharged.
@@ -153,7 +154,7 @@ export async function decide(route, limiterFor, request, env, ctx) {
       }
     }
   }
-  if (asked.length === 0) return { blocked: false, verdicts, checked: [], outcome: null, bypassHeaders: null };
+  if (asked.length === 0) return unchecked(verdicts, null);
   const checked = asked.sort((a, b) => a - b).map((index) => verdicts[index]);
   return { blocked, verdicts, checked, outcome: mergedOutcome(checked, blocked), bypassHeaders: null };
 }
