@@ -11,6 +11,7 @@ import "./helpers/node-wasm.js";
 const { validateConfig } = await import("../../worker/src/gateway/config.js");
 const { LimiterContractError, decide } = await import("../../worker/src/gateway/decide.js");
 const { createLimiterFactory } = await import("../../worker/src/gateway/limiter.js");
+const { createGateway } = await import("../../worker/src/gateway/gateway.js");
 const { isolateTestHooks } = await import("../../worker/src/isolate.js");
 
 // An independent statement of the rollout hash — FNV-1a over UTF-8, then MurmurHash3's fmix32 —
@@ -310,6 +311,59 @@ describe("a request's verdict over a route's rules", () => {
     await assert.rejects(decide(r, short, request(), {}, {}), LimiterContractError);
     const none = () => ({ limit: async () => undefined });
     await assert.rejects(decide(r, none, request(), {}, {}), /answered no checks for 2 rules/);
+  });
+});
+
+describe("rate-limited responses, as `responses` shapes them", () => {
+  // A gateway under Node, its upstream a service binding that answers "ok": a 429 never reaches it.
+  const env = { UP: { fetch: async () => new Response("ok") } };
+  const gatewayWith = (responses) =>
+    createGateway(
+      validateConfig({
+        routes: [
+          {
+            prefix: "/r",
+            methods: ["GET"],
+            upstream: { url: "https://up.internal/r", service: "UP" },
+            rules: [{ name: "one", algorithm: "fixed-window", limit: 1, windowSec: 60, key: "ip" }],
+          },
+        ],
+        responses,
+      }),
+      { now: () => LIMITER_NOW, log: () => {} },
+    );
+  const twice = async (gateway) => {
+    const request = () => new Request("https://gateway.test/r", { headers: { "cf-connecting-ip": "192.0.2.99" } });
+    assert.equal((await gateway.fetch(request(), env, {})).status, 200);
+    return gateway.fetch(request(), env, {});
+  };
+
+  beforeEach(() => isolateTestHooks.reset());
+
+  test("problem+json with a code of one's own, and only the draft's header fields", async () => {
+    const denied = await twice(gatewayWith({ code: "SLOW_DOWN", problemJson: true, headers: "draft" }));
+    assert.equal(denied.status, 429);
+    assert.equal(denied.headers.get("content-type"), "application/problem+json");
+    assert.deepEqual(await denied.json(), {
+      type: "https://iana.org/assignments/http-problem-types#quota-exceeded",
+      title: "Request cannot be satisfied as assigned quota has been exceeded",
+      status: 429,
+      "violated-policies": ["one"],
+      code: "SLOW_DOWN",
+      retryAfter: 50,
+      limit: 1,
+      remaining: 0,
+      reset: 50,
+    });
+    assert.equal(denied.headers.get("x-ratelimit-limit"), null);
+    assert.equal(denied.headers.get("ratelimit"), '"one";r=0;t=50');
+    assert.equal(denied.headers.get("retry-after"), "50");
+  });
+
+  test("headers 'none': no rate-limit fields, but a 429 still says when to retry", async () => {
+    const denied = await twice(gatewayWith({ headers: "none" }));
+    assert.deepEqual([...denied.headers.keys()].filter((name) => name.includes("ratelimit")), []);
+    assert.equal(denied.headers.get("retry-after"), "50");
   });
 });
 
