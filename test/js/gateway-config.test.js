@@ -5,8 +5,14 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { ConfigError, resolveConfig, validateConfig } from "../../worker/src/gateway/config.js";
-import { ADMIN_TOKEN, FIXTURE_CONFIG, ROOT, UPSTREAM_TOKEN, startGateway } from "./fixtures/gateway/harness.js";
+import { Miniflare } from "miniflare";
+import { FIXTURE_CONFIG, ROOT, startGateway } from "./fixtures/gateway/harness.js";
+import "./helpers/node-wasm.js";
+import { workerOptions } from "./helpers/worker.js";
+
+const { ConfigError, resolveConfig, validateConfig } = await import("../../worker/src/gateway/config.js");
+const { createGateway } = await import("../../worker/src/gateway/gateway.js");
+const { isolateTestHooks } = await import("../../worker/src/isolate.js");
 
 const SHIPPED = JSON.parse(readFileSync(join(ROOT, "gateway.config.json"), "utf8"));
 
@@ -73,28 +79,11 @@ describe("the shipped gateway.config.json", () => {
     assert.equal(config.analytics.binding, "SLUICE_ANALYTICS");
   });
 
-  test("serves as it is, in the Worker, with its service binding and secrets", async () => {
-    const gateway = await startGateway({ bundledConfig: SHIPPED, bindings: { SLUICE_ADMIN_TOKEN: ADMIN_TOKEN } });
-    try {
-      const geo = await gateway.fetch("/v1/geo/cities?q=lyon", { headers: { "cf-connecting-ip": "192.0.2.1" } });
-      assert.equal(geo.status, 200);
-      assert.equal(geo.headers.get("cache-control"), "public, max-age=30");
-      assert.deepEqual(await geo.json(), { via: "service", path: "/geo/cities" });
-      const order = await gateway.fetch("/v1/orders", { method: "POST", headers: { authorization: "Bearer user-1" }, body: "{}" });
-      assert.equal(order.status, 200);
-      assert.deepEqual(gateway.service.map((s) => [s.url, s.authorization]), [
-        ["https://demo-upstream.internal/geo/cities?q=lyon", `Bearer ${UPSTREAM_TOKEN}`],
-        ["https://demo-upstream.internal/orders", `Bearer ${UPSTREAM_TOKEN}`],
-      ]);
-      assert.equal((await gateway.fetch("/v1/geo", { method: "DELETE" })).status, 405);
-      assert.equal((await gateway.fetch("/v2/anything")).status, 404);
-      const metrics = await gateway.fetch("/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-      assert.equal(metrics.status, 200);
-      assert.match(await metrics.text(), /sluice_rule_admitted_total\{route="\/v1\/geo",rule="geo-burst",mode="enforce"\} 1/);
-      assert.equal(gateway.upstream.length, 0, "the demo upstream is reached only through its binding");
-    } finally {
-      await gateway.dispose();
-    }
+  test("builds, limiters included, as the shipped Worker builds it at start-up (worker-demo.test.js serves it)", () => {
+    const gateway = createGateway(resolveConfig(SHIPPED, {}));
+    assert.deepEqual(gateway.config.routes.map((route) => route.prefix), ["/auth/login", "/auth/refresh", "/api", "/api/checkout", "/data"]);
+    const checkout = gateway.config.routes[3];
+    assert.deepEqual(checkout.storeGroups.map((group) => group.map((i) => checkout.rules[i].name)), [["api"], ["checkout"]]);
   });
 
   test("the test fixture configuration validates too", () => {
@@ -105,8 +94,10 @@ describe("the shipped gateway.config.json", () => {
 describe("validated rules take the limiter options' shape", () => {
   const config = validateConfig(base());
 
-  test("windows in ms, burst 0 for none, keys as canonical parts, defaults applied", () => {
+  test("windows in ms, burst 0 for none, keys as canonical parts, defaults applied: the host's rule plus the gateway's fields", () => {
     assert.deepEqual({ ...config.routes[0].rules[0] }, {
+      id: "a-ip|fixed-window|10|60000|0",
+      keyCapacity: 50_000,
       name: "a-ip",
       algorithm: "fixed-window",
       limit: 10,
@@ -192,27 +183,34 @@ describe("every kind of configuration error names its field", () => {
     rejects((c) => (c.routes[2].rules[0].name = 'a"b'), "routes[2].rules[0].name", /letters, digits/);
     rejects((c) => (c.routes[1].rules[1].name = "b-ip"), "routes[1].rules[1].name", /already the name of routes\[1\]\.rules\[0\]/);
     rejects((c) => (c.routes[1].rules[0].name = "a-ip"), "routes[1].rules[0].name", /defined differently in routes\[0\]\.rules\[0\]/);
-    rejects((c) => (c.routes[0].rules[0].algorithm = "leaky"), "routes[0].rules[0].algorithm", /one of "fixed-window"/);
-    rejects((c) => delete c.routes[0].rules[0].algorithm, "routes[0].rules[0].algorithm", /one of/);
+    rejects((c) => (c.routes[0].rules[0].algorithm = "leaky"), "routes[0].rules[0].algorithm", /one of fixed-window, sliding-log/);
+    rejects((c) => delete c.routes[0].rules[0].algorithm, "routes[0].rules[0].algorithm", /is required: one of fixed-window/);
     rejects((c) => (c.routes[2].rules[0].limit = 0), "routes[2].rules[0].limit", /whole number from 1/);
     rejects((c) => (c.routes[2].rules[0].limit = -5), "routes[2].rules[0].limit", /whole number from 1/);
     rejects((c) => (c.routes[2].rules[0].limit = 1.5), "routes[2].rules[0].limit", /whole number/);
     rejects((c) => (c.routes[2].rules[0].limit = NaN), "routes[2].rules[0].limit", /got NaN/);
+    rejects(
+      (c) => Object.assign(c.routes[1].rules[1], { limit: 2 ** 31, windowSec: 0.001 }),
+      "routes[1].rules[1].limit",
+      /out of range for gcra/,
+    );
     rejects((c) => (c.routes[2].rules[0].limit = "10"), "routes[2].rules[0].limit", /whole number/);
     rejects((c) => (c.routes[2].rules[0].limit = 2 ** 31 + 1), "routes[2].rules[0].limit", /2147483648/);
-    rejects((c) => delete c.routes[2].rules[0].windowSec, "routes[2].rules[0].windowSec", /exactly one of/);
-    rejects((c) => (c.routes[2].rules[0].windowMs = 1000), "routes[2].rules[0].windowSec", /exactly one of/);
-    rejects((c) => (c.routes[2].rules[0].windowSec = 0), "routes[2].rules[0].windowSec", /number from/);
-    rejects((c) => (c.routes[2].rules[0].windowSec = -1), "routes[2].rules[0].windowSec", /number from/);
-    rejects((c) => (c.routes[2].rules[0].windowSec = 0.0005), "routes[2].rules[0].windowSec", /number from/);
+    rejects((c) => delete c.routes[2].rules[0].windowSec, "routes[2].rules[0].windowSec", /is missing.*or windowMs/);
+    rejects((c) => (c.routes[2].rules[0].windowMs = 1000), "routes[2].rules[0].windowMs", /cannot be given with windowSec/);
+    rejects((c) => (c.routes[2].rules[0].windowSec = 0), "routes[2].rules[0].windowSec", /positive number of seconds/);
+    rejects((c) => (c.routes[2].rules[0].windowSec = -1), "routes[2].rules[0].windowSec", /positive number of seconds/);
+    rejects((c) => (c.routes[2].rules[0].windowSec = 0.0005), "routes[2].rules[0].windowSec", /whole number of milliseconds/);
     rejects((c) => (c.routes[2].rules[0].windowSec = 1.0001), "routes[2].rules[0].windowSec", /whole number of milliseconds/);
-    rejects((c) => (c.routes[1].rules[0].windowMs = 0), "routes[1].rules[0].windowMs", /whole number from 1/);
-    rejects((c) => (c.routes[1].rules[0].windowMs = 2 ** 36 + 1), "routes[1].rules[0].windowMs", /whole number/);
+    rejects((c) => (c.routes[1].rules[0].windowMs = 0), "routes[1].rules[0].windowMs", /whole number of milliseconds, at least 1/);
+    rejects((c) => (c.routes[1].rules[0].windowMs = 2 ** 36 + 1), "routes[1].rules[0].windowMs", /out of range for token-bucket/);
+    rejects((c) => (c.routes[2].rules[0].limit = 100_000), "routes[2].rules[0].limit", /sliding-log.*keyCapacity/);
+    rejects((c) => (c.routes[2].rules[0].keyCapacity = 0), "routes[2].rules[0].keyCapacity", /whole number from 1/);
     rejects((c) => (c.routes[0].rules[0].windowsec = 60), "routes[0].rules[0].windowsec", /unknown field/);
   });
 
   test("bursts, keys, stores, modes and rollouts", () => {
-    rejects((c) => (c.routes[0].rules[0].burst = 5), "routes[0].rules[0].burst", /only token-bucket, leaky-bucket, gcra/);
+    rejects((c) => (c.routes[0].rules[0].burst = 5), "routes[0].rules[0].burst", /applies to token-bucket, leaky-bucket and gcra, not fixed-window/);
     rejects((c) => (c.routes[1].rules[0].burst = 0), "routes[1].rules[0].burst", /whole number from 1/);
     rejects((c) => delete c.routes[0].rules[0].key, "routes[0].rules[0].key", /required/);
     rejects((c) => (c.routes[0].rules[0].key = "cookie"), "routes[0].rules[0].key", /one of ip, user, route, apiKey:<header>/);
@@ -277,6 +275,50 @@ describe("every kind of configuration error names its field", () => {
     const upstream = validateConfig(ok).routes[1].upstream;
     assert.deepEqual([...upstream.forwardHeaders], ["authorization", "cf-connecting-ip"]);
     assert.equal(upstream.cacheControl, 'private, max-age=60, community="UCI"');
+  });
+
+  test("stores and responses: the host's own options, validated by the host", () => {
+    rejects((c) => (c.stores = []), "stores", /must be an object/);
+    rejects((c) => (c.stores = { memory: {} }), "stores.memory", /unknown field \(expected one of durable, kv\)/);
+    rejects((c) => (c.stores = { durable: { store: "kv" } }), "stores.durable.store", /unknown field/);
+    rejects((c) => (c.stores = { durable: { timeoutMs: 0 } }), "stores.durable.timeoutMs", /./);
+    rejects((c) => (c.stores = { durable: { shards: 0 } }), "stores.durable.shards", /./);
+    rejects((c) => (c.stores = { durable: { fallback: ["memory", "kv"] } }), "stores.durable.fallback", /asks KV before memory/);
+    rejects((c) => (c.stores = { durable: { failMode: "sometimes" } }), "stores.durable.failMode", /"open" or "closed"/);
+    rejects((c) => (c.stores = { kv: { shards: 2 } }), "stores.kv.shards", /applies to store 'durable', not 'kv'/);
+    rejects((c) => (c.stores = { kv: { bindings: { kv: "" } } }), "stores.kv.bindings.kv", /name of a binding/);
+    rejects((c) => (c.responses = { headers: "all" }), "responses.headers", /one of legacy, draft, both, none/);
+    rejects((c) => (c.responses = { problemJson: "yes" }), "responses.problemJson", /true or false/);
+    rejects((c) => (c.responses = { code: "" }), "responses.code", /non-empty string/);
+    rejects((c) => (c.responses = { status: 503 }), "responses.status", /unknown field/);
+    const defaults = validateConfig(base());
+    assert.deepEqual({ ...defaults.responses }, { code: "sluice_rate_limited", headers: "both", problemJson: false });
+    assert.deepEqual(JSON.parse(JSON.stringify(defaults.stores)), { durable: {}, kv: {} });
+    const tuned = base();
+    tuned.stores = { durable: { shards: "key", timeoutMs: 200, failMode: "closed", fallback: ["memory"] } };
+    tuned.responses = { code: 42, problemJson: true, headers: "draft" };
+    const config = validateConfig(tuned);
+    assert.deepEqual({ ...config.stores.durable }, tuned.stores.durable);
+    assert.deepEqual({ ...config.responses }, tuned.responses);
+  });
+
+  test("what sluice refuses when the limiters are built names the rule, at start-up", () => {
+    isolateTestHooks.reset();
+    const big = base();
+    // About 30.5 MiB of fixed-window table each: two do not fit the isolate's 56 MiB.
+    big.routes[0].rules[0].keyCapacity = 1_200_000;
+    big.routes[1].rules[0] = { name: "b-big", algorithm: "fixed-window", limit: 5, windowSec: 1, keyCapacity: 1_200_000, key: "ip" };
+    const config = validateConfig(big, "test.json");
+    assert.throws(
+      () => createGateway(config),
+      (error) => {
+        assert.ok(error instanceof ConfigError, String(error));
+        assert.equal(error.path, "routes[1].rules[0].keyCapacity");
+        assert.match(error.message, /^invalid gateway configuration \(test\.json\): routes\[1\]\.rules\[0\]\.keyCapacity: brings this Worker's key tables to \d+ MiB/);
+        return true;
+      },
+    );
+    isolateTestHooks.reset();
   });
 
   test("admin and analytics", () => {
@@ -349,6 +391,25 @@ describe("in the Worker, configuration is checked at start-up", () => {
       assert.equal(gateway.upstream.length, 0);
     } finally {
       await gateway.mf.dispose().catch(() => {});
+    }
+  });
+
+  test("the shipped Worker too: an invalid SLUICE_CONFIG stops it, naming the field", async () => {
+    const broken = structuredClone(SHIPPED);
+    broken.routes[4].rules[0].windowSec = 0;
+    let stderr = "";
+    const mf = new Miniflare({
+      ...(await workerOptions({ name: "demo", entry: "demo", bindings: { SLUICE_CONFIG: JSON.stringify(broken) } })),
+      handleRuntimeStdio(out, err) {
+        out.resume();
+        err.on("data", (chunk) => (stderr += chunk));
+      },
+    });
+    try {
+      await assert.rejects(mf.ready, /failed to start/);
+      assert.match(stderr, /invalid gateway configuration \(SLUICE_CONFIG\): routes\[4\]\.rules\[0\]\.windowSec: must be a positive number of seconds/);
+    } finally {
+      await mf.dispose().catch(() => {});
     }
   });
 

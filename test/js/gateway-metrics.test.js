@@ -4,60 +4,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { tokensEqual } from "../../worker/src/gateway/admin.js";
-import { validateConfig } from "../../worker/src/gateway/config.js";
 import { GatewayMetrics } from "../../worker/src/gateway/metrics.js";
 import { escapeHelp, escapeLabelValue, exposition, formatValue } from "../../worker/src/gateway/prometheus.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, startGateway } from "./fixtures/gateway/harness.js";
+import "./helpers/node-wasm.js";
+import { parseExposition, sample } from "./helpers/prometheus.js";
 
-// The text format's grammar, line by line: each family's HELP and TYPE come first, then its samples;
-// label values are quoted with \\, \" and \n escaped; no series appears twice.
-function parseExposition(text) {
-  assert.ok(text.endsWith("\n"), "the exposition ends with a newline");
-  const families = new Map();
-  const series = new Set();
-  let current = null;
-  const labelPair = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"/y;
-  for (const line of text.slice(0, -1).split("\n")) {
-    let match;
-    if ((match = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line)) !== null) {
-      assert.ok(!families.has(match[1]), `HELP for ${match[1]} twice`);
-      current = { name: match[1], help: match[2], type: null, samples: [] };
-      families.set(match[1], current);
-    } else if ((match = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line)) !== null) {
-      assert.equal(match[1], current?.name, "TYPE follows its family's HELP");
-      current.type = match[2];
-    } else {
-      match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      assert.ok(match !== null, `not a sample line: ${JSON.stringify(line)}`);
-      assert.equal(match[1], current?.name, `sample ${match[1]} outside its family`);
-      assert.ok(current.type !== null, "TYPE comes before the samples");
-      const labels = {};
-      const body = match[2] ?? "";
-      let at = 0;
-      while (at < body.length) {
-        labelPair.lastIndex = at;
-        const pair = labelPair.exec(body);
-        assert.ok(pair !== null, `bad labels ${JSON.stringify(body)}`);
-        labels[pair[1]] = pair[2].replace(/\\(.)/g, (_, c) => (c === "n" ? "\n" : c));
-        at = labelPair.lastIndex;
-        if (body[at] === ",") at++;
-      }
-      const key = `${match[1]}${JSON.stringify(labels)}`;
-      assert.ok(!series.has(key), `series twice: ${key}`);
-      series.add(key);
-      const value = match[3] === "+Inf" ? Infinity : match[3] === "-Inf" ? -Infinity : Number(match[3]);
-      assert.ok(!Number.isNaN(value) || match[3] === "NaN", `bad value ${match[3]}`);
-      current.samples.push({ labels, value });
-    }
-  }
-  return families;
-}
-
-function sample(families, name, labels) {
-  const found = families.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  assert.ok(found !== undefined, `no sample ${name} ${JSON.stringify(labels)}`);
-  return found.value;
-}
+const { validateConfig } = await import("../../worker/src/gateway/config.js");
 
 describe("the Prometheus text format", () => {
   test("label values escape backslash, double quote and line feed; HELP escapes backslash and line feed", () => {
@@ -118,16 +71,17 @@ describe("counters", () => {
 
   test("a verdict counts its event, plus near-limit and fallback when they apply", () => {
     const metrics = new GatewayMetrics(validateConfig(FIXTURE_CONFIG));
-    const decision = { allowed: true, limit: 10, remaining: 1, resetMs: 0, retryAfterMs: 0 };
-    metrics.countVerdict(0, 0, { event: "admitted", nearLimit: true, decision }, true);
-    metrics.countVerdict(0, 0, { event: "denied", nearLimit: false, decision: { ...decision, allowed: false } }, false);
-    metrics.countVerdict(3, 0, { event: "bypassed", nearLimit: false, decision: null }, true);
+    metrics.countVerdict(0, 0, { event: "admitted", nearLimit: true, fallback: true });
+    metrics.countVerdict(0, 0, { event: "denied", nearLimit: false, fallback: false });
+    metrics.countVerdict(3, 0, { event: "bypassed", nearLimit: false, fallback: false });
     assert.deepEqual(
       ["admitted", "denied", "near_limit", "fallbacks"].map((e) => metrics.ruleCount(0, 0, e)),
       [1, 1, 1, 1],
     );
     assert.equal(metrics.ruleCount(3, 0, "bypassed"), 1);
-    assert.equal(metrics.ruleCount(3, 0, "fallbacks"), 0, "a bypassed rule was decided by no store");
+    // failMode decided: no event of the rule's own, but a fallback all the same.
+    metrics.countVerdict(1, 0, { event: "unchecked", nearLimit: false, fallback: true });
+    assert.deepEqual(["admitted", "denied", "would_have_denied", "fallbacks"].map((e) => metrics.ruleCount(1, 0, e)), [0, 0, 0, 1]);
   });
 });
 
@@ -167,14 +121,15 @@ describe("through the running gateway", () => {
     for (let i = 0; i < 4; i++) await gateway.fetch("/v1/geo/x", from("192.0.2.1")); // 3 admitted, 1 denied
     for (let i = 0; i < 5; i++) await gateway.fetch("/v1/shadow/x", from("192.0.2.2"));
     for (let i = 0; i < 2; i++) await gateway.fetch("/v1/bypass/x", from("192.0.2.3"));
-    await gateway.fetch("/v1/geo/x", from("192.0.2.4", { "x-test-fallback": "durable" }));
+    await gateway.fetch("/v1/geo/x", from("192.0.2.4"));
+    await gateway.fetch("/v1/approx/x", from("192.0.2.4")); // approx-ip's KV is not bound: memory decides
     await gateway.fetch("/v1/slow/hang", from("192.0.2.5"));
     await gateway.fetch("/v1/geo/drop", from("192.0.2.6"));
     await gateway.fetch("/nope");
     await gateway.fetch("/v1/geo/x", { method: "DELETE" });
     await gateway.fetch("/v1/geo/..%2f");
-    // Points: one per request that reached the rules (4 + 5 + 2 + 3), plus one per rule of it.
-    points = await analyticsPoints(4 * 2 + 5 * 3 + 2 * 2 + 3 * 2);
+    // Points: one per request that reached the rules (4 + 5 + 2 + 3 + 1), plus one per rule of it.
+    points = await analyticsPoints(4 * 2 + 5 * 3 + 2 * 2 + 3 * 2 + 1 * 3);
     const response = await scrape();
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
@@ -204,7 +159,9 @@ describe("through the running gateway", () => {
   test("bypassed, fallbacks, upstream failures and refusals", () => {
     assert.equal(sample(families, "sluice_rule_bypassed_total", { rule: "bypass-ip" }), 2);
     assert.equal(sample(families, "sluice_rule_admitted_total", { rule: "bypass-ip" }), 0);
-    assert.equal(sample(families, "sluice_rule_fallbacks_total", { rule: "geo-ip" }), 1);
+    assert.equal(sample(families, "sluice_rule_fallbacks_total", { rule: "approx-ip" }), 1);
+    assert.equal(sample(families, "sluice_rule_fallbacks_total", { rule: "approx-route" }), 0, "its memory store did not fail");
+    assert.equal(sample(families, "sluice_rule_fallbacks_total", { rule: "geo-ip" }), 0);
     assert.equal(sample(families, "sluice_upstream_failures_total", { route: "/v1/slow", reason: "timeout" }), 1);
     assert.equal(sample(families, "sluice_upstream_failures_total", { route: "/v1/geo", reason: "timeout" }), 0);
     assert.equal(sample(families, "sluice_upstream_failures_total", { route: "/v1/geo", reason: "unreachable" }), 1);
@@ -217,7 +174,7 @@ describe("through the running gateway", () => {
 
   test("Analytics Engine: a request point and one point per rule, off the request path", () => {
     const requests = points.filter((p) => p.blobs[0] === "request");
-    assert.equal(requests.length, 14);
+    assert.equal(requests.length, 15);
     assert.deepEqual(requests[3], { indexes: ["/v1/geo"], blobs: ["request", "/v1/geo", "denied", "429"], doubles: [1, 429, 0, 0] });
     assert.deepEqual(requests[0], { indexes: ["/v1/geo"], blobs: ["request", "/v1/geo", "admitted", "200"], doubles: [1, 200, 200, 25] });
     const geoDenied = points.filter((p) => p.blobs[0] === "rule" && p.blobs[3] === "denied" && p.blobs[2] === "geo-ip");
@@ -226,7 +183,7 @@ describe("through the running gateway", () => {
     assert.equal(shadowed.length, 3);
     assert.ok(shadowed.every((p) => p.blobs[4] === "shadow"));
     const fellBack = points.filter((p) => p.blobs[0] === "rule" && p.doubles[4] === 1);
-    assert.equal(fellBack.length, 1);
+    assert.deepEqual(fellBack.map((p) => p.blobs[2]), ["approx-ip"]);
     assert.deepEqual(
       points.filter((p) => p.blobs[2] === "bypass-ip").map((p) => p.blobs[3]),
       ["bypassed", "bypassed"],

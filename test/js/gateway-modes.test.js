@@ -1,13 +1,18 @@
 // Shadow, bypass and rollout: the pure functions (mode.js), the verdict of a request over a route's
-// rules (decide.js, with the fake limiter), and the same through the running gateway.
+// rules (decide.js, on sluice's real limiter under Node), and the same through the running gateway.
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { validateConfig } from "../../worker/src/gateway/config.js";
-import { LimiterContractError, decide } from "../../worker/src/gateway/decide.js";
 import { effectiveMode, fnv1a32, isNearLimit, rolloutPoint, ruleEvent } from "../../worker/src/gateway/mode.js";
-import { calls, fakeLimiterFactory, resetFakeLimiter } from "./fixtures/gateway/fake-limiter.js";
-import { FIXTURE_CONFIG, startGateway } from "./fixtures/gateway/harness.js";
+import { FIXTURE_CONFIG, LIMITER_NOW, startGateway } from "./fixtures/gateway/harness.js";
+import { calls, recordingFactory } from "./fixtures/gateway/recording-limiter.js";
+import "./helpers/node-wasm.js";
+
+const { validateConfig } = await import("../../worker/src/gateway/config.js");
+const { LimiterContractError, decide } = await import("../../worker/src/gateway/decide.js");
+const { createLimiterFactory } = await import("../../worker/src/gateway/limiter.js");
+const { createGateway } = await import("../../worker/src/gateway/gateway.js");
+const { isolateTestHooks } = await import("../../worker/src/isolate.js");
 
 // An independent statement of the rollout hash — FNV-1a over UTF-8, then MurmurHash3's fmix32 —
 // so that a change to mode.js that would move keys between the enforced and shadowed sides fails.
@@ -115,12 +120,16 @@ describe("events and near-limit", () => {
 
 describe("a request's verdict over a route's rules", () => {
   const config = validateConfig(FIXTURE_CONFIG);
-  const route = (prefix) => config.routes.find((r) => r.prefix === prefix);
-  const limiterFor = (r) => (indexes) => fakeLimiterFactory(indexes.map((i) => r.rules[i]), { route: r });
+  const route = (prefix, from = config) => from.routes.find((r) => r.prefix === prefix);
+  const factory = recordingFactory(createLimiterFactory({ stores: config.stores, clock: () => LIMITER_NOW }));
+  const limiterFor = (r) => (indexes) => factory(indexes.map((i) => r.rules[i]), { route: r });
   const request = (headers = {}) => new Request("https://gateway.test/x", { headers: { "cf-connecting-ip": "192.0.2.1", ...headers } });
-  const run = (prefix, headers) => decide(route(prefix), limiterFor(route(prefix)), request(headers), {}, {});
+  const run = (prefix, headers, env = {}) => decide(route(prefix), limiterFor(route(prefix)), request(headers), env, {});
 
-  beforeEach(() => resetFakeLimiter());
+  beforeEach(() => {
+    isolateTestHooks.reset();
+    calls.length = 0;
+  });
 
   test("enforce: admitted until the limit, then blocked; one limiter call per request", async () => {
     const results = [];
@@ -128,6 +137,7 @@ describe("a request's verdict over a route's rules", () => {
     assert.deepEqual(results.map((r) => r.blocked), [false, false, false, true]);
     assert.deepEqual(results.map((r) => r.verdicts[0].event), ["admitted", "admitted", "admitted", "denied"]);
     assert.deepEqual(results.map((r) => r.outcome.remaining), [2, 1, 0, 0]);
+    assert.deepEqual(results.map((r) => r.verdicts[0].key), Array(4).fill("ip:192.0.2.1"), "the key each check was made under");
     assert.equal(calls.length, 4);
   });
 
@@ -160,6 +170,8 @@ describe("a request's verdict over a route's rules", () => {
     const third = await run("/v1/shadow");
     assert.equal(third.outcome.allowed, true);
     assert.deepEqual(third.outcome.checks.map((c) => c.allowed), [false, true]);
+    assert.deepEqual(third.outcome.rules.map((r) => r.name), ["shadow-ip", "enforced-ip"]);
+    assert.deepEqual(third.outcome.keys, ["ip:192.0.2.1", "ip:192.0.2.1"]);
     assert.equal(third.outcome.decidingCheck, 0, "the rule with least remaining decides the top-level numbers");
     assert.equal(third.outcome.remaining, 0);
     assert.deepEqual(third.checked.map((v) => v.rule.name), ["shadow-ip", "enforced-ip"]);
@@ -167,7 +179,7 @@ describe("a request's verdict over a route's rules", () => {
     const blocked = await run("/v1/shadow");
     assert.equal(blocked.outcome.allowed, false);
     assert.equal(blocked.outcome.decidingCheck, 1, "the blocking rule decides");
-    assert.equal(blocked.outcome.retryAfterMs, 1_500);
+    assert.equal(blocked.outcome.retryAfterMs, 50_000, "the fixed window's end, 50 s away");
   });
 
   test("bypass: no limiter call at all", async () => {
@@ -178,10 +190,20 @@ describe("a request's verdict over a route's rules", () => {
     assert.equal(calls.length, 0);
   });
 
+  test("the Worker's dev bypass (ENV=dev): every rule bypassed, nothing counted, the host's bypass header", async () => {
+    for (let i = 0; i < 5; i++) {
+      const result = await run("/v1/geo", {}, { ENV: "dev" });
+      assert.equal(result.blocked, false);
+      assert.deepEqual(result.bypassHeaders, [["X-RateLimit-Bypassed", "ENV=dev"]]);
+      assert.deepEqual(result.verdicts.map((v) => v.event), ["bypassed"]);
+    }
+    assert.equal((await run("/v1/geo")).outcome.remaining, 2, "nothing was charged while bypassed");
+  });
+
   test("rollout: keys inside the share are blocked, keys outside are shadowed", async () => {
     const users = Array.from({ length: 40 }, (_, i) => `user-${i}`);
-    const inside = users.find((u) => rolloutPoint("rollout-user", `user=${u}`) < 0.5);
-    const outside = users.find((u) => rolloutPoint("rollout-user", `user=${u}`) >= 0.5);
+    const inside = users.find((u) => rolloutPoint("rollout-user", `user:${u}`) < 0.5);
+    const outside = users.find((u) => rolloutPoint("rollout-user", `user:${u}`) >= 0.5);
     const twice = async (user) => {
       await run("/v1/rollout", { authorization: `Bearer ${user}` });
       return run("/v1/rollout", { authorization: `Bearer ${user}` });
@@ -192,7 +214,59 @@ describe("a request's verdict over a route's rules", () => {
     const shadowed = await twice(outside);
     assert.equal(shadowed.blocked, false);
     assert.deepEqual([shadowed.verdicts[0].mode, shadowed.verdicts[0].event], ["shadow", "would_have_denied"]);
-    assert.equal(shadowed.verdicts[0].key, `user=${outside}`);
+    assert.equal(shadowed.verdicts[0].key, `user:${outside}`);
+  });
+
+  test("stores are asked one by one, memory first; a store that fails is reported per rule", async () => {
+    // approx-ip counts in KV, which is not bound here: the chain falls back to the isolate's memory.
+    const first = await run("/v1/approx");
+    assert.deepEqual(calls.map((c) => c.rules), [["approx-route"], ["approx-ip"]]);
+    assert.deepEqual(first.verdicts.map((v) => [v.rule.name, v.event, v.store, v.fallback]), [
+      ["approx-ip", "admitted", "memory", true],
+      ["approx-route", "admitted", "memory", false],
+    ]);
+    assert.deepEqual(first.outcome.rules.map((r) => r.name), ["approx-ip", "approx-route"], "headers list the rules in route order");
+    await run("/v1/approx");
+    const third = await run("/v1/approx");
+    assert.equal(third.blocked, true);
+    assert.deepEqual(third.verdicts.map((v) => v.event), ["denied", "admitted"], "memory charged before KV's fallback denied");
+  });
+
+  test("a store whose every fallback failed: failMode 'closed' is a denial under the deciding rule", async () => {
+    // exact-ip counts in the Durable Object, not bound here, with stores.durable { fallback: [], failMode: "closed" }.
+    const result = await run("/v1/exact");
+    assert.equal(result.blocked, true);
+    const [verdict] = result.verdicts;
+    assert.deepEqual([verdict.event, verdict.check, verdict.store, verdict.fallback], ["denied", null, "none", true]);
+    assert.deepEqual(result.outcome.checks, [null], "no store decided: no counts to show");
+    assert.equal(result.outcome.retryAfterMs, 1000);
+  });
+
+  test("an earlier store's blocking denial leaves the later stores unasked", async () => {
+    const mixed = validateConfig({
+      routes: [
+        {
+          prefix: "/m",
+          methods: ["GET"],
+          upstream: { url: "https://api.example.com/m" },
+          rules: [
+            { name: "m-exact", algorithm: "fixed-window", limit: 5, windowSec: 60, key: "ip", store: "durable" },
+            { name: "m-local", algorithm: "fixed-window", limit: 1, windowSec: 60, key: "ip" },
+          ],
+        },
+      ],
+      stores: { durable: { fallback: ["memory"] } },
+    });
+    const r = route("/m", mixed);
+    const mixedFactory = recordingFactory(createLimiterFactory({ stores: mixed.stores, clock: () => LIMITER_NOW }));
+    const mixedFor = (indexes) => mixedFactory(indexes.map((i) => r.rules[i]), { route: r });
+    await decide(r, mixedFor, request(), {}, {});
+    calls.length = 0;
+    const second = await decide(r, mixedFor, request(), {}, {});
+    assert.equal(second.blocked, true);
+    assert.deepEqual(calls.map((c) => c.rules), [["m-local"]], "the durable store was not asked");
+    assert.deepEqual(second.verdicts.map((v) => [v.event, v.decision]), [["unchecked", null], ["denied", second.verdicts[1].decision]]);
+    assert.deepEqual(second.outcome.rules.map((rule) => rule.name), ["m-local"]);
   });
 
   test("an enforced rule that denies on the second call (a race) blocks", async () => {
@@ -201,10 +275,10 @@ describe("a request's verdict over a route's rules", () => {
     const racing = () => ({
       async limit() {
         call++;
-        const deny = { allowed: false, limit: 2, remaining: 0, resetMs: 1, retryAfterMs: 1, key: "k" };
-        const allow = { allowed: true, limit: 4, remaining: 1, resetMs: 1, retryAfterMs: 0, key: "k" };
-        if (call === 1) return { ...deny, checks: [deny, allow] };
-        return { ...deny, limit: 4, checks: [{ ...deny, limit: 4 }] };
+        const deny = { allowed: false, limit: 2, remaining: 0, resetMs: 1, retryAfterMs: 1 };
+        const allow = { allowed: true, limit: 4, remaining: 1, resetMs: 1, retryAfterMs: 0 };
+        if (call === 1) return { ...deny, decidingCheck: 0, checks: [deny, allow], keys: ["k", "k"] };
+        return { ...deny, limit: 4, decidingCheck: 0, checks: [{ ...deny, limit: 4 }], keys: ["k"] };
       },
     });
     const result = await decide(r, racing, request(), {}, {});
@@ -213,12 +287,83 @@ describe("a request's verdict over a route's rules", () => {
     assert.deepEqual(result.verdicts.map((v) => v.event), ["would_have_denied", "denied"]);
   });
 
+  test("a shadowed denial from the pre-filter (other checks not consulted) still charges the enforced rule", async () => {
+    const r = route("/v1/shadow");
+    const seen = [];
+    const prefiltered = (indexes) => ({
+      async limit() {
+        seen.push(indexes.length);
+        const deny = { allowed: false, limit: 2, remaining: 0, resetMs: 9000, retryAfterMs: 9000 };
+        const allow = { allowed: true, limit: 4, remaining: 3, resetMs: 50_000, retryAfterMs: 0 };
+        if (indexes.length === 2) return { ...deny, decidingCheck: 0, checks: [deny, null], keys: ["k", "k"], preFiltered: true };
+        return { ...allow, decidingCheck: 0, checks: [allow], keys: ["k"] };
+      },
+    });
+    const result = await decide(r, prefiltered, request(), {}, {});
+    assert.deepEqual(seen, [2, 1], "the enforced rule, unconsulted, was checked again alone");
+    assert.equal(result.blocked, false);
+    assert.deepEqual(result.verdicts.map((v) => v.event), ["would_have_denied", "admitted"]);
+  });
+
   test("a limiter answering the wrong number of checks breaks the contract loudly", async () => {
     const r = route("/v1/shadow");
     const short = () => ({ limit: async () => ({ allowed: true, checks: [{ allowed: true, limit: 1, remaining: 0 }] }) });
     await assert.rejects(decide(r, short, request(), {}, {}), LimiterContractError);
     const none = () => ({ limit: async () => undefined });
     await assert.rejects(decide(r, none, request(), {}, {}), /answered no checks for 2 rules/);
+  });
+});
+
+describe("rate-limited responses, as `responses` shapes them", () => {
+  // A gateway under Node, its upstream a service binding that answers "ok": a 429 never reaches it.
+  const env = { UP: { fetch: async () => new Response("ok") } };
+  const gatewayWith = (responses) =>
+    createGateway(
+      validateConfig({
+        routes: [
+          {
+            prefix: "/r",
+            methods: ["GET"],
+            upstream: { url: "https://up.internal/r", service: "UP" },
+            rules: [{ name: "one", algorithm: "fixed-window", limit: 1, windowSec: 60, key: "ip" }],
+          },
+        ],
+        responses,
+      }),
+      { now: () => LIMITER_NOW, log: () => {} },
+    );
+  const twice = async (gateway) => {
+    const request = () => new Request("https://gateway.test/r", { headers: { "cf-connecting-ip": "192.0.2.99" } });
+    assert.equal((await gateway.fetch(request(), env, {})).status, 200);
+    return gateway.fetch(request(), env, {});
+  };
+
+  beforeEach(() => isolateTestHooks.reset());
+
+  test("problem+json with a code of one's own, and only the draft's header fields", async () => {
+    const denied = await twice(gatewayWith({ code: "SLOW_DOWN", problemJson: true, headers: "draft" }));
+    assert.equal(denied.status, 429);
+    assert.equal(denied.headers.get("content-type"), "application/problem+json");
+    assert.deepEqual(await denied.json(), {
+      type: "https://iana.org/assignments/http-problem-types#quota-exceeded",
+      title: "Request cannot be satisfied as assigned quota has been exceeded",
+      status: 429,
+      "violated-policies": ["one"],
+      code: "SLOW_DOWN",
+      retryAfter: 50,
+      limit: 1,
+      remaining: 0,
+      reset: 50,
+    });
+    assert.equal(denied.headers.get("x-ratelimit-limit"), null);
+    assert.equal(denied.headers.get("ratelimit"), '"one";r=0;t=50');
+    assert.equal(denied.headers.get("retry-after"), "50");
+  });
+
+  test("headers 'none': no rate-limit fields, but a 429 still says when to retry", async () => {
+    const denied = await twice(gatewayWith({ headers: "none" }));
+    assert.deepEqual([...denied.headers.keys()].filter((name) => name.includes("ratelimit")), []);
+    assert.equal(denied.headers.get("retry-after"), "50");
   });
 });
 
@@ -236,12 +381,15 @@ describe("through the running gateway", () => {
     const responses = [];
     for (let i = 0; i < 5; i++) responses.push(await gateway.fetch("/v1/shadow/x", from("192.0.2.10")));
     assert.deepEqual(responses.map((r) => r.status), [200, 200, 200, 200, 429]);
-    assert.equal(responses[2].headers.get("x-test-ratelimit"), "shadow-ip;allowed=false;r=0, enforced-ip;allowed=true;r=1");
-    assert.equal(responses[2].headers.get("x-test-ratelimit-allowed"), "true");
-    assert.equal(responses[4].headers.get("x-test-ratelimit-allowed"), "false");
-    assert.deepEqual(await responses[4].json(), { error: "too many requests", code: "sluice_rate_limited", rule: "enforced-ip", retryAfter: 2 });
-    assert.equal(responses[4].headers.get("retry-after"), "2");
-    assert.equal(responses[4].headers.get("cache-control"), "no-store");
+    const third = responses[2].headers;
+    assert.equal(third.get("ratelimit-policy"), '"shadow-ip";q=2;w=60, "enforced-ip";q=4;w=60');
+    assert.match(third.get("ratelimit"), /^"shadow-ip";r=0;t=\d+, "enforced-ip";r=1;t=50$/);
+    assert.equal(third.get("x-ratelimit-remaining"), "0", "the legacy trio shows what enforcing the shadowed rule would say");
+    const denied = responses[4];
+    assert.deepEqual(await denied.json(), { error: "too many requests", code: "sluice_rate_limited", retryAfter: 50, limit: 4, remaining: 0, reset: 50 });
+    assert.equal(denied.headers.get("retry-after"), "50");
+    assert.equal(denied.headers.get("x-ratelimit-limit"), "4", "the blocking rule's numbers");
+    assert.equal(denied.headers.get("cache-control"), "no-store");
     assert.equal(gateway.upstream.length, 4, "the blocked request never reached the upstream");
     const lines = (await gateway.waitForLogs(logged + 5)).slice(logged);
     assert.deepEqual(lines.map((l) => l.decision), ["admitted", "admitted", "would_have_denied", "would_have_denied", "denied"]);
@@ -258,10 +406,10 @@ describe("through the running gateway", () => {
     assert.deepEqual(await gateway.control("/calls"), []);
   });
 
-  test("rollout: a user inside the share gets 429, one outside is let through", async () => {
+  test("rollout: a user inside the share gets 429, one outside is let through, on every request", async () => {
     const users = Array.from({ length: 40 }, (_, i) => `user-${i}`);
-    const inside = users.find((u) => rolloutPoint("rollout-user", `user=${u}`) < 0.5);
-    const outside = users.find((u) => rolloutPoint("rollout-user", `user=${u}`) >= 0.5);
+    const inside = users.find((u) => rolloutPoint("rollout-user", `user:${u}`) < 0.5);
+    const outside = users.find((u) => rolloutPoint("rollout-user", `user:${u}`) >= 0.5);
     const statuses = async (user) => {
       const result = [];
       for (let i = 0; i < 3; i++) result.push((await gateway.fetch("/v1/rollout/x", from("192.0.2.13", { authorization: `Bearer ${user}` }))).status);
@@ -285,5 +433,14 @@ describe("through the running gateway", () => {
       ["limiter_error", "limiter failed: Error"],
       ["limiter_error", "limiter failed: Error"],
     ]);
+  });
+
+  test("a store that cannot decide: failMode 'closed' answers 429 under the rule's policy, with no invented counts", async () => {
+    const response = await gateway.fetch("/v1/exact/x", from("192.0.2.15"));
+    assert.equal(response.status, 429);
+    assert.equal(response.headers.get("retry-after"), "1");
+    assert.equal(response.headers.get("ratelimit-policy"), '"exact-ip";q=2;w=60');
+    assert.equal(response.headers.get("ratelimit"), null, "no store counted: no RateLimit member");
+    assert.equal(gateway.upstream.length, 0);
   });
 });

@@ -246,7 +246,8 @@ describe("service-binding upstreams", () => {
 describe("an unexpected failure inside the gateway", () => {
   test("is a JSON 500 with no-store, logged, and the upstream is not called", async () => {
     const logged = gateway.logLines().length;
-    const response = await gateway.fetch("/v1/geo/x", { headers: { "cf-connecting-ip": "throw-headers" } });
+    await gateway.control("/break-clock"); // the next reading of the gateway's clock throws
+    const response = await gateway.fetch("/v1/geo/x", { headers: CLIENT });
     assert.equal(response.status, 500);
     assert.equal(response.headers.get("cache-control"), "no-store");
     assert.deepEqual(await response.json(), { error: "internal error", code: "sluice_internal_error" });
@@ -274,7 +275,7 @@ describe("the log", () => {
       upstreamStatus: 200,
       upstreamLatencyMs: 25,
       decision: "admitted",
-      rules: [{ name: "geo-ip", mode: "enforce", event: "admitted", remaining: 2 }],
+      rules: [{ name: "geo-ip", mode: "enforce", event: "admitted", remaining: 2, store: "memory" }],
       error: null,
     });
     assert.equal(lines[1].status, 504);

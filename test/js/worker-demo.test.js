@@ -1,30 +1,72 @@
-// The demo Worker in workerd (miniflare), through real requests: the seed scenario, the tiers, keys a
-// client cannot split or reset, IPv6 grouping, and the dev bypass. Time is fixed by the fixture's
-// injected clock, except in the runs of the shipped Worker itself, which assert relative to its window.
+// The demo in workerd (miniflare), through real requests. Two Workers serve it:
+//  - the Hono demo app (worker/src/demo.js, the middleware's example) in the test fixture, on a clock
+//    the tests set: the seed scenario, the tiers, keys a client cannot split or reset, IPv6 grouping;
+//  - the shipped Worker (worker/src/index.js): the gateway, configured by gateway.config.json with the
+//    same tiers, in front of the demo upstream (its own DemoUpstream entrypoint, through the service
+//    binding DEMO_UPSTREAM, as wrangler.toml binds it), on the wall clock: its runs assert relative to
+//    the current window, and are repeated when they straddle a minute boundary.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 
+import { ADMIN_TOKEN, UPSTREAM_TOKEN } from "./fixtures/gateway/harness.js";
+import { parseExposition, sample } from "./helpers/prometheus.js";
 import { bundle, from, startWorkers, storeBindings } from "./helpers/worker.js";
 
 const T0 = Date.UTC(2030, 0, 1); // a whole minute: fixed windows of 60 s start here
 const SECOND = 1000;
+const MINUTE = 60 * SECOND;
 
 let mf;
 let demo; // the shipped Worker, worker/src/index.js, ENV=production
 let demoDev; // the same, ENV=dev
+let degraded; // the same without its Durable Object binding: the durable store always falls back
+
+// The shipped Worker as wrangler.toml binds it: its secrets, its own upstream entrypoint and (unless
+// `stores` says otherwise) SLUICE_DO and SLUICE_KV.
+function shipped(name, env, stores = storeBindings(name, "demo", "SluiceDurableObject")) {
+  return {
+    name,
+    entry: "demo",
+    bindings: { ENV: env, UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
+    serviceBindings: { DEMO_UPSTREAM: { name, entrypoint: "DemoUpstream" } },
+    ...stores,
+  };
+}
 
 before(async () => {
-  // Bound as wrangler.toml binds the shipped Worker: SLUICE_DO (the fixture's test object, the demo's
-  // own) and SLUICE_KV.
   mf = await startWorkers([
     { name: "fixture", entry: "fixture", bindings: { ENV: "production" }, ...storeBindings("fixture", "fixture", "TestSluiceDurableObject") },
-    { name: "demo", entry: "demo", bindings: { ENV: "production" }, ...storeBindings("demo", "demo", "SluiceDurableObject") },
-    { name: "demo-dev", entry: "demo", bindings: { ENV: "dev" }, ...storeBindings("demo-dev", "demo", "SluiceDurableObject") },
+    shipped("demo", "production"),
+    shipped("demo-dev", "dev"),
+    shipped("demo-degraded", "production", { kvNamespaces: { SLUICE_KV: "sluice-kv-degraded" } }),
   ]);
   demo = await mf.getWorker("demo");
   demoDev = await mf.getWorker("demo-dev");
+  degraded = await mf.getWorker("demo-degraded");
 });
 after(() => mf.dispose());
+
+/**
+ * inOneMinute runs `scenario(attempt)` on the wall clock and returns { result, started, finished };
+ * a run that straddled a minute boundary (where windows turn) is repeated once, with the attempt
+ * number to pick fresh keys (a run cannot straddle twice).
+ */
+async function inOneMinute(scenario) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const started = Date.now();
+    const result = await scenario(attempt);
+    const finished = Date.now();
+    if (Math.floor(started / MINUTE) === Math.floor(finished / MINUTE)) return { result, started, finished };
+  }
+  assert.fail("two runs straddled a minute boundary");
+}
+
+/** The shipped Worker's metrics, parsed, scraped with the admin token. */
+async function metricsOf(worker) {
+  const response = await worker.fetch("http://demo/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  assert.equal(response.status, 200);
+  return parseExposition(await response.text());
+}
 
 async function at(now) {
   const response = await mf.dispatchFetch("http://fixture/__test/clock", { method: "POST", body: JSON.stringify({ now }) });
@@ -90,27 +132,26 @@ test("seed scenario: 7 requests to /data from one IP; 1-5 pass with 4..0 left, 6
 });
 
 test("seed scenario on the shipped Worker, on the wall clock: Retry-After is the time left in the epoch-aligned minute", async () => {
-  // A run that straddles a minute boundary is repeated once with a fresh IP (it cannot straddle twice).
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const ip = `198.51.100.${20 + attempt}`;
-    const started = Date.now();
-    const results = [];
-    for (let i = 0; i < 7; i++) results.push(limits(await demo.fetch("http://demo/data", from(ip))));
-    const finished = Date.now();
-    if (Math.floor(started / 60000) !== Math.floor(finished / 60000)) continue;
-
-    const windowEnd = (Math.floor(started / 60000) + 1) * 60000;
-    assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 429, 429]);
-    assert.deepEqual(results.map((r) => r.remaining), ["4", "3", "2", "1", "0", "0", "0"]);
-    for (const r of results.slice(5)) {
-      const retryAfter = Number(r.retryAfter);
-      assert.ok(retryAfter >= Math.ceil((windowEnd - finished) / 1000) && retryAfter <= Math.ceil((windowEnd - started) / 1000), `${retryAfter}`);
-      assert.equal(r.reset, r.retryAfter, "a fixed window resets when it admits again");
+  const { result: results, started, finished } = await inOneMinute(async (attempt) => {
+    const collected = [];
+    for (let i = 0; i < 7; i++) {
+      const response = await demo.fetch("http://demo/data", from(`198.51.100.${20 + attempt}`));
+      collected.push({ ...limits(response), body: await response.json() });
     }
-    assert.ok(Number(results[6].retryAfter) <= Number(results[5].retryAfter), "counting down");
-    return;
+    return collected;
+  });
+  const windowEnd = (Math.floor(started / MINUTE) + 1) * MINUTE;
+  assert.deepEqual(results.map((r) => r.status), [200, 200, 200, 200, 200, 429, 429]);
+  assert.deepEqual(results.map((r) => r.remaining), ["4", "3", "2", "1", "0", "0", "0"]);
+  assert.deepEqual(results[0].body, { data: "ok" }, "the upstream's own answer");
+  for (const r of results) assert.equal(r.policy, '"data";q=5;w=60');
+  for (const r of results.slice(5)) {
+    const retryAfter = Number(r.retryAfter);
+    assert.ok(retryAfter >= Math.ceil((windowEnd - finished) / 1000) && retryAfter <= Math.ceil((windowEnd - started) / 1000), `${retryAfter}`);
+    assert.equal(r.reset, r.retryAfter, "a fixed window resets when it admits again");
+    assert.deepEqual(r.body, { error: "too many requests", code: "sluice_rate_limited", retryAfter, limit: 5, remaining: 0, reset: retryAfter });
   }
-  assert.fail("two runs straddled a minute boundary");
+  assert.ok(Number(results[6].retryAfter) <= Number(results[5].retryAfter), "counting down");
 });
 
 test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30", async () => {
@@ -229,24 +270,6 @@ test("ENV=dev bypasses every limit and says so", async () => {
   }
 });
 
-test("the shipped Worker serves POST /api/checkout from its Durable Object", async () => {
-  const checkout = (token) => demo.fetch("http://demo/api/checkout", from("198.51.100.30", { authorization: `Bearer ${token}` }, { method: "POST" }));
-  await checkout("warm-up"); // the object's first call starts it, which the 50 ms timeout is not meant for
-  // On a loaded machine a call may still outlast the shipped 50 ms and fall back (to KV, which has
-  // counted nothing for this user): such a run is repeated with a fresh user, at most twice.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const seen = [];
-    for (let i = 0; i < 6; i++) {
-      const response = await checkout(`frank-${attempt}`);
-      seen.push([response.status, response.status === 200 ? (await response.json()).decidedBy : response.headers.get("x-ratelimit-limit")]);
-    }
-    if (seen.some(([status, decidedBy]) => status === 200 && decidedBy !== "durable")) continue;
-    assert.deepEqual(seen, [[200, "durable"], [200, "durable"], [200, "durable"], [200, "durable"], [200, "durable"], [429, "5"]]);
-    return;
-  }
-  assert.fail("three runs fell back from the Durable Object");
-});
-
 test("nothing a client sends turns the bypass on", async () => {
   const hostile = {
     env: "dev",
@@ -270,4 +293,117 @@ test("the shipped Worker carries no test hooks: none is bundled, none is routed"
   for (const path of ["/__test/trap", "/__test/exhaust", "/__test/clock"]) {
     assert.equal((await demo.fetch(`http://demo${path}`, { method: "POST" })).status, 404, path);
   }
+});
+
+describe("the shipped Worker: the gateway in front of the demo upstream", () => {
+  const post = (worker, path, ip, headers = {}) => worker.fetch(`http://demo${path}`, from(ip, headers, { method: "POST" }));
+
+  test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30, each apart", async () => {
+    const { result } = await inOneMinute(async (attempt) => {
+      const ip = `198.51.100.${40 + attempt}`;
+      const login = [];
+      for (let i = 0; i < 11; i++) login.push(await post(demo, "/auth/login", ip));
+      const refresh = [];
+      for (let i = 0; i < 31; i++) refresh.push(await post(demo, "/auth/refresh", ip));
+      return { login, refresh, other: await post(demo, "/auth/login", `198.51.100.${50 + attempt}`) };
+    });
+    assert.deepEqual(result.login.map((r) => r.status), [...Array(10).fill(200), 429]);
+    assert.deepEqual(await result.login[0].json(), { ok: true, action: "login" });
+    assert.equal(result.login[10].headers.get("ratelimit-policy"), '"login";q=10;w=60');
+    assert.deepEqual(result.refresh.map((r) => r.status), [...Array(30).fill(200), 429], "refresh is limited apart from login");
+    assert.equal(result.other.status, 200, "another IP has its own limit");
+  });
+
+  test("/api admits 120 per minute per user (the bearer token, forwarded to the API); without a token, per IP", async () => {
+    const { result } = await inOneMinute(async (attempt) => {
+      const alice = `alice-${attempt}`;
+      const call = (ip, token) => demo.fetch("http://demo/api/whoami", from(ip, token === undefined ? {} : { authorization: `Bearer ${token}` }));
+      const first = await Promise.all(Array.from({ length: 120 }, (_, i) => call(`203.0.113.${i}`, alice)));
+      return {
+        first: await Promise.all(first.map(async (r) => ({ ...limits(r), body: await r.json() }))),
+        denied: await call("203.0.113.250", alice),
+        bob: await call("203.0.113.1", `bob-${attempt}`),
+        anonymous: [await call(`192.0.2.${70 + attempt}`), await call(`192.0.2.${70 + attempt}`)],
+      };
+    });
+    assert.deepEqual(new Set(result.first.map((r) => r.status)), new Set([200]));
+    assert.deepEqual(result.first.map((r) => Number(r.remaining)).sort((a, b) => b - a), Array.from({ length: 120 }, (_, i) => 119 - i));
+    assert.match(result.first[0].body.user, /^alice-\d$/, "the API sees the user's token; the gateway keyed by it");
+    assert.equal(result.denied.status, 429, "a new address does not help the same user");
+    assert.equal(result.bob.status, 200, "another user has his own limit");
+    assert.equal(result.bob.headers.get("x-ratelimit-remaining"), "119");
+    assert.deepEqual(await result.anonymous[0].json(), { user: null });
+    assert.deepEqual(result.anonymous.map((r) => r.headers.get("x-ratelimit-remaining")), ["119", "118"], "without a token: per IP");
+  });
+
+  test("POST /api/checkout: 5 per minute per user in the Durable Object, on top of /api", async () => {
+    await post(demo, "/api/checkout", "198.51.100.30", { authorization: "Bearer warm-up" }); // starts the object, which 50 ms is not meant for
+    const fallbacks = async () => sample(await metricsOf(demo), "sluice_rule_fallbacks_total", { route: "/api/checkout", rule: "checkout" });
+    // On a loaded machine a call may still outlast the shipped 50 ms and fall back (to KV, which has
+    // counted nothing for this user): the metrics show it, and such a run is repeated with a fresh user.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const before = await fallbacks();
+      const seen = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await post(demo, "/api/checkout", "198.51.100.30", { authorization: `Bearer frank-${attempt}` });
+        seen.push({ ...limits(response), body: await response.json() });
+      }
+      if ((await fallbacks()) > before) continue;
+      assert.deepEqual(seen.map((r) => r.status), [200, 200, 200, 200, 200, 429]);
+      assert.deepEqual(seen[0].body, { ok: true, action: "checkout" });
+      assert.deepEqual(seen.map((r) => r.remaining), ["4", "3", "2", "1", "0", "0"], "X-RateLimit-* names the limit with less left: checkout's");
+      assert.equal(seen[0].policy, '"checkout";q=5;w=60, "api";q=120;w=60');
+      assert.match(seen[0].rateLimit, /^"checkout";r=4;t=\d+, "api";r=\d+;t=\d+$/);
+      assert.deepEqual([seen[5].body.code, seen[5].body.limit], ["sluice_rate_limited", 5]);
+      // /api counted all six: the memory store is asked first, and the Durable Object denied the sixth.
+      const whoami = await demo.fetch("http://demo/api/whoami", from("198.51.100.31", { authorization: `Bearer frank-${attempt}` }));
+      assert.equal(whoami.headers.get("x-ratelimit-remaining"), "113");
+      assert.equal((await post(demo, "/api/checkout", "198.51.100.30", { authorization: `Bearer erin-${attempt}` })).status, 200);
+      return;
+    }
+    assert.fail("three runs fell back from the Durable Object");
+  });
+
+  test("metrics at the admin path: admitted, denied, near-limit per rule, only with the bearer token", async () => {
+    for (const authorization of [undefined, "Bearer wrong-token-wrong-token-wrong-token", `Basic ${ADMIN_TOKEN}`]) {
+      const response = await demo.fetch("http://demo/_sluice/metrics", { headers: authorization === undefined ? {} : { authorization } });
+      assert.equal(response.status, 401);
+      assert.ok(!(await response.text()).includes("sluice_rule"));
+    }
+    const data = { route: "/data", rule: "data", mode: "enforce" };
+    const counts = (families) => ["admitted", "denied", "near_limit", "fallbacks"].map((event) => sample(families, `sluice_rule_${event}_total`, data));
+    const { result: added } = await inOneMinute(async (attempt) => {
+      const before = counts(await metricsOf(demo));
+      for (let i = 0; i < 7; i++) await demo.fetch("http://demo/data", from(`198.51.100.${60 + attempt}`));
+      return counts(await metricsOf(demo)).map((n, i) => n - before[i]);
+    });
+    // Admitted 5 (the 4th and 5th left 1 and 0 of 5: near the limit), denied 2, no fallback.
+    assert.deepEqual(added, [5, 2, 2, 0]);
+  });
+
+  test("a store that fails is counted: without its Durable Object, checkout is decided by KV, as a fallback", async () => {
+    const checkout = { route: "/api/checkout", rule: "checkout", mode: "enforce" };
+    const before = sample(await metricsOf(degraded), "sluice_rule_fallbacks_total", checkout);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await post(degraded, "/api/checkout", "198.51.100.80", { authorization: "Bearer grace" })).status);
+    assert.deepEqual(statuses, [200, 200, 200]);
+    const families = await metricsOf(degraded);
+    assert.equal(sample(families, "sluice_rule_fallbacks_total", checkout) - before, 3);
+    assert.equal(sample(families, "sluice_rule_fallbacks_total", { route: "/api/checkout", rule: "api" }), 0, "the memory store did not fail");
+  });
+
+  test("only the demo's routes and methods are forwarded, paths cannot climb out, the client cannot supply the credential", async () => {
+    const root = await demo.fetch("http://demo/", from("198.51.100.90"));
+    assert.equal(root.status, 404);
+    assert.equal((await root.json()).code, "sluice_no_route");
+    const wrongMethod = await demo.fetch("http://demo/auth/login", from("198.51.100.90"));
+    assert.deepEqual([wrongMethod.status, wrongMethod.headers.get("allow")], [405, "POST"]);
+    const climbing = await demo.fetch("http://demo/data/..%2f..%2fauth%2flogin", from("198.51.100.90"));
+    assert.equal(climbing.status, 400);
+    assert.equal((await climbing.json()).code, "sluice_bad_path");
+    // The upstream answers only the gateway's credential; a client's own is dropped and replaced.
+    const forged = await post(demo, "/auth/refresh", "198.51.100.91", { "x-upstream-token": "guessed" });
+    assert.equal(forged.status, 200);
+    assert.ok(!JSON.stringify([...forged.headers]).includes(UPSTREAM_TOKEN));
+  });
 });

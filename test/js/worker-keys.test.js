@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { canonicalAddress } from "../../worker/src/addresses.js";
-import { apiKey, compose, firstOf, ip, resolveKeyText, route, storeKey, user } from "../../worker/src/keys.js";
+import { apiKey, bearerToken, compose, firstOf, ip, resolveKeyText, route, storeKey, user } from "../../worker/src/keys.js";
 
 // One row per spelling: [text, canonical at /64, canonical at /128].
 const ADDRESSES = [
@@ -82,6 +82,24 @@ test("user(), apiKey() and route() say nothing when they have nothing, and escap
   assert.equal(apiKey("authorization")(request({})), undefined);
   assert.equal(apiKey()(request({ "x-api-key": "a|b%c" })), "key:a%7Cb%25c");
   assert.equal(route()(request({}, "https://example.com/a/b?q=1")), "route:/a/b");
+});
+
+test("route(pattern) keys by the pattern whatever the path, so varying the path cannot split a limit", () => {
+  const key = route("/v1/geo");
+  assert.equal(key(request({}, "https://x/v1/geo/a")), "route:/v1/geo");
+  assert.equal(key(request({}, "https://x/v1/geo/b?c=1")), "route:/v1/geo");
+  assert.equal(route("/a|b")(request({})), "route:/a%7Cb");
+  assert.throws(() => route(""), (error) => error.field === "route(pattern)");
+  assert.throws(() => route(7), (error) => error.field === "route(pattern)");
+});
+
+test("bearerToken() reads Authorization: Bearer <token>, and nothing else", () => {
+  assert.equal(bearerToken(request({ authorization: "Bearer alice" })), "alice");
+  assert.equal(bearerToken(request({ authorization: "bearer  alice " })), "alice");
+  assert.equal(bearerToken({ req: { raw: request({ authorization: "Bearer bob" }) } }), "bob", "a Hono context");
+  for (const value of [undefined, "", "Bearer", "Bearer a b", "Basic YTpi", "alice"]) {
+    assert.equal(bearerToken(request(value === undefined ? {} : { authorization: value })), undefined, String(value));
+  }
 });
 
 test("compose() writes missing parts as 'unknown' and cannot be forged by a separator in a value", async () => {

@@ -31,6 +31,11 @@ const INVALID = [
   ["NaN window", { ...valid, windowSec: NaN }, "windowSec"],
   ["sub-millisecond window", { ...valid, windowSec: 0.0001 }, "windowSec"],
   ["missing window", { key, limit: 10 }, "windowSec"],
+  ["windowMs beside windowSec", { ...valid, windowMs: 60_000 }, "windowMs"],
+  ["zero windowMs", { key, limit: 10, windowMs: 0 }, "windowMs"],
+  ["fractional windowMs", { key, limit: 10, windowMs: 0.5 }, "windowMs"],
+  ["windowMs beyond the core's range", { key, limit: 10, windowMs: 2 ** 36 + 1 }, "windowMs"],
+  ["rate beside windowMs", { key, algorithm: "gcra", rate: 2, windowMs: 1000 }, "windowMs"],
   ["window beyond the core's range", { ...valid, windowSec: 1e8 }, "windowSec"],
   ["limit x window beyond the core's range", { ...valid, limit: 2 ** 31, windowSec: 2 ** 35 / 1000 }, "windowSec"],
   ["GCRA rate beyond the core's range", { key, algorithm: "gcra", limit: 2 ** 31, windowSec: 0.001 }, "limit"],
@@ -171,6 +176,20 @@ test("the seeds' usage is accepted unchanged: rateLimit({ key, limit, windowSec,
   assert.equal(typeof rateLimit({ key: "global", limit: 1000, windowSec: 1, code: "GLOBAL_LIMIT" }), "function");
   assert.equal(typeof rateLimit({ key, rate: 2.5, algorithm: "token-bucket" }), "function");
   assert.equal(typeof rateLimit({ key, limit: 3, windowSec: 0.5, algorithm: "leaky-bucket", burst: 6 }), "function");
+});
+
+test("windowMs states the window in milliseconds: the same rule as windowSec", async () => {
+  const { normalizeRuleSpec } = await import("../../worker/src/options.js");
+  assert.deepEqual(normalizeRuleSpec({ limit: 5, windowMs: 1500 }), normalizeRuleSpec({ limit: 5, windowSec: 1.5 }));
+  assert.equal(normalizeRuleSpec({ name: "n", limit: 5, windowMs: 2 ** 36, algorithm: "fixed-window" }).windowMs, 2 ** 36);
+});
+
+test("errors name the field under the caller's path and carry the problem apart", async () => {
+  const { normalizeRuleSpec } = await import("../../worker/src/options.js");
+  assert.throws(
+    () => normalizeRuleSpec({ limit: 0, windowSec: 1 }, "routes[2].rules[0]."),
+    (error) => error.field === "routes[2].rules[0].limit" && error.problem === "must be a whole number from 1 to 2147483648; got 0",
+  );
 });
 
 test("rules sharing an id must agree on their table's size", () => {

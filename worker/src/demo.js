@@ -1,4 +1,6 @@
-// The demo API of this repository, with the seeds' tiers (see README):
+// The demo API with the seeds' tiers, as a Hono app using the middleware: the example of sluice/hono
+// (docs/host.md) and a fixture of the tests. The shipped Worker serves the same tiers as a gateway
+// (index.js, gateway.config.json).
 //   POST /auth/login    10 per minute per IP
 //   POST /auth/refresh  30 per minute per IP
 //   /api/*              120 per minute per user; the bearer token stands for the user id here (a real
@@ -9,12 +11,8 @@
 import { Hono } from "hono";
 
 import { firstOf, ip, rateLimit, route, user } from "./hono.js";
-
 // The demo's stand-in for authentication: "Authorization: Bearer <token>", the token as the user id.
-function bearerToken(c) {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
-  return match === null ? undefined : match[1];
-}
+import { bearerToken } from "./keys.js";
 
 /**
  * createDemoApp builds the demo API. For tests: `clock` replaces the wall clock (fixed instants), and

@@ -8,6 +8,8 @@ export class SluiceConfigError extends TypeError {
     super(`sluice: ${field} ${message}`);
     this.name = "SluiceConfigError";
     this.field = field;
+    // What is wrong with it, without the field: for callers that report it under a path of their own.
+    this.problem = message;
   }
 }
 

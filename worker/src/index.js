@@ -1,8 +1,22 @@
-// The demo Worker (wrangler.toml's main): the demo API on the wall clock. With ENV=dev
-// (`wrangler dev --var ENV:dev`) every limit is bypassed and responses say so.
-import { createDemoApp } from "./demo.js";
+// The Worker of this repository (wrangler.toml's main): sluice as a gateway in front of an API,
+// configured by gateway.config.json, or by SLUICE_CONFIG when [vars] sets it (docs/gateway.md).
+// The gateway is built at module scope, so an invalid configuration stops the Worker at start-up
+// (and so fails a deployment), naming the field. As shipped, it protects the demo upstream
+// (demo-upstream.js) with the demo's tiers; with ENV=dev (`npm start -- --var ENV:dev`) every limit
+// is bypassed and responses say so.
+import { env } from "cloudflare:workers";
+import bundled from "../../gateway.config.json";
+import { createGateway, resolveConfig } from "./gateway/gateway.js";
 
 // wrangler.toml binds this class as SLUICE_DO: the Durable Object store's exact counters.
 export { SluiceDurableObject } from "./stores/durable-object.js";
+// And this entrypoint as DEMO_UPSTREAM, the demo's upstream (remove both when you proxy a real API).
+export { DemoUpstream } from "./demo-upstream.js";
 
-export default createDemoApp();
+const gateway = createGateway(resolveConfig(bundled, env));
+
+export default {
+  fetch(request, env, ctx) {
+    return gateway.fetch(request, env, ctx);
+  },
+};

@@ -37,8 +37,13 @@ export declare function ip(options?: IpOptions): KeyHelper;
 export declare function user<Args extends unknown[] = any[]>(identify: (...args: Args) => KeyPart | Promise<KeyPart>): KeyFunction<Args>;
 /** apiKey keys by a header's value ("key:<value>"), default header x-api-key; absent -> nothing. */
 export declare function apiKey(header?: string): KeyHelper;
-/** route keys by the matched Hono route pattern ("route:/posts/:id"), or the URL path with createLimiter. */
-export declare function route(): KeyHelper;
+/**
+ * route keys by the matched Hono route pattern ("route:/posts/:id"), or the URL path with createLimiter;
+ * route(pattern) keys by `pattern` whatever the path ("route:/v1/geo").
+ */
+export declare function route(pattern?: string): KeyHelper;
+/** The token of "Authorization: Bearer <token>", or undefined; unverified (a client may send any). */
+export declare function bearerToken(input: KeyInput): string | undefined;
 /** compose joins parts into one key ("ip:192.0.2.1|route:/data"); a part with nothing is "unknown". */
 export declare function compose(...parts: Array<string | KeyFunction>): KeyFunction;
 /** firstOf uses the first part with something to say: firstOf(user(fn), ip()). */

@@ -91,6 +91,18 @@ export function user(identify) {
   };
 }
 
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * bearerToken is the token of an `Authorization: Bearer <token>` header, or undefined. Not verified:
+ * as a user id (user(bearerToken)) it suits a demo, or a token something in front has checked; a
+ * client can send any token it likes, so pair such a key with an ip() rule.
+ */
+export function bearerToken(input) {
+  const match = BEARER.exec(requestOf(input).headers.get("authorization") ?? "");
+  return match === null ? undefined : match[1];
+}
+
 /** apiKey keys a request by the value of its `header` (default "x-api-key"); absent gives no key part. */
 export function apiKey(header = "x-api-key") {
   if (typeof header !== "string" || !HEADER_NAME.test(header)) {
@@ -105,8 +117,19 @@ export function apiKey(header = "x-api-key") {
 /**
  * route keys a request by the route that serves it: in Hono the matched route's pattern
  * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path.
+ * route(pattern) keys by `pattern` itself, whatever the path: for a limiter that serves one route (a
+ * gateway route's prefix), where keying by the path would let a client split its limit by varying it.
  */
-export function route() {
+export function route(pattern) {
+  if (pattern !== undefined) {
+    if (typeof pattern !== "string" || pattern === "") {
+      throw new SluiceConfigError("route(pattern)", `must be a non-empty string such as "/v1/geo"; got ${describe(pattern)}`);
+    }
+    const key = `route:${escapePart(pattern)}`;
+    return function fixedRouteKey() {
+      return key;
+    };
+  }
   return function routeKey(input) {
     if (isHonoContext(input)) return `route:${escapePart(routePath(input, -1))}`;
     return `route:${escapePart(new URL(requestOf(input).url).pathname)}`;

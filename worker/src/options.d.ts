@@ -13,7 +13,10 @@ export interface RuleOptions<Args extends unknown[]> {
   key?: KeySource<Args>;
   /** Requests per window (windows), or sustained requests per window (buckets). */
   limit?: number;
+  /** The window in seconds (whole milliseconds). */
   windowSec?: number;
+  /** Or the window in milliseconds, instead of windowSec. */
+  windowMs?: number;
   /** Default "sliding-counter". */
   algorithm?: AlgorithmName;
   /** Bucket capacity (token-bucket, leaky-bucket, gcra); default limit, or ceil(rate) with `rate`. */

@@ -25,7 +25,7 @@ export const DEFAULT_BYPASS = Object.freeze({ variable: "ENV", value: "dev" });
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "algorithm", "burst", "rate", "cost", "keyCapacity"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock"];
@@ -90,28 +90,48 @@ function defaultKeyCapacity(algorithm, limit, path) {
 
 // The core's name for a refused field, as this rule's options spell it.
 function userField(coreField, spec) {
-  if (coreField === "windowMs") return spec.rate !== undefined ? "rate" : "windowSec";
+  if (coreField === "windowMs") {
+    if (spec.rate !== undefined) return "rate";
+    return spec.windowMs !== undefined ? "windowMs" : "windowSec";
+  }
   if (coreField === "limit" && spec.rate !== undefined) return "rate";
   return coreField;
 }
 
-function normalizeRule(spec, path) {
+// The window in milliseconds, from windowSec (whole milliseconds) or windowMs, exactly one of them.
+function ruleWindowMs(spec, path) {
+  if (spec.windowMs !== undefined) {
+    if (spec.windowSec !== undefined) throw new SluiceConfigError(`${path}windowMs`, "cannot be given with windowSec: give one of them");
+    // Its upper bound is the core's (validateRule below).
+    const { windowMs } = spec;
+    if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
+      throw new SluiceConfigError(`${path}windowMs`, `must be a whole number of milliseconds, at least 1; got ${describe(windowMs)}`);
+    }
+    return windowMs;
+  }
+  if (spec.windowSec === undefined) throw new SluiceConfigError(`${path}windowSec`, "is missing: how many seconds is the window (or windowMs: milliseconds)?");
+  return windowAsMs(spec.windowSec, `${path}windowSec`);
+}
+
+/**
+ * normalizeRuleSpec validates what a rule counts — its algorithm, limit and window (or rate), burst,
+ * name and key capacity — and returns the NormalizedRule; `path` prefixes the fields named in errors
+ * ("rules[1]." gives "rules[1].limit"). Every bound is checked here or by the core itself, so anything
+ * that takes rules (the middleware, createLimiter, the gateway's configuration) validates them alike.
+ */
+export function normalizeRuleSpec(spec, path = "") {
   const algorithm = spec.algorithm ?? DEFAULT_ALGORITHM;
   if (!ALGORITHMS.includes(algorithm)) {
     throw new SluiceConfigError(`${path}algorithm`, `must be one of ${ALGORITHMS.join(", ")}; got ${describe(algorithm)}`);
   }
   const isBucket = BUCKETS.has(algorithm);
-  if (spec.key === undefined) {
-    throw new SluiceConfigError(`${path}key`, "is missing: give a key function such as ip(), user(fn), apiKey() or route()");
-  }
-  const key = toKeyFunction(spec.key, `${path}key`);
 
   let limit;
   let windowMs;
   let burst = 0;
   if (spec.rate !== undefined) {
     if (!isBucket) throw new SluiceConfigError(`${path}rate`, `applies to token-bucket, leaky-bucket and gcra, not ${algorithm}`);
-    for (const field of ["limit", "windowSec"]) {
+    for (const field of ["limit", "windowSec", "windowMs"]) {
       if (spec[field] !== undefined) throw new SluiceConfigError(`${path}${field}`, "cannot be given with rate: give rate, or limit and windowSec");
     }
     ({ limit, windowMs } = rateAsLimit(spec.rate, `${path}rate`));
@@ -120,8 +140,7 @@ function normalizeRule(spec, path) {
   } else {
     if (spec.limit === undefined) throw new SluiceConfigError(`${path}limit`, "is missing: how many requests per window?");
     limit = wholeNumber(spec.limit, `${path}limit`, 1, MAX_COST);
-    if (spec.windowSec === undefined) throw new SluiceConfigError(`${path}windowSec`, "is missing: how many seconds is the window?");
-    windowMs = windowAsMs(spec.windowSec, `${path}windowSec`);
+    windowMs = ruleWindowMs(spec, path);
   }
   if (spec.burst !== undefined) {
     if (!isBucket) throw new SluiceConfigError(`${path}burst`, `applies to token-bucket, leaky-bucket and gcra, not ${algorithm}`);
@@ -131,15 +150,6 @@ function normalizeRule(spec, path) {
   const name = spec.name ?? `${limit}-per-${windowMs / 1000}s`;
   if (typeof name !== "string" || !RULE_NAME.test(name)) {
     throw new SluiceConfigError(`${path}name`, `must be 1 to 64 printable ASCII characters without '"', '\\' or '|'; got ${describe(name)}`);
-  }
-
-  let cost;
-  if (spec.cost === undefined) {
-    cost = 1;
-  } else if (typeof spec.cost === "function") {
-    cost = spec.cost;
-  } else {
-    cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
 
   let keyCapacity;
@@ -171,6 +181,23 @@ function normalizeRule(spec, path) {
     if (!(error instanceof SluiceError)) throw error;
     const field = userField(error.field ?? "limit", spec);
     throw new SluiceConfigError(`${path}${field}`, `is out of range for ${algorithm}: ${describe(spec[field])}`);
+  }
+  return rule;
+}
+
+function normalizeRule(spec, path) {
+  const rule = normalizeRuleSpec(spec, path);
+  if (spec.key === undefined) {
+    throw new SluiceConfigError(`${path}key`, "is missing: give a key function such as ip(), user(fn), apiKey() or route()");
+  }
+  const key = toKeyFunction(spec.key, `${path}key`);
+  let cost;
+  if (spec.cost === undefined) {
+    cost = 1;
+  } else if (typeof spec.cost === "function") {
+    cost = spec.cost;
+  } else {
+    cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
   return { rule, key, cost, path };
 }
@@ -215,6 +242,22 @@ function normalizeBypass(bypass) {
 }
 
 /**
+ * normalizeResponseOptions validates how limited responses look: { code, headers, problemJson } with
+ * their defaults ("rate_limited", "both", false).
+ */
+export function normalizeResponseOptions(options) {
+  const code = options.code ?? DEFAULT_CODE;
+  const headers = options.headers ?? "both";
+  const problemJson = options.problemJson ?? false;
+  if (!(typeof code === "string" && code !== "") && !Number.isFinite(code)) {
+    throw new SluiceConfigError("code", `must be a non-empty string or a number; got ${describe(code)}`);
+  }
+  if (!HEADER_MODES.includes(headers)) throw new SluiceConfigError("headers", `must be one of ${HEADER_MODES.join(", ")}; got ${describe(headers)}`);
+  if (typeof problemJson !== "boolean") throw new SluiceConfigError("problemJson", `must be true or false; got ${describe(problemJson)}`);
+  return { code, headers, problemJson };
+}
+
+/**
  * normalizeOptions validates the options of a limiter (`surface` "fetch") or middleware ("hono") and
  * returns its settings: { entries: [{rule, key, cost}], rules, policy, code, skip, onLimited, headers,
  * problemJson, store, bypass, clock }.
@@ -229,15 +272,7 @@ export function normalizeOptions(options, surface) {
     names.add(rule.name);
   });
 
-  const code = options.code ?? DEFAULT_CODE;
-  if (!(typeof code === "string" && code !== "") && !Number.isFinite(code)) {
-    throw new SluiceConfigError("code", `must be a non-empty string or a number; got ${describe(code)}`);
-  }
-  const headers = options.headers ?? "both";
-  if (!HEADER_MODES.includes(headers)) throw new SluiceConfigError("headers", `must be one of ${HEADER_MODES.join(", ")}; got ${describe(headers)}`);
-  const problemJson = options.problemJson ?? false;
-  if (typeof problemJson !== "boolean") throw new SluiceConfigError("problemJson", `must be true or false; got ${describe(problemJson)}`);
-
+  const { code, headers, problemJson } = normalizeResponseOptions(options);
   const store = resolveStore(options);
   // Only tables the store keeps in this isolate count against its memory (see isolate.js).
   for (const { rule, path } of entries) {

@@ -21,9 +21,29 @@ const COMPATIBILITY_DATE = "2026-04-20";
 export const ENTRIES = Object.freeze({
   demo: "worker/src/index.js",
   fixture: "test/js/helpers/fixture-worker.js",
+  gateway: "test/js/fixtures/gateway/worker.js",
 });
 
+/** The module a Worker built from the gateway fixture imports its bundled configuration from. */
+export const CONFIG_MODULE = "/config.js";
+
 const bundles = new Map();
+
+// The gateway fixture's `import bundled from "./config.json"` stays a module of its own, so that each
+// test can start the same bundle with a configuration of its own (configModule below).
+const configAsModule = {
+  name: "config-as-module",
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\/config\.json$/ }, (args) =>
+      args.importer.endsWith(`${ENTRIES.gateway}`) ? { path: `.${CONFIG_MODULE}`, external: true } : undefined,
+    );
+  },
+};
+
+/** configModule is the module CONFIG_MODULE holding `config`, for workerOptions' extraModules. */
+export function configModule(config) {
+  return { type: "ESModule", path: CONFIG_MODULE, contents: `export default ${JSON.stringify(config)};\n` };
+}
 
 // Every import of a .wasm file becomes the one "./sluice.wasm" module beside the bundle.
 const wasmAsModule = {
@@ -47,7 +67,7 @@ export function bundle(entry) {
         target: "es2022",
         conditions: ["workerd", "worker", "browser"],
         mainFields: ["module", "main"],
-        plugins: [wasmAsModule],
+        plugins: [wasmAsModule, configAsModule],
         // workerd provides the runtime modules (the Durable Object base class comes from cloudflare:workers).
         external: ["cloudflare:*"],
         logLevel: "silent",
@@ -59,17 +79,20 @@ export function bundle(entry) {
 
 /**
  * workerOptions describes one Worker of a Miniflare: `name`, built from `entry`, with `bindings`
- * (plain vars such as ENV) and, as miniflare takes them, `durableObjects` and `kvNamespaces`.
+ * (plain vars and secrets such as ENV), `extraModules` beside the bundle (configModule(...)) and, as
+ * miniflare takes them, `durableObjects`, `kvNamespaces` and `serviceBindings`.
  */
-export async function workerOptions({ name, entry, bindings = {}, durableObjects, kvNamespaces }) {
+export async function workerOptions({ name, entry, bindings = {}, extraModules = [], durableObjects, kvNamespaces, serviceBindings }) {
   return {
     ...(durableObjects === undefined ? {} : { durableObjects }),
     ...(kvNamespaces === undefined ? {} : { kvNamespaces }),
+    ...(serviceBindings === undefined ? {} : { serviceBindings }),
     name,
     modulesRoot: "/",
     modules: [
       { type: "ESModule", path: "/worker.js", contents: await bundle(entry) },
       { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(WASM_PATH) },
+      ...extraModules,
     ],
     compatibilityDate: COMPATIBILITY_DATE,
     bindings,

@@ -19,7 +19,7 @@ export function analyticsDataset(env, bindingName) {
 }
 
 /** The data points of one request: `summary` is the gateway's log record of it. */
-export function analyticsPoints(route, verdicts, summary, fellBack) {
+export function analyticsPoints(route, verdicts, summary) {
   const points = [
     {
       indexes: [route.prefix],
@@ -36,7 +36,7 @@ export function analyticsPoints(route, verdicts, summary, fellBack) {
         verdict.decision?.remaining ?? 0,
         verdict.decision?.limit ?? 0,
         verdict.nearLimit ? 1 : 0,
-        fellBack && verdict.decision !== null ? 1 : 0,
+        verdict.fallback ? 1 : 0,
       ],
     });
   }

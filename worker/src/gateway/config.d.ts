@@ -2,6 +2,9 @@
 // (GatewayConfig). docs/gateway.md documents every field.
 
 import type { AlgorithmName } from "../../../wasm-bindings/sluice.js";
+import type { HeaderMode } from "../options.js";
+import type { LimiterStoreOptions } from "../stores/registry.js";
+import type { NormalizedRule } from "../stores/store.js";
 
 export type Mode = "enforce" | "shadow" | "bypass";
 export type Store = "memory" | "durable" | "kv";
@@ -18,6 +21,8 @@ export interface RuleInput {
   windowMs?: number;
   /** token-bucket, leaky-bucket and gcra only. */
   burst?: number;
+  /** Keys the rule's table holds in an isolate before it evicts the least used (the host's default: 50,000). */
+  keyCapacity?: number;
   key: KeyPart | KeyPart[];
   store?: Store;
   mode?: Mode;
@@ -43,20 +48,28 @@ export interface RouteInput {
   upstream: UpstreamInput;
 }
 
+/** The host's options of a store (shards, timeoutMs, failMode, fallback, ...), for every rule using it. */
+export type StoreSettings = Omit<LimiterStoreOptions, "store">;
+
+export interface ResponsesInput {
+  /** The `code` of a 429's body; default "sluice_rate_limited". */
+  code?: string | number;
+  /** Answer 429s as application/problem+json; default false. */
+  problemJson?: boolean;
+  /** Which rate-limit header fields responses carry; default "both". */
+  headers?: HeaderMode;
+}
+
 export interface GatewayConfigInput {
   routes: RouteInput[];
+  stores?: { durable?: StoreSettings; kv?: StoreSettings };
+  responses?: ResponsesInput;
   admin?: { path: string; tokenSecret: string };
   analytics?: { binding: string };
 }
 
-/** A validated rule: the limiter options' shape plus the gateway's mode and rollout. */
-export interface GatewayRule {
-  readonly name: string;
-  readonly algorithm: AlgorithmName;
-  readonly limit: number;
-  readonly windowMs: number;
-  /** 0 when not given (the core then uses limit). */
-  readonly burst: number;
+/** A validated rule: the host's normalized rule (id, name, algorithm, limit, windowMs, burst, keyCapacity) plus the gateway's fields. */
+export interface GatewayRule extends NormalizedRule {
   /** Canonical parts: header names lower-cased. */
   readonly key: readonly KeyPart[];
   readonly store: Store;
@@ -84,13 +97,19 @@ export interface GatewayRoute {
   readonly rules: readonly GatewayRule[];
   /** Indexes of the rules not in bypass mode. */
   readonly activeRuleIndexes: readonly number[];
+  /** The active rules by store (memory, then kv, then durable); each group is one limiter call. */
+  readonly storeGroups: readonly (readonly number[])[];
   /** Whether any rule can ever block a request on this route. */
   readonly canBlock: boolean;
   readonly upstream: GatewayUpstream;
 }
 
 export interface GatewayConfig {
+  /** Where the configuration came from ("gateway.config.json", "SLUICE_CONFIG"), for errors found later. */
+  readonly source: string;
   readonly routes: readonly GatewayRoute[];
+  readonly stores: { readonly durable: StoreSettings; readonly kv: StoreSettings };
+  readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
   readonly analytics: { readonly binding: string };
 }
@@ -109,6 +128,7 @@ export declare const MAX_TIMEOUT_MS: 300000;
 export declare const DEFAULT_ANALYTICS_BINDING: "SLUICE_ANALYTICS";
 export declare const METHODS: readonly Method[];
 export declare const MAX_RULES_PER_ROUTE: 16;
+export declare const DEFAULT_LIMITED_CODE: "sluice_rate_limited";
 
 /** Validates `raw`; throws ConfigError naming the first field at fault. */
 export declare function validateConfig(raw: unknown, source?: string): GatewayConfig;

@@ -4,8 +4,11 @@
 // throws a ConfigError naming the field (`routes[2].rules[0].limit`), so a bad configuration never
 // serves a request. docs/gateway.md documents every field.
 
+import { MAX_CHECKS_PER_CALL } from "../../../wasm-bindings/sluice.js";
+import { normalizeResponseOptions } from "../options.js";
+import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
-import { sameRule, validateRule } from "./rule-config.js";
+import { STORES, sameRule, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
 import {
   BINDING_DESCRIPTION,
@@ -20,6 +23,7 @@ import {
   expectOneOf,
   expectString,
   fieldPath,
+  hostValidated,
   isPlainObject,
   show,
 } from "./validate.js";
@@ -32,9 +36,19 @@ export const DEFAULT_ANALYTICS_BINDING = "SLUICE_ANALYTICS";
 // CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
 export const METHODS = Object.freeze(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 // The core checks at most 16 rules in one all-or-nothing call.
-export const MAX_RULES_PER_ROUTE = 16;
+export const MAX_RULES_PER_ROUTE = MAX_CHECKS_PER_CALL;
+/** The `code` of the gateway's 429 body unless `responses.code` says otherwise: sluice's own, like its other errors. */
+export const DEFAULT_LIMITED_CODE = "sluice_rate_limited";
+// A route's rules are checked store by store in this order: the isolate's memory first, so a request
+// it denies costs no round trip; the Durable Object last, so its exact counts are charged only for
+// requests every other rule admitted.
+const STORE_ORDER = ["memory", "kv", "durable"];
 
-const TOP_FIELDS = ["routes", "admin", "analytics"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
+// The host's store options, set once per store for every rule that uses it.
+const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
+const REMOTE_STORES = STORES.filter((store) => store !== "memory");
+const RESPONSE_FIELDS = ["code", "problemJson", "headers"];
 const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream"];
 const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "forwardHeaders", "cacheControl"];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
@@ -215,16 +229,47 @@ function validateRoute(raw, index, rulesByName) {
   if (raw.upstream === undefined) throw new ConfigError(fieldPath(path, "upstream"), "is required");
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
   const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" ? [] : [i])));
+  const storeGroups = STORE_ORDER.map((store) => Object.freeze(activeRuleIndexes.filter((i) => rules[i].store === store)));
   return Object.freeze({
     index,
     prefix,
     methods,
     rules: Object.freeze(rules),
     activeRuleIndexes,
+    // The active rules by store, in STORE_ORDER: each group is one all-or-nothing limiter call.
+    storeGroups: Object.freeze(storeGroups.filter((group) => group.length > 0)),
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
     canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
   });
+}
+
+// `stores.durable` and `stores.kv`: the host's options for that store (shards, timeoutMs, failMode,
+// fallback, ...), validated by the host's registry, which builds the store once for every rule.
+function validateStores(raw) {
+  if (raw === undefined) return Object.freeze({ durable: Object.freeze({}), kv: Object.freeze({}) });
+  expectObject(raw, "stores");
+  expectKnownFields(raw, "stores", REMOTE_STORES);
+  const stores = {};
+  for (const store of REMOTE_STORES) {
+    const path = fieldPath("stores", store);
+    if (raw[store] === undefined) {
+      stores[store] = Object.freeze({});
+      continue;
+    }
+    const settings = expectObject(raw[store], path);
+    expectKnownFields(settings, path, STORE_SETTING_FIELDS);
+    hostValidated(path, () => resolveStore({ ...settings, store }));
+    stores[store] = Object.freeze(structuredClone(settings));
+  }
+  return Object.freeze(stores);
+}
+
+// `responses`: how a 429 and the rate-limit headers look, validated as the host validates its own.
+function validateResponses(raw) {
+  const given = raw === undefined ? {} : expectObject(raw, "responses");
+  expectKnownFields(given, "responses", RESPONSE_FIELDS);
+  return Object.freeze(hostValidated("responses", () => normalizeResponseOptions({ code: DEFAULT_LIMITED_CODE, ...given })));
 }
 
 function validateAdmin(raw, routes) {
@@ -264,7 +309,11 @@ export function validateConfig(raw, source = "configuration") {
       if (first !== i) throw new ConfigError(`routes[${i}].prefix`, `${show(route.prefix)} is already the prefix of routes[${first}]`);
     });
     const config = Object.freeze({
+      // Where it came from, for errors found later (when the limiters are built, at start-up too).
+      source,
       routes: Object.freeze(routes),
+      stores: validateStores(raw.stores),
+      responses: validateResponses(raw.responses),
       admin: validateAdmin(raw.admin, routes),
       analytics: validateAnalytics(raw.analytics),
     });

@@ -1,6 +1,6 @@
 // Types of gateway.js: createGateway and the limiter seam it is built around.
 
-import type { Decision } from "../../../wasm-bindings/sluice.js";
+import type { RateLimitDecision } from "../limiter.js";
 import type { GatewayConfig, GatewayConfigInput, GatewayRoute, GatewayRule } from "./config.js";
 import type { GatewayMetrics } from "./metrics.js";
 
@@ -8,43 +8,32 @@ export type { GatewayConfig, GatewayConfigInput, GatewayRoute, GatewayRule } fro
 export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";
 export { GatewayMetrics } from "./metrics.js";
 
-/** One rule's decision as the limiter reports it. */
-export interface CheckDecision extends Decision {
-  /** The key the rule was checked under; needed for a partial rollout (without it, the rule is enforced). */
-  key?: string;
-}
-
-/** What a limiter answers for one request: every given rule checked, all-or-nothing. */
-export interface LimiterOutcome extends Decision {
-  /** Parallel to the rules the limiter was made for. */
-  checks: CheckDecision[];
-  /** Present when a fallback store decided because the configured one failed. */
-  fallback?: { from: string; reason: string };
-  [extra: string]: unknown;
-}
+/** What a limiter answers for one request: sluice's decision (every given rule checked, all-or-nothing), or its dev bypass. */
+export type LimiterOutcome = RateLimitDecision;
 
 export interface GatewayLimiter {
   limit(request: Request, env: unknown, ctx: unknown): Promise<LimiterOutcome> | LimiterOutcome;
+  /** The response headers of a bypassed decision (X-RateLimit-Bypassed). */
+  headers?(decision: LimiterOutcome): Array<[string, string]>;
 }
 
 /**
- * Makes the limiter of some rules of one route. Limiters made for different subsets of a route's
- * rules must share each rule's state (sluice's do: rules are registered by a stable id).
+ * Makes the limiter of some rules of one route, all of one store. Limiters made for different subsets
+ * of a route's rules must share each rule's state (sluice's do: rules are registered by a stable id).
  */
 export type LimiterFactory = (rules: GatewayRule[], context: { route: GatewayRoute }) => GatewayLimiter;
 
-/** The outcome the rate-limit headers describe: `allowed` is the request's fate. */
-export interface MergedOutcome extends Decision {
-  decidingCheck: number;
-  checks: CheckDecision[];
-}
+/**
+ * sluice's own limiter factory: createLimiter() per store group, on the configuration's `stores` and
+ * `clock` (default: the wall clock). Throws ConfigError naming the rule for what the host refuses.
+ */
+export declare function createLimiterFactory(options?: { stores?: GatewayConfig["stores"]; clock?: () => number }): LimiterFactory;
 
 export interface GatewayOptions {
-  limiterFactory: LimiterFactory;
-  /** The clock in milliseconds (the host's clock.js). */
-  now: () => number;
-  /** Rate-limit headers for a request's merged outcome; `rules` is parallel to outcome.checks. */
-  rateLimitHeaders?: (outcome: MergedOutcome, rules: GatewayRule[]) => HeadersInit | null | undefined;
+  /** The clock in milliseconds; default the host's (clock.js). */
+  now?: () => number;
+  /** Default: createLimiterFactory({ stores: config.stores, clock: now }). */
+  limiterFactory?: LimiterFactory;
   /** Receives one JSON line per request; default console.log. */
   log?: (line: string) => void;
   metrics?: GatewayMetrics;
@@ -57,4 +46,4 @@ export interface Gateway {
 }
 
 /** Builds the gateway; throws ConfigError for an invalid configuration, TypeError for bad options. */
-export declare function createGateway(config: GatewayConfig | GatewayConfigInput, options: GatewayOptions): Gateway;
+export declare function createGateway(config: GatewayConfig | GatewayConfigInput, options?: GatewayOptions): Gateway;

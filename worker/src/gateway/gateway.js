@@ -6,66 +6,58 @@
 // -> upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
 // nothing refused reaches the upstream.
 //
-// THE LIMITER SEAM. `limiterFactory(rules, { route })` is called with some rules of one route (the
-// validated rule objects of rule-config.js, in route order) and returns a limiter whose
-// `limit(request, env, ctx)` resolves to
-//   { allowed, limit, remaining, resetMs, retryAfterMs, checks, fallback? }
+// THE LIMITER SEAM. `limiterFactory(rules, { route })` is called with some rules of one route, all of
+// one store (the validated rule objects of rule-config.js, in route order), and returns a limiter whose
+// `limit(request, env, ctx)` resolves to sluice's decision (limiter.d.ts):
+//   { allowed, limit, remaining, resetMs, retryAfterMs, decidingCheck, checks, keys, store, fallback? }
 // checking every given rule for the request in one all-or-nothing call, where `checks[i]` is rule i's
-// Decision ({ allowed, limit, remaining, resetMs, retryAfterMs }) plus `key`, the string rule i was
-// checked under (needed for a partial rollout; without it the rule is enforced), and `fallback`
-// ({ from, reason }) is present when a fallback store decided. Limiters made for different subsets of
-// a route's rules must share each rule's state — as sluice's do, since they register rules by a
-// stable id. The full set of each route is asked for at construction, so limiter options refused by
-// the factory fail at start-up; subsets are asked for lazily (see decide.js) and kept.
+// Decision ({ allowed, limit, remaining, resetMs, retryAfterMs }, or null when no store consulted it),
+// `keys[i]` the key text rule i was checked under (a partial rollout needs it; without it the rule is
+// enforced), `store` which store decided and `fallback` ({ from, reason }) is present when a fallback
+// store decided. A decision `{ allowed: true, bypassed: true }` is the Worker's dev bypass; the
+// limiter's `headers(decision)` then gives its response headers. Limiters made for different subsets
+// of a route's rules must share each rule's state — as sluice's do, since they register rules by a
+// stable id. Each store group of each route is asked for at construction, so what the factory refuses
+// fails at start-up; subsets are asked for lazily (see decide.js) and kept. The default factory is
+// sluice's own (limiter.js here); tests wrap it.
 
+import { nowMs } from "../clock.js";
+import { decisionHeaders, policyHeader, withHeaders } from "../headers.js";
+import { limitedResponse } from "../responses.js";
 import { serveAdmin } from "./admin.js";
 import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
-import { isValidatedConfig, validateConfig } from "./config.js";
+import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { GatewayError, errorResponse } from "./errors.js";
+import { createLimiterFactory } from "./limiter.js";
 import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
 import { proxyRequest } from "./proxy.js";
 import { createRouter } from "./routes.js";
 import { upstreamTarget } from "./target.js";
 
-function noRateLimitHeaders() {
-  return [];
-}
-
-function retryAfterSeconds(decision) {
-  return Number.isFinite(decision.retryAfterMs) ? Math.ceil(decision.retryAfterMs / 1000) : null;
-}
-
-function rateLimitedResponse(blocking, headers) {
-  const retryAfter = retryAfterSeconds(blocking.decision);
-  const response = errorResponse(GatewayError.RATE_LIMITED, { extra: { rule: blocking.rule.name, retryAfter }, headers });
-  if (retryAfter !== null) response.headers.set("retry-after", String(retryAfter));
-  return response;
-}
-
 /**
  * Builds the gateway. `config` is a validated configuration (resolveConfig) or a raw one (validated
- * here; throws ConfigError). Options:
- *  - limiterFactory(rules, { route }) -> { limit(request, env, ctx) }: see THE LIMITER SEAM above;
- *  - now() -> milliseconds: the clock, for upstream latency;
- *  - rateLimitHeaders(outcome, rules) -> HeadersInit: the rate-limit headers for a merged outcome
- *    (allowed = the request's fate, checks parallel to `rules`); default: none;
+ * here). Options:
+ *  - now() -> milliseconds: the clock; default the wall clock (clock.js);
+ *  - limiterFactory(rules, { route }) -> { limit(request, env, ctx), headers?(decision) }: see THE
+ *    LIMITER SEAM above; default sluice's own, on the configuration's stores and `now`;
  *  - log(line): receives one JSON line per request; default: console.log;
  *  - metrics: a GatewayMetrics to count into; default: a new one.
- * Returns { fetch(request, env, ctx), metrics, config }.
+ * Throws ConfigError naming the field for an invalid configuration, including what the limiters
+ * refuse when they are built. Returns { fetch(request, env, ctx), metrics, config }.
  */
 export function createGateway(config, options = {}) {
   const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
-  const { limiterFactory, now, rateLimitHeaders = noRateLimitHeaders, log = defaultLog } = options;
+  const { now = nowMs, log = defaultLog } = options;
+  if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
-  if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
-  if (typeof rateLimitHeaders !== "function") throw new TypeError("createGateway: options.rateLimitHeaders must be a function");
   if (typeof log !== "function") throw new TypeError("createGateway: options.log must be a function");
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
-  const { routes, admin, analytics } = gatewayConfig;
+  const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
 
   const limiterForRoute = routes.map((route) => {
@@ -83,9 +75,16 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
-  for (const route of routes) {
-    if (route.activeRuleIndexes.length > 0) limiterForRoute[route.index](route.activeRuleIndexes);
+  try {
+    for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
+  } catch (error) {
+    if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, gatewayConfig.source);
+    throw error;
   }
+
+  // The host's rate-limit header fields for a request's merged outcome (decide.js), and its 429.
+  const rateLimitHeaders = (outcome) => decisionHeaders(outcome, responses.headers, policyHeader(outcome.rules));
+  const rateLimitedResponse = (outcome) => limitedResponse(outcome, { ...responses, policy: policyHeader(outcome.rules) });
 
   function refuse(kind, record, detail, headers) {
     metrics.countRefusal(kind.code);
@@ -123,19 +122,14 @@ export function createGateway(config, options = {}) {
       if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
       verdict = null;
     }
-    let rateHeaders = new Headers();
+    let rateHeaders = [];
     if (verdict !== null) {
-      const fellBack = verdict.fallback !== null;
-      verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict, fellBack));
+      verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
       record.decision = requestDecision(verdict);
       record.rules = logRules(verdict.verdicts);
-      if (verdict.outcome !== null) {
-        rateHeaders = new Headers(rateLimitHeaders(verdict.outcome, verdict.checked.map((v) => v.rule)) ?? undefined);
-      }
-      if (verdict.blocked) {
-        const blocking = verdict.checked[verdict.outcome.decidingCheck];
-        return { response: rateLimitedResponse(blocking, rateHeaders), route, verdict };
-      }
+      if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
+      else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
+      if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
     }
 
     const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now });
@@ -145,8 +139,7 @@ export function createGateway(config, options = {}) {
       metrics.countUpstreamFailure(route.index, result.failure);
       record.error = `upstream ${result.failure}`;
     }
-    for (const [name, value] of rateHeaders) result.response.headers.set(name, value);
-    return { response: result.response, route, verdict };
+    return { response: withHeaders(result.response, rateHeaders), route, verdict };
   }
 
   async function fetch(request, env, ctx) {
@@ -160,7 +153,7 @@ export function createGateway(config, options = {}) {
       try {
         handled = await handleRoute(request, url, env, ctx, record);
       } catch (error) {
-        // A bug or a broken dependency (a header builder that throws): still one log line and a
+        // A bug or a broken dependency (a clock or a binding that throws): still one log line and a
         // JSON error that no cache keeps. The message is not logged: it may quote request data.
         record.error = `internal error: ${error?.name ?? "error"}`;
         handled = { response: errorResponse(GatewayError.INTERNAL) };
@@ -171,8 +164,7 @@ export function createGateway(config, options = {}) {
     const dataset = handled.route === undefined ? null : analyticsDataset(env, analytics.binding);
     if (dataset !== null) {
       const verdicts = handled.verdict?.verdicts ?? [];
-      const fellBack = (handled.verdict?.fallback ?? null) !== null;
-      writeLater(dataset, analyticsPoints(handled.route, verdicts, record, fellBack), ctx, () => metrics.countAnalyticsError());
+      writeLater(dataset, analyticsPoints(handled.route, verdicts, record), ctx, () => metrics.countAnalyticsError());
     }
     return handled.response;
   }
@@ -181,4 +173,5 @@ export function createGateway(config, options = {}) {
 }
 
 export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";
+export { createLimiterFactory } from "./limiter.js";
 export { GatewayMetrics } from "./metrics.js";

@@ -19,13 +19,17 @@ export function newLogRecord(request) {
   };
 }
 
-/** Each checked or bypassed rule as the log shows it. */
+/**
+ * Each rule as the log shows it: its effective mode, what it did, what it left, and which store
+ * decided (a rule whose store is "durable" decided by "memory" fell back; "none": failMode decided).
+ */
 export function logRules(verdicts) {
   return verdicts.map((verdict) => ({
     name: verdict.rule.name,
     mode: verdict.mode,
     event: verdict.event,
     remaining: verdict.decision?.remaining ?? null,
+    store: verdict.store,
   }));
 }
 

@@ -17,12 +17,8 @@ export interface MetricFamily {
 export declare class GatewayMetrics {
   constructor(config: GatewayConfig);
   countRule(routeIndex: number, ruleIndex: number, event: RuleEvent): void;
-  countVerdict(
-    routeIndex: number,
-    ruleIndex: number,
-    verdict: { event: RuleEvent; nearLimit: boolean; decision: object | null },
-    fellBack: boolean,
-  ): void;
+  /** Counts a verdict's event ("unchecked": none), and a near-limit or a fallback besides. */
+  countVerdict(routeIndex: number, ruleIndex: number, verdict: { event: RuleEvent | "unchecked"; nearLimit: boolean; fallback: boolean }): void;
   countUpstreamFailure(routeIndex: number, failure: "timeout" | "unreachable"): void;
   countLimiterError(routeIndex: number): void;
   countRefusal(code: (typeof REFUSALS)[number]): void;

@@ -20,8 +20,8 @@ const RULE_HELP = Object.freeze({
   admitted: "Requests the rule admitted.",
   denied: "Requests the rule denied (enforced: answered 429).",
   would_have_denied: "Requests the rule would have denied, let through because it runs in shadow (or outside its rollout).",
-  bypassed: "Requests that skipped the rule because it is in bypass mode.",
-  fallbacks: "Decisions made by a fallback store because the configured one failed.",
+  bypassed: "Requests that skipped the rule: it is in bypass mode, or the Worker's dev bypass (ENV=dev) is on.",
+  fallbacks: "Decisions made by a fallback store, or by failMode, because the rule's store failed.",
   near_limit: "Admitted requests that left their key with 80 % or more of the limit used.",
 });
 
@@ -51,11 +51,14 @@ export class GatewayMetrics {
     this.routes[routeIndex].rules[ruleIndex].counts[EVENT_INDEX[event]] += 1;
   }
 
-  /** Counts a verdict of decide.js: its event, and a near-limit or fallback besides. */
-  countVerdict(routeIndex, ruleIndex, verdict, fellBack) {
-    this.countRule(routeIndex, ruleIndex, verdict.event);
+  /**
+   * Counts a verdict of decide.js: its event (an "unchecked" rule has none), and a near-limit or a
+   * fallback (the rule's store failed and another decided, or failMode did) besides.
+   */
+  countVerdict(routeIndex, ruleIndex, verdict) {
+    if (verdict.event !== "unchecked") this.countRule(routeIndex, ruleIndex, verdict.event);
     if (verdict.nearLimit) this.countRule(routeIndex, ruleIndex, "near_limit");
-    if (fellBack && verdict.decision !== null) this.countRule(routeIndex, ruleIndex, "fallbacks");
+    if (verdict.fallback) this.countRule(routeIndex, ruleIndex, "fallbacks");
   }
 
   countUpstreamFailure(routeIndex, failure) {

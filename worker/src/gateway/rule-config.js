@@ -1,53 +1,37 @@
-// One rate-limit rule of the gateway configuration, validated into the shape sluice's limiter options
-// take (name, algorithm, limit, windowMs, burst, key, store) plus the gateway's mode and rollout.
-// Bounds are the core's (cpp/include/sluice/rule.hpp); combinations the core refuses beyond these
-// (e.g. a sliding log over 2^31 ms) are reported when the limiter is built, which is also start-up.
+// One rate-limit rule of the gateway configuration: the limiter's own rule, validated by the host
+// (options.js and the core: one place holds every bound of a limit, a window or a burst), plus what
+// only the gateway has: the key as named parts, the store, the mode and the rollout.
 
 import { ALGORITHMS } from "../../../wasm-bindings/sluice.js";
+import { normalizeRuleSpec } from "../options.js";
 import { MODES } from "./mode.js";
 import {
   ConfigError,
   HEADER_DESCRIPTION,
   HEADER_NAME,
   expectArray,
-  expectInteger,
   expectKnownFields,
   expectNumber,
   expectObject,
   expectOneOf,
   expectString,
   fieldPath,
+  hostValidated,
   show,
 } from "./validate.js";
 
-export const BUCKET_ALGORITHMS = Object.freeze(["token-bucket", "leaky-bucket", "gcra"]);
 export const STORES = Object.freeze(["memory", "durable", "kv"]);
 export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>"]);
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
-const MAX_LIMIT = 2 ** 31;
-const MAX_WINDOW_MS = 2 ** 36;
-const RULE_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "key", "store", "mode", "rollout"];
-// Rule names appear in response headers (RateLimit-Policy), metric labels and log lines.
+// The fields the host's limiter takes as they are; the others are the gateway's.
+const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity"];
+const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout"];
+// Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
+// than the host's printable ASCII.
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const RULE_NAME_DESCRIPTION = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit";
 const API_KEY_PART = /^apiKey:(.*)$/;
-
-function validateWindow(raw, path) {
-  const hasSec = raw.windowSec !== undefined;
-  const hasMs = raw.windowMs !== undefined;
-  if (hasSec === hasMs) {
-    throw new ConfigError(fieldPath(path, "windowSec"), "give exactly one of windowSec and windowMs");
-  }
-  if (hasMs) return expectInteger(raw.windowMs, fieldPath(path, "windowMs"), 1, MAX_WINDOW_MS);
-  const secPath = fieldPath(path, "windowSec");
-  expectNumber(raw.windowSec, secPath, 0.001, MAX_WINDOW_MS / 1000);
-  const windowMs = raw.windowSec * 1000;
-  if (!Number.isInteger(windowMs)) {
-    throw new ConfigError(secPath, `must be a whole number of milliseconds; got ${show(raw.windowSec)}`);
-  }
-  return windowMs;
-}
 
 // A key is one part or a list of parts; parts combine into one key (ip + route: per client per route).
 function validateKey(raw, path) {
@@ -72,22 +56,19 @@ function validateKey(raw, path) {
   });
 }
 
-/** The validated, frozen rule at `path` (e.g. `routes[0].rules[1]`). */
+/**
+ * The validated, frozen rule at `path` (e.g. `routes[0].rules[1]`): the host's NormalizedRule (id,
+ * name, algorithm, limit, windowMs, burst, keyCapacity) plus key, store, mode and rollout.
+ */
 export function validateRule(raw, path) {
   expectObject(raw, path);
   expectKnownFields(raw, path, RULE_FIELDS);
-  const name = expectString(raw.name, fieldPath(path, "name"), { pattern: RULE_NAME, description: RULE_NAME_DESCRIPTION });
-  const algorithm = expectOneOf(raw.algorithm, fieldPath(path, "algorithm"), ALGORITHMS);
-  const limit = expectInteger(raw.limit, fieldPath(path, "limit"), 1, MAX_LIMIT);
-  const windowMs = validateWindow(raw, path);
-  let burst = 0;
-  if (raw.burst !== undefined) {
-    const burstPath = fieldPath(path, "burst");
-    if (!BUCKET_ALGORITHMS.includes(algorithm)) {
-      throw new ConfigError(burstPath, `only ${BUCKET_ALGORITHMS.join(", ")} take a burst; ${algorithm} admits at most limit per window`);
-    }
-    burst = expectInteger(raw.burst, burstPath, 1, MAX_LIMIT);
-  }
+  expectString(raw.name, fieldPath(path, "name"), { pattern: RULE_NAME, description: RULE_NAME_DESCRIPTION });
+  // The host would default it; a gateway rule says which algorithm it runs.
+  if (raw.algorithm === undefined) throw new ConfigError(fieldPath(path, "algorithm"), `is required: one of ${ALGORITHMS.join(", ")}`);
+  const spec = {};
+  for (const field of LIMITER_FIELDS) if (raw[field] !== undefined) spec[field] = raw[field];
+  const limiterRule = hostValidated(path, () => normalizeRuleSpec(spec));
   if (raw.key === undefined) throw new ConfigError(fieldPath(path, "key"), `is required: one of ${KEY_PARTS.join(", ")}, or a list of them`);
   const key = Object.freeze(validateKey(raw.key, fieldPath(path, "key")));
   const store = raw.store === undefined ? "memory" : expectOneOf(raw.store, fieldPath(path, "store"), STORES);
@@ -99,17 +80,10 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
-  return Object.freeze({ name, algorithm, limit, windowMs, burst, key, store, mode, rollout });
+  return Object.freeze({ ...limiterRule, key, store, mode, rollout });
 }
 
 /** Two rules that would share limiter state (same name) must be the same rule. */
 export function sameRule(a, b) {
-  return (
-    a.algorithm === b.algorithm &&
-    a.limit === b.limit &&
-    a.windowMs === b.windowMs &&
-    a.burst === b.burst &&
-    a.store === b.store &&
-    a.key.join("+") === b.key.join("+")
-  );
+  return a.id === b.id && a.keyCapacity === b.keyCapacity && a.store === b.store && a.key.join("+") === b.key.join("+");
 }

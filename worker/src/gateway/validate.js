@@ -1,6 +1,8 @@
 // Field checks shared by the configuration validators. Every failure is a ConfigError whose message
 // starts with the field's path (`routes[2].rules[0].limit`), so a bad deployment names what to fix.
 
+import { SluiceConfigError } from "../errors.js";
+
 /**
  * A configuration that cannot be served: `path` is the offending field, `source` (when known) where the
  * configuration came from ("gateway.config.json", "SLUICE_CONFIG").
@@ -12,6 +14,20 @@ export class ConfigError extends Error {
     this.path = path;
     this.problem = problem;
     this.source = source;
+  }
+}
+
+/**
+ * Runs `validate`, a check of the host's (options.js, the store registry), and reports its
+ * SluiceConfigError as a ConfigError at `path` plus the host's field: `limit` at `routes[2].rules[0]`
+ * is `routes[2].rules[0].limit`.
+ */
+export function hostValidated(path, validate) {
+  try {
+    return validate();
+  } catch (error) {
+    if (error instanceof SluiceConfigError) throw new ConfigError(fieldPath(path, error.field), error.problem);
+    throw error;
   }
 }
 

@@ -1,0 +1,35 @@
+// The demo's upstream: a stand-in for the API the gateway protects (gateway.config.json), so that
+// `npm start` works offline. It is this Worker's own entrypoint DemoUpstream, reached only through the
+// service binding DEMO_UPSTREAM (wrangler.toml): no URL on the Internet leads to it. Like a real API
+// behind the gateway, it answers only requests carrying the gateway's credential (the UPSTREAM_TOKEN
+// secret, in x-upstream-token), and knows nothing of rate limits.
+import { WorkerEntrypoint } from "cloudflare:workers";
+import { Hono } from "hono";
+
+import { tokensEqual } from "./gateway/admin.js";
+import { bearerToken } from "./keys.js";
+
+const app = new Hono();
+
+app.use(async (c, next) => {
+  const expected = c.env.UPSTREAM_TOKEN;
+  const presented = c.req.header("x-upstream-token");
+  if (typeof expected !== "string" || expected === "" || presented === undefined || !(await tokensEqual(presented, expected))) {
+    return c.json({ error: "not called through the gateway" }, 401);
+  }
+  return next();
+});
+
+app.post("/auth/login", (c) => c.json({ ok: true, action: "login" }));
+app.post("/auth/refresh", (c) => c.json({ ok: true, action: "refresh" }));
+// The gateway forwards the client's Authorization on /api (forwardHeaders): the API sees its user.
+app.get("/api/whoami", (c) => c.json({ user: bearerToken(c) ?? null }));
+app.post("/api/checkout", (c) => c.json({ ok: true, action: "checkout" }));
+app.get("/data", (c) => c.json({ data: "ok" }));
+app.notFound((c) => c.json({ error: "no such endpoint" }, 404));
+
+export class DemoUpstream extends WorkerEntrypoint {
+  fetch(request) {
+    return app.fetch(request, this.env, this.ctx);
+  }
+}
