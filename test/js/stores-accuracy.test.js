@@ -1,6 +1,6 @@
 // Accuracy, measured: several isolates (Miniflare workers, each its own globalThis) share one Durable
 // Object namespace and one KV namespace; a burst spread over them shows how many requests each store
-// admits against one limit. The table it prints is the one in docs/stores.md.
+// admits against one limit. The table it prints is the one in README.md, "Stores".
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { T0, rule, startStores } from "./fixtures/stores/harness.js";

@@ -1,5 +1,5 @@
 // The demo API with the seeds' tiers, as a Hono app using the middleware: the example of sluice/hono
-// (docs/host.md) and a fixture of the tests. The shipped Worker serves the same tiers as a gateway
+// (README.md) and a fixture of the tests. The shipped Worker serves the same tiers as a gateway
 // (index.js, gateway.config.json).
 //   POST /auth/login    10 per minute per IP
 //   POST /auth/refresh  30 per minute per IP

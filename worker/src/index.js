@@ -1,5 +1,5 @@
 // The Worker of this repository (wrangler.toml's main): sluice as a gateway in front of an API,
-// configured by gateway.config.json, or by SLUICE_CONFIG when [vars] sets it (docs/gateway.md).
+// configured by gateway.config.json, or by SLUICE_CONFIG when [vars] sets it (README.md, "The gateway").
 // The gateway is built at module scope, so an invalid configuration stops the Worker at start-up
 // (and so fails a deployment), naming the field. As shipped, it protects the demo upstream
 // (demo-upstream.js) with the demo's tiers; with ENV=dev (`npm start -- --var ENV:dev`) every limit

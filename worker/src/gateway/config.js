@@ -2,7 +2,7 @@
 // and the Analytics Engine binding. It is a JSON file bundled with the Worker, replaced as a whole by
 // the SLUICE_CONFIG variable when that is set. Validation happens once, at start-up; any problem
 // throws a ConfigError naming the field (`routes[2].rules[0].limit`), so a bad configuration never
-// serves a request. docs/gateway.md documents every field.
+// serves a request. README.md, "The gateway" documents every field.
 
 import { MAX_CHECKS_PER_CALL } from "../../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../options.js";

@@ -39,7 +39,7 @@ const NEXT_EXPIRY = "SELECT MIN(expires_at) AS next FROM sluice_keys";
 
 /**
  * SluiceDurableObject counts keys exactly. Export it from the Worker's main module and bind it with a
- * `new_sqlite_classes` migration (see docs/stores.md).
+ * `new_sqlite_classes` migration (see README.md, "Stores").
  */
 export class SluiceDurableObject extends DurableObject {
   #rules = new RuleCore((rule) => ({

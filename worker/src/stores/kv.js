@@ -11,7 +11,7 @@
 //  - writes: what the isolate admits accumulates and is flushed (read KV, add, write) at most once per
 //    `flushIntervalMs` per bucket, through ctx.waitUntil, never holding up a response.
 // Isolates therefore over-admit: within one read interval, each isolate can admit up to the whole
-// limit on its own, and two isolates flushing at once can lose one another's addition. docs/stores.md
+// limit on its own, and two isolates flushing at once can lose one another's addition. README.md, "Stores"
 // has the measured figures.
 import { SluiceConfigError, describe } from "../errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
