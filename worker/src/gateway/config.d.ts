@@ -134,4 +134,4 @@ export declare const DEFAULT_LIMITED_CODE: "sluice_rate_limited";
 export declare function validateConfig(raw: unknown, source?: string): GatewayConfig;
 export declare function isValidatedConfig(config: unknown): config is GatewayConfig;
 /** env.SLUICE_CONFIG (a JSON string or a table) when set, else `bundled`; validated. */
-export declare function resolveConfig(bundled: unknown, env: Record<string, unknown> | undefined, bundledName?: string): GatewayConfig;
+export declare function resolveConfig(bundled: unknown, env: object | undefined, bundledName?: string): GatewayConfig;

@@ -40,7 +40,7 @@ export interface GatewayOptions {
 }
 
 export interface Gateway {
-  fetch(request: Request, env: Record<string, unknown>, ctx: { waitUntil(promise: Promise<unknown>): void }): Promise<Response>;
+  fetch(request: Request, env: object, ctx: { waitUntil(promise: Promise<unknown>): void }): Promise<Response>;
   readonly metrics: GatewayMetrics;
   readonly config: GatewayConfig;
 }

@@ -37,7 +37,7 @@ export interface StoreOptions {
   /** Decide without charging. */
   peek?: boolean;
   /** The Worker's env, where bindings given by name are looked up. */
-  env?: Record<string, unknown>;
+  env?: object;
   /** The request's context: background writes are handed to ctx.waitUntil. */
   ctx?: WaitUntilContext;
 }
