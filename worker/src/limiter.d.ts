@@ -10,8 +10,14 @@ export interface CheckedDecision extends Outcome {
   readonly keys: string[];
 }
 
+/**
+ * What only a checked decision carries, absent from a decision nothing counted: reading `remaining` of
+ * c.get("rateLimit") gives a number, or undefined when the dev bypass let the request through.
+ */
+export type NothingCounted = { readonly [Field in Exclude<keyof CheckedDecision, "allowed" | "bypassed" | "skipped" | "rules">]?: undefined };
+
 /** A request let through by the dev bypass (the environment variable matched); nothing was counted. */
-export interface BypassedDecision {
+export interface BypassedDecision extends NothingCounted {
   readonly allowed: true;
   readonly bypassed: true;
   readonly skipped: false;
@@ -19,7 +25,7 @@ export interface BypassedDecision {
 }
 
 /** A request `skip` let through; nothing was counted. */
-export interface SkippedDecision {
+export interface SkippedDecision extends NothingCounted {
   readonly allowed: true;
   readonly bypassed: false;
   readonly skipped: true;

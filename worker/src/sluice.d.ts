@@ -1,6 +1,6 @@
 // sluice: rate limiting for Cloudflare Workers. The framework-free entry; the Hono middleware is sluice/hono.
 export { createLimiter } from "./limiter.js";
-export type { BypassedDecision, CheckedDecision, Limiter, LimiterOptions, RateLimitDecision, SkippedDecision } from "./limiter.js";
+export type { BypassedDecision, CheckedDecision, Limiter, LimiterOptions, NothingCounted, RateLimitDecision, SkippedDecision } from "./limiter.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export type { IpOptions, KeyFunction, KeyHelper, KeyInput, KeyPart, KeySource } from "./keys.js";
 export { isolateStats } from "./isolate.js";
