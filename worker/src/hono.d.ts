@@ -7,19 +7,24 @@ export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export type { IpOptions, KeyFunction, KeyHelper, KeySource } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
 export type { BypassedDecision, CheckedDecision, RateLimitDecision } from "./limiter.js";
-export type { HeaderMode, RuleOptions } from "./options.js";
+export type { HeaderMode, RuleOptions, RuleQuota } from "./options.js";
 
-/** The middleware's options: key, cost and skip functions receive the context. */
-export interface RateLimitOptions<E extends Env = any> extends CommonOptions<[c: Context<E>]> {
+/** The middleware's own option. */
+export interface OnLimitedOption<E extends Env = any> {
   /** Builds the response to a denied request (undefined: the default 429); rate-limit headers are added to it. */
   onLimited?: (c: Context<E>, decision: CheckedDecision) => Response | undefined | Promise<Response | undefined>;
 }
 
+/** The middleware's options: key, cost and skip functions receive the context. */
+export type RateLimitOptions<E extends Env = any> = CommonOptions<[c: Context<E>]> & OnLimitedOption<E>;
+
+// The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
+// user((c) => ...) in `key` as Context<never>, and refuses it.
 /**
  * rateLimit returns a Hono middleware limiting the requests it sees; the decision is c.get("rateLimit").
  * Throws SluiceConfigError naming the option for invalid configuration.
  */
-export declare function rateLimit<E extends Env = any>(options: RateLimitOptions<E>): MiddlewareHandler<E>;
+export declare function rateLimit<E extends Env = any>(options: CommonOptions<[c: Context<E>]> & OnLimitedOption<E>): MiddlewareHandler<E>;
 
 declare module "hono" {
   interface ContextVariableMap {

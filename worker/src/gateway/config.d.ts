@@ -3,7 +3,7 @@
 
 import type { AlgorithmName } from "../../../wasm-bindings/sluice.js";
 import type { HeaderMode } from "../options.js";
-import type { LimiterStoreOptions } from "../stores/registry.js";
+import type { DurableStoreSettings, KvStoreSettings } from "../stores/registry.js";
 import type { NormalizedRule } from "../stores/store.js";
 
 export type Mode = "enforce" | "shadow" | "bypass";
@@ -12,13 +12,13 @@ export type Method = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPT
 /** "ip", "user", "route" or "apiKey:<header name>". */
 export type KeyPart = "ip" | "user" | "route" | `apiKey:${string}`;
 
-export interface RuleInput {
+/** A rule's window: exactly one of windowSec (whole milliseconds) and windowMs. */
+export type WindowInput = { windowSec: number; windowMs?: undefined } | { windowMs: number; windowSec?: undefined };
+
+export type RuleInput = WindowInput & {
   name: string;
   algorithm: AlgorithmName;
   limit: number;
-  /** Exactly one of windowSec and windowMs. */
-  windowSec?: number;
-  windowMs?: number;
   /** token-bucket, leaky-bucket and gcra only. */
   burst?: number;
   /** Keys the rule's table holds in an isolate before it evicts the least used (the host's default: 50,000). */
@@ -28,7 +28,7 @@ export interface RuleInput {
   mode?: Mode;
   /** Mode "enforce" only: the share of keys enforced, from 0 to 1. */
   rollout?: number;
-}
+};
 
 export interface UpstreamInput {
   url: string;
@@ -48,8 +48,11 @@ export interface RouteInput {
   upstream: UpstreamInput;
 }
 
-/** The host's options of a store (shards, timeoutMs, failMode, fallback, ...), for every rule using it. */
-export type StoreSettings = Omit<LimiterStoreOptions, "store">;
+/** The host's settings of the durable and kv stores (shards, timeoutMs, failMode, fallback, ...), for every rule using them. */
+export interface StoresInput {
+  durable?: DurableStoreSettings;
+  kv?: KvStoreSettings;
+}
 
 export interface ResponsesInput {
   /** The `code` of a 429's body; default "sluice_rate_limited". */
@@ -62,7 +65,7 @@ export interface ResponsesInput {
 
 export interface GatewayConfigInput {
   routes: RouteInput[];
-  stores?: { durable?: StoreSettings; kv?: StoreSettings };
+  stores?: StoresInput;
   responses?: ResponsesInput;
   admin?: { path: string; tokenSecret: string };
   analytics?: { binding: string };
@@ -108,7 +111,7 @@ export interface GatewayConfig {
   /** Where the configuration came from ("gateway.config.json", "SLUICE_CONFIG"), for errors found later. */
   readonly source: string;
   readonly routes: readonly GatewayRoute[];
-  readonly stores: { readonly durable: StoreSettings; readonly kv: StoreSettings };
+  readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings> };
   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
   readonly analytics: { readonly binding: string };

@@ -1,10 +1,10 @@
 // Types of gateway.js: createGateway and the limiter seam it is built around.
 
 import type { RateLimitDecision } from "../limiter.js";
-import type { GatewayConfig, GatewayConfigInput, GatewayRoute, GatewayRule } from "./config.js";
+import type { GatewayConfig, GatewayConfigInput, GatewayRoute, GatewayRule, StoresInput } from "./config.js";
 import type { GatewayMetrics } from "./metrics.js";
 
-export type { GatewayConfig, GatewayConfigInput, GatewayRoute, GatewayRule } from "./config.js";
+export type { GatewayConfig, GatewayConfigInput, GatewayRoute, GatewayRule, RuleInput, StoresInput } from "./config.js";
 export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";
 export { GatewayMetrics } from "./metrics.js";
 
@@ -27,7 +27,7 @@ export type LimiterFactory = (rules: GatewayRule[], context: { route: GatewayRou
  * sluice's own limiter factory: createLimiter() per store group, on the configuration's `stores` and
  * `clock` (default: the wall clock). Throws ConfigError naming the rule for what the host refuses.
  */
-export declare function createLimiterFactory(options?: { stores?: GatewayConfig["stores"]; clock?: () => number }): LimiterFactory;
+export declare function createLimiterFactory(options?: { stores?: StoresInput; clock?: () => number }): LimiterFactory;
 
 export interface GatewayOptions {
   /** The clock in milliseconds; default the host's (clock.js). */

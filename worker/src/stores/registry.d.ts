@@ -5,29 +5,48 @@ import type { Store } from "./store.js";
 
 export type StoreOption = "memory" | "durable" | "kv" | Store;
 
-/** The options of a limiter or middleware that choose and tune its store. */
-export interface LimiterStoreOptions {
-  /**
-   * Where counts live; default "memory" (this isolate's instance). "durable": exact, in a Durable
-   * Object, falling back to KV (if bound), then memory, then failMode. "kv": approximate, in Workers
-   * KV, falling back to memory, then failMode. Or a store object of your own.
-   */
-  store?: StoreOption;
-  /** durable and kv: the binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }. */
-  bindings?: { durable?: string; kv?: string };
-  /** durable: how many objects share the keys (by a hash of the key), or "key" for one per key; default 1. */
-  shards?: number | "key";
-  /** durable and kv: who decides, in order, when the store cannot; default ["kv", "memory"] (durable), ["memory"] (kv); [] for none. */
-  fallback?: ReadonlyArray<"kv" | "memory">;
-  /** durable and kv: "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open". */
+/** durable and kv: the fallback chain's settings. */
+interface ChainSettings {
+  /** "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open". */
   failMode?: "open" | "closed";
-  /** durable and kv: how long each store may take before the next decides; default 50 ms. */
+  /** How long each store may take before the next decides; default 50 ms. */
   timeoutMs?: number;
-  /** durable and kv: deny keys the store denied from this isolate, with no round trip, until their retry time; default true. */
+  /** Deny keys the store denied from this isolate, with no round trip, until their retry time; default true. */
   preFilter?: boolean;
-  /** durable and kv: fallbacks and failed KV writes are logged at most once per interval; default 60000. */
+  /** Fallbacks and failed KV writes are logged at most once per interval; default 60000. */
   logIntervalMs?: number;
 }
+
+/** The settings of store: "durable": a Durable Object, falling back to KV (if bound), then memory, then failMode. */
+export interface DurableStoreSettings extends ChainSettings {
+  /** The binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }. */
+  bindings?: { durable?: string; kv?: string };
+  /** How many objects share the keys (by a hash of the key), or "key" for one per key; default 1. */
+  shards?: number | "key";
+  /** Who decides, in this order, when the object cannot; default ["kv", "memory"]; [] for none. */
+  fallback?: readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"];
+}
+
+/** The settings of store: "kv": Workers KV, falling back to memory, then failMode. */
+export interface KvStoreSettings extends ChainSettings {
+  /** The KV binding's name in env; default { kv: "SLUICE_KV" }. */
+  bindings?: { kv?: string };
+  /** Durable only. */
+  shards?: undefined;
+  /** Who decides when KV cannot; default ["memory"]; [] for none. */
+  fallback?: readonly [] | readonly ["memory"];
+}
+
+/**
+ * The options of a limiter or middleware that choose and tune its store. `store` is where counts
+ * live; default "memory" (this isolate's instance), which takes no settings, nor does a store object of
+ * your own (configure it where you build it). "durable": exact, in a Durable Object; "kv": approximate,
+ * in Workers KV; each with its settings.
+ */
+export type LimiterStoreOptions =
+  | ({ store?: "memory" | Store } & { [Setting in keyof DurableStoreSettings]?: undefined })
+  | ({ store: "durable" } & DurableStoreSettings)
+  | ({ store: "kv" } & KvStoreSettings);
 
 export declare const STORE_FIELDS: readonly string[];
 /** { durable: "SLUICE_DO", kv: "SLUICE_KV" }: the names wrangler.toml declares. */
