@@ -30,6 +30,7 @@ export type StatusCode = (typeof Status)[keyof typeof Status];
 
 /** A call the core refused: a programming or configuration error, never a limit. */
 export declare class SluiceError extends Error {
+  readonly name: "SluiceError";
   readonly status: StatusCode;
   readonly statusName: string;
   /** The option at fault, when there is one ("limit", "windowMs", "burst", "algorithm", "keyCapacity", "rule", "key", "cost"). */

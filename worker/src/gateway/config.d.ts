@@ -1,5 +1,5 @@
 // Types of config.js: the gateway configuration as written (GatewayConfigInput) and as validated
-// (GatewayConfig). docs/gateway.md documents every field.
+// (GatewayConfig). README.md ("The gateway", "Configuration") documents every field.
 
 import type { AlgorithmName } from "../../../wasm-bindings/sluice.js";
 import type { HeaderMode } from "../options.js";

@@ -1,5 +1,5 @@
 // Types of chain.js: the fallback chain over the Durable Object, KV and memory stores.
-import type { IsolateTable, NormalizedRule, Store } from "./store.js";
+import type { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, TimedStoreOptions } from "./store.js";
 
 export interface FallbackChainOptions {
   /** The store that should decide (normally the Durable Object store). */
@@ -41,6 +41,8 @@ export interface FallbackChainCounters {
 export interface FallbackChain extends Store {
   readonly name: "chain";
   readonly counters: Readonly<FallbackChainCounters>;
+  /** Decides at options.nowMs, the isolate's clock (the primary may keep its own). */
+  decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
   /** The tables its stores keep in the isolate for `rule`. */
   isolateTables(rule: NormalizedRule): IsolateTable[];
 }

@@ -1,9 +1,13 @@
 // Types of durable.js: the store that decides in SluiceDurableObject instances.
+import type { SluiceDurableObject } from "./durable-object.js";
 import type { Store } from "./store.js";
 
 export interface DurableStoreOptions {
-  /** The namespace bound to SluiceDurableObject, or its binding name in env. */
-  binding: DurableObjectNamespace | string;
+  /**
+   * The namespace bound to SluiceDurableObject (typed for it, as `wrangler types` writes it, or
+   * untyped), or its binding name in env.
+   */
+  binding: DurableObjectNamespace<SluiceDurableObject> | DurableObjectNamespace | string;
   /** How many objects share the keys (by a hash of the key), or "key" for one object per key. Default 1. */
   shards?: number | "key";
   /** Prefix of the objects' names. Default "sluice". */

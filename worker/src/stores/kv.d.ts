@@ -1,5 +1,5 @@
 // Types of kv.js: the approximate global store over Workers KV.
-import type { IsolateTable, NormalizedRule, Store } from "./store.js";
+import type { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, TimedStoreOptions } from "./store.js";
 
 export interface KvStoreOptions {
   /** The KV namespace, or its binding name in env. */
@@ -30,6 +30,8 @@ export interface KvStoreCounters {
 export interface KvStore extends Store {
   readonly name: "kv";
   readonly counters: Readonly<KvStoreCounters>;
+  /** Decides at options.nowMs; pass options.ctx so that flushes outlive the response. */
+  decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
   /** Resolves when every flush already running has finished. */
   settle(): Promise<void>;
   /** The view table this store keeps in the isolate for `rule` (fixed-window, keyCapacity + 1 keys). */

@@ -42,6 +42,11 @@ export interface StoreOptions {
   ctx?: WaitUntilContext;
 }
 
+/** The options of a store that decides on the isolate's clock (memory, KV, a fallback chain): nowMs is required. */
+export interface TimedStoreOptions extends StoreOptions {
+  nowMs: number;
+}
+
 export type StoreName = "memory" | "durable" | "kv";
 
 /** The answer to one call: the deciding check's decision, every check's own, and who decided. */
