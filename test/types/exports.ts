@@ -1,0 +1,12 @@
+// Each public module's .d.ts declares exactly the values listed in public-exports.js, which the run-time
+// modules are held to in test/js/types.test.js.
+import { PUBLIC_EXPORTS } from "./public-exports.js";
+import type { Equal, Expect } from "./assert.js";
+
+type Listed<Module extends keyof typeof PUBLIC_EXPORTS> = (typeof PUBLIC_EXPORTS)[Module][number];
+
+type _sluice = Expect<Equal<keyof typeof import("sluice"), Listed<"sluice">>>;
+type _hono = Expect<Equal<keyof typeof import("sluice/hono"), Listed<"sluice/hono">>>;
+type _durableObject = Expect<Equal<keyof typeof import("sluice/durable-object"), Listed<"sluice/durable-object">>>;
+type _loader = Expect<Equal<keyof typeof import("../../wasm-bindings/sluice.js"), Listed<"wasm-bindings/sluice.js">>>;
+type _gateway = Expect<Equal<keyof typeof import("../../worker/src/gateway/gateway.js"), Listed<"worker/src/gateway/gateway.js">>>;

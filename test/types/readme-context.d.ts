@@ -1,0 +1,25 @@
+// What README.md's examples (the readme-*.js files, each one of its ```js blocks as printed) take
+// from the code around them, which the README leaves out. Nothing here is sluice's: it stands for the
+// reader's own application.
+import type { Handler } from "hono";
+import type { KeyHelper, Store } from "sluice";
+
+declare global {
+  /** The handler the durable quick start limits. */
+  const checkout: Handler;
+  /** The key of the store examples' middleware calls. */
+  const key: KeyHelper;
+  /** The middleware, imported in the code around the Durable Object store example. */
+  const rateLimit: typeof import("sluice/hono").rateLimit;
+  /** The stores the fallback chain example is built from (the examples above it build them). */
+  const durable: Store;
+  const kv: Store;
+  const memory: Store;
+}
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set by the application's authentication middleware, which the durable quick start leaves out. */
+    userId: string;
+  }
+}

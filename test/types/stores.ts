@@ -1,0 +1,130 @@
+// The stores as README.md composes them: the factories from `sluice`, a store of one's own on the
+// store contract, a limiter on a store object, and the isolate's and the chains' statistics.
+import {
+  createDurableStore,
+  createFallbackChain,
+  createKvStore,
+  createLimiter,
+  createMemoryStore,
+  ip,
+  isolateStats,
+  storeStats,
+  type AlgorithmName,
+  type DurableStore,
+  type FallbackChain,
+  type IsolateStats,
+  type KvStore,
+  type NormalizedRule,
+  type Outcome,
+  type Store,
+  type StoreCheck,
+  type StoreOptions,
+  type StoreStats,
+} from "sluice";
+import type { SluiceDurableObject } from "sluice/durable-object";
+import type { Equal, Expect } from "./assert.js";
+
+interface Env {
+  SLUICE_DO: DurableObjectNamespace<SluiceDurableObject>;
+  SLUICE_KV: KVNamespace;
+}
+declare const env: Env;
+declare const ctx: ExecutionContext;
+declare const rule: NormalizedRule;
+
+// By binding name, looked up in options.env per call, or the binding itself.
+const durable: DurableStore = createDurableStore({ binding: "SLUICE_DO", shards: 8 });
+const durableByKey = createDurableStore({ binding: env.SLUICE_DO, shards: "key", name: "checkout", timeoutMs: 40 });
+const kv: KvStore = createKvStore({ binding: "SLUICE_KV" });
+const kvTuned = createKvStore({
+  binding: env.SLUICE_KV,
+  prefix: "rl:",
+  readIntervalMs: 500,
+  flushIntervalMs: 2_000,
+  maxBuckets: 1_000,
+  log: (line) => console.warn(line),
+  logIntervalMs: 10_000,
+});
+const memory = createMemoryStore();
+const store: FallbackChain = createFallbackChain({ primary: durable, kv, memory, failMode: "closed", timeoutMs: 50 });
+const tuned = createFallbackChain({
+  primary: kvTuned,
+  memory,
+  failClosedRetryAfterMs: 2_000,
+  preFilter: true,
+  preFilterMaxKeys: 5_000,
+  log: console.warn,
+  logIntervalMs: 1_000,
+});
+
+async function decideByHand(): Promise<void> {
+  const checks: StoreCheck[] = [{ rule, key: "ip:192.0.2.1", cost: 1 }];
+  const fromObject: Outcome = await durable.decide(checks, { env: { ...env }, ctx });
+  const fromKv: Outcome = await kv.decide(checks, { nowMs: Date.now(), env: { ...env }, ctx });
+  const fromMemory: Outcome = await memory.decide(checks, { nowMs: Date.now(), peek: true });
+  const fromChain = await store.decide(checks, { nowMs: Date.now(), env: { ...env }, ctx });
+  const who: "memory" | "durable" | "kv" | "none" = fromChain.store;
+  const tables = store.isolateTables(rule);
+  const owners: string[] = tables.map((table) => table.owner);
+  const counted: number = store.counters.decided["durable"] ?? 0;
+  const spread: number = durable.counters.spreadRequests;
+  await kv.settle();
+  console.log(fromObject, fromKv, fromMemory, who, owners, counted, spread, durableByKey.isBound(env), kv.counters.writeFailures);
+  // @ts-expect-error counters are the store's to count
+  durable.counters.undone = 0;
+  // @ts-expect-error a check names its rule by the normalized rule, not by its name
+  memory.decide([{ rule: "login", key: "k", cost: 1 }], { nowMs: 0 });
+  // @ts-expect-error nowMs is a number of milliseconds
+  kv.decide(checks, { nowMs: new Date() });
+}
+
+// A store of one's own: the contract is decide(checks, options) -> Outcome | Promise<Outcome>.
+const allowAll: Store = {
+  name: "allow-all",
+  decide(checks: readonly StoreCheck[], _options?: StoreOptions): Outcome {
+    const admitted = checks.map((check) => ({ allowed: true, limit: check.rule.limit, remaining: check.rule.limit, resetMs: 0, retryAfterMs: 0 }));
+    return { ...admitted[0], decidingCheck: 0, checks: admitted, store: "memory" };
+  },
+};
+const custom = createLimiter({ key: ip(), limit: 10, windowSec: 60, store: allowAll });
+const chained = createLimiter({ key: ip(), limit: 10, windowSec: 60, store });
+const bad: Store = {
+  name: "bad",
+  // @ts-expect-error an outcome says which store decided, from the contract's names
+  decide: () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 0, retryAfterMs: 0, decidingCheck: 0, checks: [], store: "redis" }),
+};
+
+// Statistics.
+const isolate: IsolateStats = isolateStats();
+for (const table of isolate.rules) {
+  if ("unavailable" in table) continue;
+  const evictions: number = table.evictions;
+  console.log(table.id, evictions);
+}
+const chains: StoreStats[] = storeStats();
+for (const chain of chains) {
+  const kind: "durable" | "kv" = chain.store;
+  const writes: number | undefined = chain.kv?.writes;
+  console.log(kind, writes, chain.counters.fallbacks);
+}
+
+// The rule a store is given names its algorithm.
+type _algorithm = Expect<Equal<NormalizedRule["algorithm"], AlgorithmName>>;
+// @ts-expect-error the factories need their binding
+createKvStore({});
+// @ts-expect-error a chain needs a primary store
+createFallbackChain({ memory });
+// @ts-expect-error shards is a number or "key"
+createDurableStore({ binding: "SLUICE_DO", shards: "all" });
+
+export { bad, chained, custom, decideByHand, tuned };
+
+// The namespace as `wrangler types` writes it (typed for the class, or for a subclass), or untyped.
+declare const untyped: DurableObjectNamespace;
+declare const forSubclass: DurableObjectNamespace<import("./durable-object.js").AuditedSluice>;
+createDurableStore({ binding: untyped });
+createDurableStore({ binding: forSubclass });
+// @ts-expect-error the durable store's binding is a Durable Object namespace, not KV
+createDurableStore({ binding: env.SLUICE_KV });
+// @ts-expect-error and the KV store's a KV namespace
+createKvStore({ binding: env.SLUICE_DO });
