@@ -3,7 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-tools.sh
-emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+# emcmake announces its cmake command line on stderr; keep it (and any error) in a log shown on failure.
+mkdir -p build
+if ! emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >build/wasm-configure.log 2>&1; then
+  cat build/wasm-configure.log >&2
+  exit 1
+fi
 cmake --build build/wasm -j2 >/dev/null
 cp build/wasm/sluice.wasm wasm-bindings/sluice.wasm
 raw=$(wc -c < wasm-bindings/sluice.wasm)
