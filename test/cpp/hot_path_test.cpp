@@ -2,8 +2,7 @@
 //  - a check may carry its key's hash (the wasm ABI reuses the previous call's when the key bytes did
 //    not change) instead of having the bytes hashed again;
 //  - each rule remembers the slot of the last key a single check found or placed, and reuses it after
-//    checking the slot's tag, also after other calls reused or emptied that slot;
-//  - window numbers come from a memo of the last window instead of a division.
+//    checking the slot's tag, also after other calls reused or emptied that slot.
 // Two limiters with the same seed, one fed single checks with known hashes on mostly repeated keys and
 // one fed the same requests split in two checks (the general path, which uses neither the hash nor the
 // remembered slot), must agree on every decision, every state byte and every eviction, while resets,
@@ -135,29 +134,4 @@ TEST_CASE("a key's hash is what the limiter hashes it to, and only its own bytes
   CHECK(limiter.key_hash(bytes_of(a), length_of(a)) == limiter.key_hash(bytes_of(a), length_of(a)));
   CHECK(limiter.key_hash(bytes_of(a), length_of(a)) != limiter.key_hash(bytes_of(b), length_of(b)));
   CHECK(limiter.key_hash(bytes_of(a), length_of(a)) != other_seed.key_hash(bytes_of(a), length_of(a)));
-}
-
-TEST_CASE("window numbers from the memo are floor(now / window_ms), whichever way time moves") {
-  Rule rule;
-  const char* field = nullptr;
-  const int64_t window_ms = GENERATE(as<int64_t>{}, 1, 7, 1'000, 60'000, 86'400'000, int64_t{1} << 36);
-  CAPTURE(window_ms);
-  REQUIRE(make_rule(RuleConfig{Algorithm::kFixedWindow, 10, window_ms, 0}, &rule, &field) == Status::kOk);
-  Random random(static_cast<uint64_t>(window_ms));
-  int64_t now = 1'700'000'000'000;
-  for (int step = 0; step < 10'000; ++step) {
-    CAPTURE(now);
-    REQUIRE(window_number(rule, now) == now / window_ms);
-    // Edges of windows, small steps, big jumps both ways, and the ends of the time range.
-    switch (random.between(0, 5)) {
-      case 0: now = (now / window_ms + 1) * window_ms - random.between(0, 1); break;
-      case 1: now += random.between(0, 3); break;
-      case 2: now -= random.between(0, 3); break;
-      case 3: now = random.between(0, kMaxTimeMs); break;
-      case 4: now = random.percent(50) ? 0 : kMaxTimeMs; break;
-      default: now += random.between(-window_ms, window_ms); break;
-    }
-    if (now < 0) now = 0;
-    if (now > kMaxTimeMs) now = kMaxTimeMs;
-  }
 }

@@ -27,13 +27,6 @@ struct RuleConfig {
   int64_t burst = 0;
 };
 
-// WindowMemo is the last window a time fell in: [start_ms, end_ms) is window number `number`.
-struct WindowMemo {
-  int64_t start_ms = 1;  // empty until first used
-  int64_t end_ms = 0;
-  int64_t number = 0;
-};
-
 // Rule is a validated RuleConfig with the integer constants the algorithms need, derived once.
 // Rates are kept as the reduced fraction rate_tokens / rate_ms so that every algorithm stays in exact
 // integer arithmetic: nothing is ever rounded, so native and wasm agree to the millisecond.
@@ -44,23 +37,7 @@ struct Rule {
   int64_t capacity = 0;    // what can be admitted at once: limit for windows, burst for buckets
   int64_t rate_tokens = 0; // limit / gcd(limit, window_ms)
   int64_t rate_ms = 0;     // window_ms / gcd(limit, window_ms)
-  // A cache, not part of the rule's meaning: see window_number. Like the key tables, it makes a Rule
-  // unfit for use from two threads at once.
-  mutable WindowMemo window_memo;
 };
-
-// window_number is floor(now / window_ms) for a time now >= 0. Nearly every call of a busy rule falls
-// in the same window as the call before: those get the number from the memo, without the 64-bit
-// division that otherwise is the costliest instruction of a window decision.
-inline int64_t window_number(const Rule& rule, int64_t now) {
-  WindowMemo& memo = rule.window_memo;
-  if (now >= memo.start_ms && now < memo.end_ms) return memo.number;
-  const int64_t number = now / rule.window_ms;
-  memo.number = number;
-  memo.start_ms = number * rule.window_ms;
-  memo.end_ms = memo.start_ms + rule.window_ms;
-  return number;
-}
 
 // Bounds chosen so that no intermediate product overflows int64 (see make_rule). They are far above
 // what any HTTP rate limit needs: a day is 8.64e7 ms.

@@ -11,7 +11,7 @@ struct View {
 };
 
 View view(const Rule& rule, const KeyState& state, int64_t now) {
-  const int64_t window = window_number(rule, now);
+  const int64_t window = now / rule.window_ms;
   if (window > state.a) return {window, 0};
   return {state.a, state.b};  // same window, or time ran backwards: keep the newer window's count
 }

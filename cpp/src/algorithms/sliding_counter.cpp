@@ -15,7 +15,7 @@ struct View {
 View view(const Rule& rule, const KeyState& state, int64_t now) {
   const int64_t current = state.b & 0xffffffff;
   const int64_t previous = static_cast<int64_t>(static_cast<uint64_t>(state.b) >> 32);
-  const int64_t window = window_number(rule, now);
+  const int64_t window = now / rule.window_ms;
   if (window < state.a) return {state.a, 0, current, previous};  // time ran backwards: window start
   const int64_t elapsed = now - window * rule.window_ms;
   if (window == state.a) return {window, elapsed, current, previous};
