@@ -176,7 +176,7 @@ Status Limiter::run_one(const Check& c, int64_t now_ms, bool charge, Decision* p
   if (c.cost < 1 || c.cost > kMaxCost) return Status::kInvalidCost;
   RuleTable& rt = rules_[c.rule];
   const uint64_t h = hash_of(c);
-  const bool same_as_last = rt.last_slot != KeyTable::kMissing && rt.last_hash == h && rt.table.holds(rt.last_slot, h);
+  const bool same_as_last = rt.last_hash == h && rt.table.holds(rt.last_slot, h);
   uint32_t slot = same_as_last ? rt.last_slot : rt.table.find(h);
   Decision decision;
   if (slot != KeyTable::kMissing) {

@@ -92,9 +92,10 @@ class Limiter {
     uint32_t signature = 0;
     KeyTable table;
     // The slot of the last key a single check found or placed: a client sending request after request
-    // finds its slot again without probing the buckets. Verified against the slot's tag before use.
+    // finds its slot again without probing the buckets. Verified against the slot's tag before use, so
+    // the initial slot 0 needs no "none" marker (and the limiter stays all zeros until rules arrive).
     uint64_t last_hash = 0;
-    uint32_t last_slot = KeyTable::kMissing;
+    uint32_t last_slot = 0;
   };
 
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
