@@ -125,7 +125,7 @@ function rateRows(samples) {
   return Object.fromEntries(
     Object.entries(samples).map(([subject, values]) => [
       subject,
-      { decisionsPerSecond: summary(values), ratio: base === undefined ? null : median(ratios(values, base)) },
+      { decisionsPerSecond: summary(values), ratio: base === undefined ? null : median(ratios(values, base)), samples: values },
     ]),
   );
 }
