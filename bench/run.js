@@ -5,7 +5,7 @@
 // figure is reported as the median over repetitions and as the median of per-repetition ratios
 // against the plain-JS fixed window. Writes bench/results.json, bench/results.md, bench/results.svg.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -21,6 +21,11 @@ import { evaluateFloors } from "./lib/floors.js";
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
+// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable) runs
+// just those figures and prints them, leaving bench/results.* alone: for working on one figure.
+const onlyArg = process.argv.find((a) => a.startsWith("--only="));
+const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
+const wanted = (figure) => only === null || only.has(figure);
 
 // Quick keeps every figure (1M keys included, since the floors are stated there) with fewer and
 // shorter repetitions.
@@ -69,20 +74,29 @@ async function main() {
   const script = await bundleWorker();
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
-  const names = [...COMPARED.map(isolateOf), "hono", ...fresh];
-  const workerd = await Workerd.start(script, names, { routes: { hono: [`${HONO_HOST}/*`] } });
+  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...fresh];
+  const workerd = await Workerd.start(script, names, {
+    routes: { hono: [`${HONO_HOST}/*`] },
+    durableObjects: { [DURABLE_ISOLATE]: DURABLE_OBJECTS },
+  });
   const results = { machine, quick, plan: PLAN, baseline: BASELINE, subjects: SUBJECT_INFO, figures: {} };
   try {
-    results.figures.wasm = await figureWasm(workerd, fresh);
-    results.figures.hotKey = await figureHotKey(workerd);
-    const { throughput, memory } = await figureKeys(workerd);
-    results.figures.manyKeys = throughput;
-    results.figures.bytesPerKey = memory;
-    results.figures.newKeysInOneRequest = await figureBurst(workerd);
-    results.figures.hono = await figureHono(workerd);
-    results.figures.durableObject = figureDurableObject();
+    if (wanted("wasm")) results.figures.wasm = await figureWasm(workerd, fresh);
+    if (wanted("hotKey")) results.figures.hotKey = await figureHotKey(workerd);
+    if (wanted("keys")) {
+      const { throughput, memory } = await figureKeys(workerd);
+      results.figures.manyKeys = throughput;
+      results.figures.bytesPerKey = memory;
+    }
+    if (wanted("burst")) results.figures.newKeysInOneRequest = await figureBurst(workerd);
+    if (wanted("hono")) results.figures.hono = await figureHono(workerd);
+    if (wanted("durable")) results.figures.durableObject = await figureDurableObject(workerd);
   } finally {
     await workerd.stop();
+  }
+  if (only !== null) {
+    console.log(JSON.stringify(results.figures, null, 2));
+    return;
   }
   results.machine.loadAverageAtEnd = loadAverageNow();
   results.elapsedSeconds = Math.round((Date.now() - started) / 1000);
@@ -111,7 +125,7 @@ function rateRows(samples) {
   return Object.fromEntries(
     Object.entries(samples).map(([subject, values]) => [
       subject,
-      { decisionsPerSecond: summary(values), ratio: base === undefined ? null : median(ratios(values, base)) },
+      { decisionsPerSecond: summary(values), ratio: base === undefined ? null : median(ratios(values, base)), samples: values },
     ]),
   );
 }
@@ -277,12 +291,58 @@ async function figureWasm(workerd, fresh) {
   };
 }
 
-// Figure 7: the Durable Object store. Another branch writes it; until worker/src/stores/durable-object.js
-// exists here and says it is complete, this figure is reported as not measured.
-function figureDurableObject() {
-  const file = join(root, "worker/src/stores/durable-object.js");
-  if (!existsSync(file)) return { measured: false, reason: "worker/src/stores/durable-object.js is not in this tree" };
-  return { measured: false, reason: "worker/src/stores/durable-object.js exists but the bench has no fixture for it yet" };
+// Figure 7: the Durable Object store. Each case sends requests of `rules` checks from one isolate
+// through createDurableStore, `inFlight` at a time; the echo object (the same RPC, answered without
+// storage or core) is the round trip's floor, and the memory store the same checks without one.
+const DURABLE_CASES = {
+  "echo, 1 check per request": { target: "echo", rules: 1, shards: 1, inFlight: 1 },
+  "echo writing 1 row, 1 check per request": { target: "echo-write", rules: 1, shards: 1, inFlight: 1 },
+  "echo writing 4 rows, 4 checks per request": { target: "echo-write", rules: 4, shards: 1, inFlight: 1 },
+  "durable, 1 check per request": { target: "durable", rules: 1, shards: 1, inFlight: 1 },
+  "durable, 4 checks per request": { target: "durable", rules: 4, shards: 1, inFlight: 1 },
+  "durable, 1 check per request, 8 in flight": { target: "durable", rules: 1, shards: 1, inFlight: 8 },
+  "durable, 4 checks per request, 8 in flight": { target: "durable", rules: 4, shards: 1, inFlight: 8 },
+  "durable, 4 checks on 4 keys, 4 shards": { target: "durable", rules: 4, shards: 4, spread: true, inFlight: 1 },
+  "memory, 1 check per request": { target: "memory", rules: 1, shards: 1, inFlight: 1 },
+  "memory, 4 checks per request": { target: "memory", rules: 4, shards: 1, inFlight: 1 },
+};
+const DURABLE_FLOOR = "echo, 1 check per request";
+const DURABLE_ISOLATE = "durable";
+const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject" };
+
+async function figureDurableObject(workerd) {
+  log("figure 7: the Durable Object store");
+  const cases = Object.keys(DURABLE_CASES);
+  const runs = await interleave(cases, PLAN.reps, (name) => {
+    const { spread = false, ...c } = DURABLE_CASES[name];
+    return workerd.call(DURABLE_ISOLATE, "durable", { ...c, spread: spread ? 1 : 0, minMs: PLAN.minMs });
+  });
+  const requestRate = (r) => (r.requests / r.ms) * 1000;
+  const floor = runs[DURABLE_FLOOR].map(requestRate);
+  const rows = {};
+  for (const name of cases) {
+    const { target, rules, shards, inFlight, spread = false } = DURABLE_CASES[name];
+    const rates = runs[name].map(requestRate);
+    rows[name] = {
+      target,
+      checksPerRequest: rules,
+      shards,
+      spreadKeys: spread,
+      inFlight,
+      requestsPerSecond: summary(rates),
+      decisionsPerSecond: summary(runs[name].map((r) => (r.decisions / r.ms) * 1000)),
+      microsecondsPerRequest: summary(runs[name].map((r) => (r.ms * 1000 * inFlight) / r.requests)),
+      roundTripsPerRequest: target === "memory" ? 0 : median(runs[name].map((r) => r.roundTrips / r.requests)),
+      requestsRatioToEcho: median(ratios(rates, floor)),
+    };
+  }
+  return {
+    measured: true,
+    rows,
+    note:
+      "local workerd runs the object in the same process as the isolate: a round trip costs serialization and scheduling, " +
+      "no network, so these rates are a ceiling for one object, not what an object in another location answers",
+  };
 }
 
 // The heap figures talk to workerd's inspector over a WebSocket: global in Node 22, behind a flag in 20.

@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 export const MAX_KEY_BYTES = 512;
 export const MAX_CHECKS_PER_CALL = 16;
 
@@ -38,6 +38,12 @@ const KEY_STRIDE = 512;
 const CHECKS_OFFSET = 8192;
 const OUTCOME_OFFSET = 8448;
 const DECISIONS_OFFSET = 8496;
+// Check i's decision, in f64 words from the outcome's start; a single check's is the outcome's own.
+const DECISION_AT = (DECISIONS_OFFSET - OUTCOME_OFFSET) / 8;
+
+// sluice_check flags (sluice_abi.h).
+const CHARGE = 1;
+const KEY0_UNCHANGED = 2;
 
 // The core's field names, as the host's options spell them.
 const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity" });
@@ -94,6 +100,8 @@ export class SluiceCore {
   #ruleCount = 0;
   #slot0Key = null;
   #slot0Length = 0;
+  // Slot 0 holds the bytes the module hashed on the last sluice_check: it may reuse that hash.
+  #slot0Hashed = false;
 
   constructor(instance, options = {}) {
     this.#exports = instance.exports;
@@ -160,15 +168,15 @@ export class SluiceCore {
   /** check decides and (if admitted) charges one request. */
   check(rule, key, cost, nowMs) {
     this.#writeCheck(0, rule, key, cost);
-    this.#check(this.#exports.sluice_check(1, nowMs, 1), "check");
-    return this.#readDecision(0);
+    this.#check(this.#callCheck(1, nowMs, CHARGE), "check");
+    return this.#readDecisionAt(0);
   }
 
   /** peek reports what check would decide, charging nothing and remembering no key. */
   peek(rule, key, cost, nowMs) {
     this.#writeCheck(0, rule, key, cost);
-    this.#check(this.#exports.sluice_check(1, nowMs, 0), "peek");
-    return this.#readDecision(0);
+    this.#check(this.#callCheck(1, nowMs, 0), "peek");
+    return this.#readDecisionAt(0);
   }
 
   /**
@@ -184,11 +192,12 @@ export class SluiceCore {
       const c = checks[i];
       this.#writeCheck(i, c.rule, c.key, c.cost ?? 1);
     }
-    const charge = options !== undefined && options.peek === true ? 0 : 1;
-    this.#check(this.#exports.sluice_check(count, nowMs, charge), "checkAll");
+    const charge = options !== undefined && options.peek === true ? 0 : CHARGE;
+    this.#check(this.#callCheck(count, nowMs, charge), "checkAll");
     const f = this.#f64;
     const decisions = new Array(count);
-    for (let i = 0; i < count; i++) decisions[i] = this.#readDecision(i);
+    if (count === 1) decisions[0] = this.#readDecisionAt(0);
+    else for (let i = 0; i < count; i++) decisions[i] = this.#readDecisionAt(DECISION_AT + i * 5);
     return {
       allowed: f[0] === 1,
       limit: f[1],
@@ -241,6 +250,14 @@ export class SluiceCore {
     return this.#memory.buffer.byteLength;
   }
 
+  // sluice_check, telling the module whether slot 0 still holds the bytes it hashed last time. Whatever
+  // the call answers, afterwards it does: the module hashed them, or forgot its hash.
+  #callCheck(count, nowMs, flags) {
+    const result = this.#exports.sluice_check(count, nowMs, this.#slot0Hashed ? flags | KEY0_UNCHANGED : flags);
+    this.#slot0Hashed = true;
+    return result;
+  }
+
   #writeCheck(index, rule, key, cost) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(index, key);
@@ -282,6 +299,7 @@ export class SluiceCore {
   }
 
   #copyKey(index, key) {
+    if (index === 0) this.#slot0Hashed = false;
     const bytes = this.#bytes;
     const start = this.#io + index * KEY_STRIDE;
     if (typeof key === "string") {
@@ -312,9 +330,9 @@ export class SluiceCore {
     return new SluiceError(Status.KEY_TOO_LONG, `key is longer than ${MAX_KEY_BYTES} bytes`, "key");
   }
 
-  #readDecision(index) {
+  // The decision of f64 words [at, at + 5): the outcome's at 0, check i's at DECISION_AT + 5 i.
+  #readDecisionAt(at) {
     const f = this.#f64;
-    const at = 6 + index * 5;
     return {
       allowed: f[at] === 1,
       limit: f[at + 1],

@@ -26,6 +26,17 @@ const char* g_error_field = "";
 sluice::Check g_checks[sluice::kMaxChecksPerCall];
 sluice::Decision g_decisions[sluice::kMaxChecksPerCall];
 
+// The hash of the key bytes at the start of the key area, as the last sluice_check found them. The
+// loader says (SLUICE_CHECK_KEY0_UNCHANGED) when it has not rewritten those bytes since that call, and
+// the hash is then reused instead of hashing the same bytes again. The other calls that read the key
+// area (reset, export, import) forget it.
+struct Key0Hash {
+  bool valid = false;
+  uint32_t length = 0;
+  uint64_t hash = 0;
+};
+Key0Hash g_key0;
+
 int32_t fail(Status status) { return -static_cast<int32_t>(status); }
 
 // A double that must hold a whole number in [min, max].
@@ -105,7 +116,9 @@ int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, doub
   return static_cast<int32_t>(id);
 }
 
-SLUICE_EXPORT(sluice_check) int32_t sluice_check(uint32_t count, double now_ms, uint32_t charge) {
+SLUICE_EXPORT(sluice_check) int32_t sluice_check(uint32_t count, double now_ms, uint32_t flags) {
+  const bool key0_unchanged = (flags & SLUICE_CHECK_KEY0_UNCHANGED) != 0 && g_key0.valid;
+  g_key0.valid = false;
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   if (count > sluice::kMaxChecksPerCall) return fail(Status::kTooManyChecks);
   int64_t now = 0;
@@ -119,20 +132,33 @@ SLUICE_EXPORT(sluice_check) int32_t sluice_check(uint32_t count, double now_ms, 
     if (key_offset > SLUICE_IO_CHECKS_OFFSET || key_length > SLUICE_IO_CHECKS_OFFSET - key_offset) {
       return fail(Status::kInvalidArgument);
     }
-    checks[i] = sluice::Check{get_u32(at), g_io + key_offset, key_length, static_cast<int64_t>(get_u32(at + 12))};
+    sluice::Check& check = checks[i];
+    check.rule = get_u32(at);
+    check.key = g_io + key_offset;
+    check.key_length = key_length;
+    check.cost = static_cast<int64_t>(get_u32(at + 12));
+    check.has_hash = key_offset == 0;
+    if (check.has_hash) {
+      check.hash = key0_unchanged && key_length == g_key0.length ? g_key0.hash : g_limiter->key_hash(check.key, key_length);
+      g_key0 = Key0Hash{true, key_length, check.hash};
+    }
   }
   sluice::Decision* const decisions = g_decisions;
   sluice::Outcome outcome;
-  const Status status = charge != 0 ? g_limiter->check(checks, count, now, decisions, &outcome)
-                                    : g_limiter->peek(checks, count, now, decisions, &outcome);
+  const Status status = (flags & SLUICE_CHECK_CHARGE) != 0 ? g_limiter->check(checks, count, now, decisions, &outcome)
+                                                            : g_limiter->peek(checks, count, now, decisions, &outcome);
   if (status != Status::kOk) return fail(status);
   put_decision(SLUICE_IO_OUTCOME_OFFSET, outcome.decision);
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, outcome.deciding_check);
-  for (uint32_t i = 0; i < count; ++i) put_decision(SLUICE_IO_DECISIONS_OFFSET + 40 * i, decisions[i]);
+  // A single check's decision is the outcome's: the loader reads it there.
+  if (count > 1) {
+    for (uint32_t i = 0; i < count; ++i) put_decision(SLUICE_IO_DECISIONS_OFFSET + 40 * i, decisions[i]);
+  }
   return 0;
 }
 
 SLUICE_EXPORT(sluice_reset) int32_t sluice_reset(uint32_t rule, uint32_t key_length) {
+  g_key0.valid = false;
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   const Status status = g_limiter->reset(rule, g_io, key_length);
   return status == Status::kOk ? 0 : fail(status);
@@ -142,6 +168,7 @@ SLUICE_EXPORT(sluice_state_buffer) uint32_t sluice_state_buffer(void) { return r
 SLUICE_EXPORT(sluice_state_buffer_bytes) uint32_t sluice_state_buffer_bytes(void) { return g_state_bytes; }
 
 SLUICE_EXPORT(sluice_export_state) int32_t sluice_export_state(uint32_t rule, uint32_t key_length) {
+  g_key0.valid = false;
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   uint32_t written = 0;
   const Status status = g_limiter->export_state(rule, g_io, key_length, g_state, g_state_bytes, &written);
@@ -149,6 +176,7 @@ SLUICE_EXPORT(sluice_export_state) int32_t sluice_export_state(uint32_t rule, ui
 }
 
 SLUICE_EXPORT(sluice_import_state) int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length) {
+  g_key0.valid = false;
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   if (length > g_state_bytes) return fail(Status::kInvalidState);
   const Status status = g_limiter->import_state(rule, g_io, key_length, g_state, length);

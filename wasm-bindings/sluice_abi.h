@@ -8,18 +8,23 @@
  *   [0, 8192)      keys: check i's key bytes start at SLUICE_KEY_STRIDE * i
  *   [8192, 8448)   checks: 16 x { u32 rule, u32 key_offset, u32 key_length, u32 cost }
  *   [8448, 8496)   outcome: f64 allowed, limit, remaining, reset_ms, retry_after_ms, deciding_check
- *   [8496, 9136)   per-check decisions: 16 x f64 { allowed, limit, remaining, reset_ms, retry_after_ms }
+ *   [8496, 9136)   per-check decisions: 16 x f64 { allowed, limit, remaining, reset_ms, retry_after_ms },
+ *                  written only when a call has several checks: a single check's decision is the outcome's
  * retry_after_ms is -1 for "never". */
 #ifndef SLUICE_ABI_H
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 1
+#define SLUICE_ABI_VERSION 2
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
 #define SLUICE_IO_DECISIONS_OFFSET 8496
 #define SLUICE_IO_BYTES 9136
+
+/* sluice_check flags. */
+#define SLUICE_CHECK_CHARGE 1u
+#define SLUICE_CHECK_KEY0_UNCHANGED 2u
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,8 +38,10 @@ uint32_t sluice_io_buffer(void);
  * sluice_error_field() points at the NUL-terminated name of the offending field. */
 int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity);
 uint32_t sluice_error_field(void);
-/* Decides the `count` checks of the I/O area at now_ms; charges them when `charge` is 1. */
-int32_t sluice_check(uint32_t count, double now_ms, uint32_t charge);
+/* Decides the `count` checks of the I/O area at now_ms. Flags: SLUICE_CHECK_CHARGE charges them (else
+ * a peek); SLUICE_CHECK_KEY0_UNCHANGED says the bytes at the start of the key area were not rewritten
+ * since the previous sluice_check, whose hash of them is then reused (never by any other call). */
+int32_t sluice_check(uint32_t count, double now_ms, uint32_t flags);
 /* Forgets the key at the start of the I/O area. */
 int32_t sluice_reset(uint32_t rule, uint32_t key_length);
 /* The state area holds one key's exported state; its size fits every rule added so far. */

@@ -2,7 +2,7 @@
 // wrangler; no bundler of our own). The .wasm stays an external import that miniflare compiles.
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import * as esbuild from "esbuild";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "../..");
@@ -22,6 +22,18 @@ const sluiceHonoPlugin = {
   },
 };
 
+// Every .wasm import stays external (miniflare compiles it), re-pointed from the importing file to the
+// bundle's own directory: worker/src and worker/src/stores spell the same module at different depths.
+const wasmPlugin = {
+  name: "wasm-external",
+  setup(build) {
+    build.onResolve({ filter: /\.wasm$/ }, (args) => ({
+      path: relative(WORK_DIR, resolve(args.resolveDir, args.path)),
+      external: true,
+    }));
+  },
+};
+
 /** bundleWorker writes bench/.work/bench-worker.js and returns its path. */
 export async function bundleWorker() {
   await mkdir(WORK_DIR, { recursive: true });
@@ -34,9 +46,8 @@ export async function bundleWorker() {
     platform: "browser",
     conditions: ["workerd", "worker", "browser"],
     target: "es2022",
-    // bench/.work is as deep as bench/worker, so the relative .wasm import still resolves.
-    external: ["*.wasm", "node:*", "cloudflare:*"],
-    plugins: [sluiceHonoPlugin],
+    external: ["node:*", "cloudflare:*"],
+    plugins: [wasmPlugin, sluiceHonoPlugin],
     logLevel: "warning",
   });
   return outfile;

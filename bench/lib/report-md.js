@@ -121,7 +121,28 @@ export function renderMarkdown(results) {
   out.push("", `${w.note}.`);
 
   out.push("", "## 7. Durable Object store", "");
-  out.push(f.durableObject.measured ? "See results.json." : `Not measured: ${f.durableObject.reason}.`);
+  const d = f.durableObject;
+  out.push(
+    table(
+      ["requests of", "requests/s", "decisions/s", "us per request", "round trips per request", "requests vs the empty round trip"],
+      Object.entries(d.rows).map(([name, r]) => [
+        name,
+        `${si(r.requestsPerSecond.median)}/s`,
+        `${si(r.decisionsPerSecond.median)}/s`,
+        r.microsecondsPerRequest.median.toFixed(1),
+        r.roundTripsPerRequest.toFixed(2),
+        `x${r.requestsRatioToEcho.toFixed(3)}`,
+      ]),
+    ),
+  );
+  out.push(
+    "",
+    "One isolate sends each request's checks through createDurableStore (the store the middleware's store: 'durable' uses) " +
+      "to SluiceDurableObject, awaiting each answer (with 8 in flight: eight such loops at once). " +
+      "Echo is an object answering the same RPC with a fixed Outcome, with no core and no storage; \"echo writing\" upserts " +
+      "one SQLite row per check first, the least a durable counter writes, so its answer waits for the commit as sluice's does. " +
+      `Round trips are the RPCs the store made, counted on the binding. ${d.note[0].toUpperCase()}${d.note.slice(1)}.`,
+  );
   out.push("");
   return out.join("\n");
 }

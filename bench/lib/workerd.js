@@ -62,13 +62,19 @@ export class Workerd {
   #inspectorPort;
   #inspectors = new Map();
 
-  /** `routes`: worker name -> miniflare route patterns, for dispatchFetch(). */
-  static async start(scriptPath, names, { routes = {} } = {}) {
+  /**
+   * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
+   * name -> its Durable Object bindings ({ BINDING: class name exported by the script }).
+   */
+  static async start(scriptPath, names, { routes = {}, durableObjects = {} } = {}) {
     const w = new Workerd();
     w.#inspectorPort = await freePort();
     const worker = (name) => ({
       name,
       routes: routes[name],
+      durableObjects: Object.fromEntries(
+        Object.entries(durableObjects[name] ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }]),
+      ),
       modules: true,
       scriptPath,
       modulesRoot: root,
@@ -122,6 +128,27 @@ export class Workerd {
     }
     const usage = await inspector.send("Runtime.getHeapUsage");
     return usage.usedSize;
+  }
+
+  /**
+   * cpuProfile samples worker `name`'s isolate through the inspector (V8's Profiler domain) while
+   * `work()` runs, every `intervalUs` microseconds, and returns the DevTools .cpuprofile object.
+   */
+  async cpuProfile(name, work, { intervalUs = 50 } = {}) {
+    const inspector = await this.#inspector(name);
+    await inspector.send("Profiler.enable");
+    await inspector.send("Profiler.setSamplingInterval", { interval: intervalUs });
+    await inspector.send("Profiler.start");
+    let failure = null;
+    try {
+      await work();
+    } catch (error) {
+      failure = error;
+    }
+    const { profile } = await inspector.send("Profiler.stop");
+    await inspector.send("Profiler.disable");
+    if (failure !== null) throw failure;
+    return profile;
   }
 
   async #inspector(name) {

@@ -5,6 +5,10 @@ import { SluiceCore } from "../../wasm-bindings/sluice.js";
 import { SUBJECTS } from "./subjects.js";
 import { HOT_KEY, ORDER_LENGTH, arrivalOrder, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
+import { timeDurable } from "./durable.js";
+
+// Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
+export { BenchEchoObject, SluiceDurableObject } from "./durable.js";
 
 const STATE = Symbol.for("sluice.bench");
 function state() {
@@ -143,7 +147,9 @@ const routes = {
   },
 
   // Figure 5, inside one request: `count` requests through app.fetch on `route`, from 1,000 clients.
-  async hono(params) {
+  // Each gets this request's env and ctx, as a Worker's `export default app` does: without them
+  // Hono's c.executionCtx throws, and a middleware that asks for it would pay for an Error per request.
+  async hono(params, env, ctx) {
     const s = state();
     s.app ??= buildApp();
     const route = params.get("route");
@@ -151,7 +157,7 @@ const routes = {
     const clients = Array.from({ length: 1000 }, (_, i) => keyOf(i));
     const url = `http://bench/${route}`;
     const send = async (i) => {
-      const response = await s.app.fetch(new Request(url, { headers: { "cf-connecting-ip": clients[i % 1000] } }));
+      const response = await s.app.fetch(new Request(url, { headers: { "cf-connecting-ip": clients[i % 1000] } }), env, ctx);
       return response.status;
     };
     for (let i = 0; i < Math.min(count, 2000); i++) await send(i); // warm-up
@@ -161,11 +167,26 @@ const routes = {
     return { count, ok, ms: performance.now() - start };
   },
 
+  // Figure 7: requests of `rules` checks through the Durable Object store (or its baselines).
+  durable(params, env) {
+    return timeDurable(
+      {
+        target: params.get("target"),
+        rules: numberParam(params, "rules"),
+        shards: numberParam(params, "shards"),
+        spread: params.get("spread") === "1",
+        inFlight: numberParam(params, "inFlight"),
+        minMs: numberParam(params, "minMs"),
+      },
+      env,
+    );
+  },
+
   honoRoutes: () => ({ routes: Object.keys(ROUTES).filter((r) => ROUTES[r] !== undefined), sluiceStatus }),
 };
 
 export default {
-  async fetch(request) {
+  async fetch(request, env, ctx) {
     const url = new URL(request.url);
     const [, first, second] = url.pathname.split("/");
     // Figure 5 through dispatchFetch: /app/<route> is the Hono app itself.
@@ -173,12 +194,12 @@ export default {
       const s = state();
       s.app ??= buildApp();
       const inner = new URL(`/${second}`, url);
-      return s.app.fetch(new Request(inner, request));
+      return s.app.fetch(new Request(inner, request), env, ctx);
     }
     const route = routes[first];
     if (route === undefined) return Response.json({ error: `no route ${url.pathname}` }, { status: 404 });
     try {
-      return Response.json(await route(url.searchParams));
+      return Response.json(await route(url.searchParams, env, ctx));
     } catch (e) {
       return Response.json({ error: String(e?.stack ?? e) }, { status: 500 });
     }

@@ -34,6 +34,45 @@ inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64
   }
 }
 
+// decide_and_charge is decide, then charge when the request is admitted and `charge` is set: one
+// switch for both, so that each algorithm's two halves are compiled together (the single check's path).
+inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost,
+                                  bool charge) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: {
+      const Decision d = fixed_window::decide(rule, state, now, cost);
+      if (d.allowed && charge) fixed_window::charge(rule, state, now, cost);
+      return d;
+    }
+    case Algorithm::kSlidingLog: {
+      const Decision d = sliding_log::decide(rule, state, ring, now, cost);
+      if (d.allowed && charge) sliding_log::charge(rule, state, ring, now, cost);
+      return d;
+    }
+    case Algorithm::kSlidingCounter: {
+      const Decision d = sliding_counter::decide(rule, state, now, cost);
+      if (d.allowed && charge) sliding_counter::charge(rule, state, now, cost);
+      return d;
+    }
+    case Algorithm::kTokenBucket: {
+      const Decision d = token_bucket::decide(rule, state, now, cost);
+      if (d.allowed && charge) token_bucket::charge(rule, state, now, cost);
+      return d;
+    }
+    case Algorithm::kLeakyBucket: {
+      const Decision d = leaky_bucket::decide(rule, state, now, cost);
+      if (d.allowed && charge) leaky_bucket::charge(rule, state, now, cost);
+      return d;
+    }
+    case Algorithm::kGcra: {
+      const Decision d = gcra::decide(rule, state, now, cost);
+      if (d.allowed && charge) gcra::charge(rule, state, now, cost);
+      return d;
+    }
+  }
+  return Decision{};
+}
+
 // valid_state checks imported state words. The sliding log's are not KeyState words but an entry count
 // and entry times, which the limiter checks as it rebuilds the ring.
 inline bool valid_state(const Rule& rule, const KeyState& state) {

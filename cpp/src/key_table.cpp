@@ -40,19 +40,20 @@ uint32_t KeyTable::find(uint64_t hash) const {
   const uint64_t wanted = tag_of(hash);
   const uint32_t first = first_bucket(hash);
   const uint32_t second = second_bucket(hash);
-  const uint64_t* a = buckets_[first].tags;
-  const uint64_t* b = buckets_[second].tags;
-  // Compare all 16 tags without branching on any of them, so both buckets are loaded at once: in a
-  // large table each is a cache miss, and two misses in flight cost about as much as one.
-  uint32_t in_a = 0;
-  uint32_t in_b = 0;
+  const Slot* a = buckets_[first].slots;
+  const Slot* b = buckets_[second].slots;
+  // Compare all 16 tags into one mask before branching on any of them, so both buckets are loaded at
+  // once: in a large table each is a cache miss, and two misses in flight cost about as much as one.
+  // (With a branch on the first bucket's tags alone, the compiler sinks the second bucket's loads
+  // behind it, and a key in the second bucket costs two misses one after the other.)
+  uint32_t found = 0;
   for (uint32_t way = 0; way < kWays; ++way) {
-    in_a |= static_cast<uint32_t>(a[way] == wanted) << way;
-    in_b |= static_cast<uint32_t>(b[way] == wanted) << way;
+    found |= static_cast<uint32_t>(a[way].tag == wanted) << way;
+    found |= static_cast<uint32_t>(b[way].tag == wanted) << (way + kWays);
   }
-  if (in_a != 0) return first * kWays + static_cast<uint32_t>(__builtin_ctz(in_a));
-  if (in_b != 0) return second * kWays + static_cast<uint32_t>(__builtin_ctz(in_b));
-  return kMissing;
+  if (found == 0) return kMissing;
+  const uint32_t way = static_cast<uint32_t>(__builtin_ctz(found));
+  return way < kWays ? first * kWays + way : second * kWays + (way - kWays);
 }
 
 void KeyTable::erase(uint32_t slot) {
@@ -67,9 +68,9 @@ size_t KeyTable::memory_bytes() const {
 }
 
 uint32_t KeyTable::empty_ways(uint32_t bucket) const {
-  const uint64_t* ways = buckets_[bucket].tags;
+  const Slot* ways = buckets_[bucket].slots;
   uint32_t empty = 0;
-  for (uint32_t way = 0; way < kWays; ++way) empty += ways[way] == 0 ? 1 : 0;
+  for (uint32_t way = 0; way < kWays; ++way) empty += ways[way].tag == 0 ? 1 : 0;
   return empty;
 }
 

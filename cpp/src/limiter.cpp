@@ -89,7 +89,7 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
     if (c.cost < 1 || c.cost > kMaxCost) return Status::kInvalidCost;
     // Several rules keyed on the same bytes (an IP, say) hash them once.
     const bool same_key_as_previous = i > 0 && c.key == checks[i - 1].key && c.key_length == checks[i - 1].key_length;
-    hashes[i] = same_key_as_previous ? hashes[i - 1] : hash(c.key, c.key_length);
+    hashes[i] = same_key_as_previous && !c.has_hash ? hashes[i - 1] : hash_of(c);
     slots[i] = rules_[c.rule].table.find(hashes[i]);
     group_leader[i] = static_cast<int32_t>(i);
     group_cost[i] = c.cost;
@@ -175,25 +175,29 @@ Status Limiter::run_one(const Check& c, int64_t now_ms, bool charge, Decision* p
   if (valid != Status::kOk) return valid;
   if (c.cost < 1 || c.cost > kMaxCost) return Status::kInvalidCost;
   RuleTable& rt = rules_[c.rule];
-  const uint64_t h = hash(c.key, c.key_length);
-  uint32_t slot = rt.table.find(h);
+  const uint64_t h = hash_of(c);
+  const bool same_as_last = rt.last_hash == h && rt.table.holds(rt.last_slot, h);
+  uint32_t slot = same_as_last ? rt.last_slot : rt.table.find(h);
   Decision decision;
   if (slot != KeyTable::kMissing) {
-    decision = dispatch::decide(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, c.cost);
+    decision = dispatch::decide_and_charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, c.cost, charge);
   } else {
     KeyState fresh;
     decision = dispatch::decide(rt.rule, fresh, SlidingLogRing{}, now_ms, c.cost);
-  }
-  per_check[0] = decision;
-  if (decision.allowed && charge) {
-    if (slot == KeyTable::kMissing) {
+    if (decision.allowed && charge) {
+      // Only admitted requests take a slot, so denied traffic never evicts anyone.
       const auto usage = [&rt, now_ms](uint32_t s) {
         return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_ms);
       };
       slot = rt.table.claim(h, usage, nullptr, 0);
       if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+      dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, c.cost);
     }
-    dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, c.cost);
+  }
+  per_check[0] = decision;
+  if (slot != KeyTable::kMissing) {
+    rt.last_hash = h;
+    rt.last_slot = slot;
   }
   outcome->decision = decision;
   outcome->deciding_check = 0;
@@ -204,7 +208,7 @@ Status Limiter::reset(uint32_t rule_id, const uint8_t* key, uint32_t key_length)
   const Status valid = validate_key(rule_id, key_length, key);
   if (valid != Status::kOk) return valid;
   KeyTable& table = rules_[rule_id].table;
-  const uint32_t slot = table.find(hash(key, key_length));
+  const uint32_t slot = table.find(key_hash(key, key_length));
   if (slot != KeyTable::kMissing) table.erase(slot);
   return Status::kOk;
 }
@@ -226,7 +230,7 @@ Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   if (valid != Status::kOk) return valid;
   if (written == nullptr) return Status::kInvalidArgument;
   RuleTable& rt = rules_[rule_id];
-  const uint32_t slot = rt.table.find(hash(key, key_length));
+  const uint32_t slot = rt.table.find(key_hash(key, key_length));
   if (slot == KeyTable::kMissing) return Status::kNotFound;
   const KeyState& state = rt.table.state(slot);
   const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
@@ -272,7 +276,7 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
     previous = t;
   }
 
-  const uint64_t h = hash(key, key_length);
+  const uint64_t h = key_hash(key, key_length);
   uint32_t slot = rt.table.find(h);
   if (slot == KeyTable::kMissing) {
     const int64_t now_guess = is_log && entries > 0 ? previous : 0;

@@ -12,13 +12,14 @@ namespace sluice {
 //
 // Keys are not stored: a key is known by its 64-bit keyed hash (its "tag"). Each tag may live in one of
 // two buckets of kWays slots (two-choice hashing keeps buckets evenly filled, so the table stays usable
-// at ~90 % load). A lookup reads at most two buckets' tags, 64 bytes each. Two different keys share
-// state only if their tags collide inside the same pair of buckets: about 16 / 2^64 per lookup.
+// at ~90 % load). A lookup reads the tags of both buckets. Two different keys share state only if their
+// tags collide inside the same pair of buckets: about 16 / 2^64 per lookup.
 //
-// Layout: a bucket is its 8 tags (one 64-byte cache line) followed by its 8 keys' states, 192 bytes
-// in all, so a found key's state is in the same page and the next lines as its tag. With a table
-// far larger than the caches, a lookup costs the misses on its two buckets, which find() issues
-// together, rather than a tag miss and then a state miss somewhere else.
+// Layout: a bucket is 8 slots of { tag, state }, 24 bytes each, 192 bytes (three cache lines) in all,
+// so a key's state is in the cache line of its tag. With a table far larger than the caches, a lookup
+// costs the misses on its two buckets, which find() issues together, and the state comes with them.
+// (Tags first and states after took a second miss, on the state's line, once the tag was found: the
+// bench measured the side-by-side slots faster at 1M keys, bench/README.md.)
 //
 // When both buckets are full, the slot whose key uses the least of its quota is reused (idle keys and
 // keys back to full quota first). A key that is limiting someone is used more than any fresh key a
@@ -40,6 +41,10 @@ class KeyTable {
   // find returns the slot holding `hash`, or kMissing.
   uint32_t find(uint64_t hash) const;
 
+  // holds reports whether `slot` (a slot find or claim returned for `hash`, possibly since reused)
+  // still holds `hash`. A tag is in at most one slot of its two buckets, so then find(hash) == slot.
+  bool holds(uint32_t slot, uint64_t hash) const { return buckets_[slot / kWays].slots[slot % kWays].tag == tag_of(hash); }
+
   // claim returns a slot for `hash`, which must not be present: an empty one, or else the candidate
   // with the lowest usage(slot), never one of `pinned`. The slot's state is zeroed (a fresh key).
   // Returns kMissing only if every candidate is pinned.
@@ -49,7 +54,7 @@ class KeyTable {
   // erase forgets the key in `slot`.
   void erase(uint32_t slot);
 
-  KeyState& state(uint32_t slot) { return buckets_[slot / kWays].states[slot % kWays]; }
+  KeyState& state(uint32_t slot) { return buckets_[slot / kWays].slots[slot % kWays].state; }
   SlidingLogRing ring(uint32_t slot) {
     return SlidingLogRing{ring_entries_ == 0 ? nullptr : rings_ + static_cast<size_t>(slot) * ring_entries_};
   }
@@ -71,11 +76,14 @@ class KeyTable {
   }
   uint32_t empty_ways(uint32_t bucket) const;
   void take(uint32_t slot, uint64_t tag);
-  uint64_t& tag(uint32_t slot) { return buckets_[slot / kWays].tags[slot % kWays]; }
+  uint64_t& tag(uint32_t slot) { return buckets_[slot / kWays].slots[slot % kWays].tag; }
 
+  struct Slot {
+    uint64_t tag;  // 0 = empty
+    KeyState state;
+  };
   struct alignas(64) Bucket {
-    uint64_t tags[kWays];  // 0 = empty
-    KeyState states[kWays];
+    Slot slots[kWays];
   };
   static_assert(sizeof(Bucket) == kWays * (sizeof(uint64_t) + sizeof(KeyState)), "a bucket has no padding");
 

@@ -16,6 +16,11 @@ struct Check {
   const uint8_t* key = nullptr;
   uint32_t key_length = 0;
   int64_t cost = 1;
+  // With has_hash, `hash` is key_hash() of these same key bytes, which a caller that knows its key did
+  // not change since it last asked may pass instead of having them hashed again. A wrong hash decides
+  // on another key's state: only pass one key_hash() returned for exactly these bytes.
+  bool has_hash = false;
+  uint64_t hash = 0;
 };
 
 // Outcome is the answer to a whole call.
@@ -78,18 +83,26 @@ class Limiter {
   Status stats(uint32_t rule_id, TableStats* out) const;
   uint32_t rule_count() const { return rule_count_; }
 
+  // key_hash is the hash the key tables know `key` by (SipHash-1-3 under this limiter's seed).
+  uint64_t key_hash(const uint8_t* key, uint32_t key_length) const { return siphash13(seed_, key, key_length); }
+
  private:
   struct RuleTable {
     Rule rule;
     uint32_t signature = 0;
     KeyTable table;
+    // The slot of the last key a single check found or placed: a client sending request after request
+    // finds its slot again without probing the buckets. Verified against the slot's tag before use, so
+    // the initial slot 0 needs no "none" marker (and the limiter stays all zeros until rules arrive).
+    uint64_t last_hash = 0;
+    uint32_t last_slot = 0;
   };
 
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
              Outcome* outcome);
   Status run_one(const Check& check, int64_t now_ms, bool charge, Decision* per_check, Outcome* outcome);
   Status validate_key(uint32_t rule_id, uint32_t key_length, const uint8_t* key) const;
-  uint64_t hash(const uint8_t* key, uint32_t key_length) const { return siphash13(seed_, key, key_length); }
+  uint64_t hash_of(const Check& c) const { return c.has_hash ? c.hash : key_hash(c.key, c.key_length); }
 
   SipHashKey seed_;
   RuleTable rules_[kMaxRules];
