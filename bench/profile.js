@@ -8,12 +8,12 @@
 //
 // Writes bench/.work/<scenario>-<name>.cpuprofile (open it in Chrome DevTools for the call tree).
 // Run `bash scripts/build-wasm.sh` first when the core changed.
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { bundleWorker, WORK_DIR } from "./lib/bundle.js";
 import { summarizeProfile } from "./lib/profile-summary.js";
+import { runScript } from "./lib/entry.js";
 import { Workerd } from "./lib/workerd.js";
 
 const HOUR_MS = 3_600_000;
@@ -77,13 +77,4 @@ function report(summary, bundleLines) {
   }
 }
 
-// The inspector is a WebSocket: global in Node 22, behind a flag in 20 (as in run.js).
-if (typeof WebSocket === "undefined" && !process.execArgv.includes("--experimental-websocket")) {
-  const child = spawnSync(process.execPath, ["--experimental-websocket", ...process.argv.slice(1)], { stdio: "inherit" });
-  process.exit(child.status ?? 1);
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runScript(main);

@@ -4,7 +4,7 @@
 // request; repetitions are interleaved (each one visits every subject, in a rotated order) and every
 // figure is reported as the median over repetitions and as the median of per-repetition ratios
 // against the plain-JS fixed window. Writes bench/results.json, bench/results.md, bench/results.svg.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -14,6 +14,7 @@ import { describeMachine, loadAverageNow } from "./lib/machine.js";
 import { renderMarkdown } from "./lib/report-md.js";
 import { renderSvg } from "./lib/report-svg.js";
 import { median, ratios, rotate, summary } from "./lib/stats.js";
+import { runScript } from "./lib/entry.js";
 import { Workerd } from "./lib/workerd.js";
 import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
@@ -345,13 +346,4 @@ async function figureDurableObject(workerd) {
   };
 }
 
-// The heap figures talk to workerd's inspector over a WebSocket: global in Node 22, behind a flag in 20.
-if (typeof WebSocket === "undefined" && !process.execArgv.includes("--experimental-websocket")) {
-  const child = spawnSync(process.execPath, ["--experimental-websocket", ...process.argv.slice(1)], { stdio: "inherit" });
-  process.exit(child.status ?? 1);
-}
-
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runScript(main);
