@@ -1,6 +1,6 @@
 // Types of wasm-bindings/sluice.js, the loader of sluice.wasm.
 
-export declare const ABI_VERSION: 2;
+export declare const ABI_VERSION: 3;
 export declare const MAX_KEY_BYTES: 512;
 export declare const MAX_CHECKS_PER_CALL: 16;
 

@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 export const MAX_KEY_BYTES = 512;
 export const MAX_CHECKS_PER_CALL = 16;
 
@@ -66,6 +66,13 @@ const utf8 = new TextEncoder();
  * Create it with SluiceCore.instantiate(module) in a Worker (where `module` is the imported .wasm)
  * or await SluiceCore.fromBytes(bytes) in Node.
  */
+// A cost the ABI's u32 carries unchanged (it would quietly wrap 2^32 + 1 to 1).
+function checkCost(cost) {
+  if (!Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
+    throw new SluiceError(Status.INVALID_COST, `cost must be a whole number from 1 to 2^31; got ${String(cost)}`, "cost");
+  }
+}
+
 export class SluiceCore {
   static instantiate(module, options = {}) {
     let core = null;
@@ -167,16 +174,12 @@ export class SluiceCore {
 
   /** check decides and (if admitted) charges one request. */
   check(rule, key, cost, nowMs) {
-    this.#writeCheck(0, rule, key, cost);
-    this.#check(this.#callCheck(1, nowMs, CHARGE), "check");
-    return this.#readDecisionAt(0);
+    return this.#checkOne(rule, key, cost, nowMs, CHARGE, "check");
   }
 
   /** peek reports what check would decide, charging nothing and remembering no key. */
   peek(rule, key, cost, nowMs) {
-    this.#writeCheck(0, rule, key, cost);
-    this.#check(this.#callCheck(1, nowMs, 0), "peek");
-    return this.#readDecisionAt(0);
+    return this.#checkOne(rule, key, cost, nowMs, 0, "peek");
   }
 
   /**
@@ -193,7 +196,8 @@ export class SluiceCore {
       this.#writeCheck(i, c.rule, c.key, c.cost ?? 1);
     }
     const charge = options !== undefined && options.peek === true ? 0 : CHARGE;
-    this.#check(this.#callCheck(count, nowMs, charge), "checkAll");
+    const result = this.#callCheck(count, nowMs, charge);
+    if (result < 0) this.#checkDecided(result, "checkAll", nowMs);
     const f = this.#f64;
     const decisions = new Array(count);
     if (count === 1) decisions[0] = this.#readDecisionAt(0);
@@ -258,12 +262,31 @@ export class SluiceCore {
     return result;
   }
 
+  // One check through sluice_check_one: its arguments cross as parameters, and nothing but the key is
+  // written to memory (nor that, when slot 0 already holds it). The same flags as #callCheck.
+  #checkOne(rule, key, cost, nowMs, flags, what) {
+    const id = this.#ruleId(rule);
+    const length = this.#writeKey(0, key);
+    checkCost(cost);
+    const result = this.#exports.sluice_check_one(id, length, cost, nowMs, this.#slot0Hashed ? flags | KEY0_UNCHANGED : flags);
+    this.#slot0Hashed = true;
+    if (result < 0) this.#checkDecided(result, what, nowMs);
+    return this.#readDecisionAt(0);
+  }
+
+  // A failed check or checkAll. The loader has validated everything it writes but the time, so the
+  // module's "invalid argument" is the time: name it.
+  #checkDecided(result, what, nowMs) {
+    if (result === -Status.INVALID_ARGUMENT) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `nowMs must be a whole number of milliseconds from 0 to 2^42; got ${String(nowMs)}`, "nowMs");
+    }
+    this.#check(result, what);
+  }
+
   #writeCheck(index, rule, key, cost) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(index, key);
-    if (!Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
-      throw new SluiceError(Status.INVALID_COST, `cost must be a whole number from 1 to 2^31; got ${String(cost)}`, "cost");
-    }
+    checkCost(cost);
     const u32 = this.#u32;
     const at = index * 4;
     u32[at] = id;

@@ -157,6 +157,28 @@ SLUICE_EXPORT(sluice_check) int32_t sluice_check(uint32_t count, double now_ms, 
   return 0;
 }
 
+// The single check of nearly every request, with its arguments as parameters: no checks area to read,
+// no Check or Outcome to fill. The key is at the start of the key area. Returns 1 (admitted), 0
+// (denied) or a negative status; the decision goes where sluice_check puts a single check's.
+SLUICE_EXPORT(sluice_check_one)
+int32_t sluice_check_one(uint32_t rule, uint32_t key_length, uint32_t cost, double now_ms, uint32_t flags) {
+  const bool key0_unchanged = (flags & SLUICE_CHECK_KEY0_UNCHANGED) != 0 && g_key0.valid && g_key0.length == key_length;
+  g_key0.valid = false;
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
+  int64_t now = 0;
+  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now)) return fail(Status::kInvalidArgument);
+  const uint64_t hash = key0_unchanged ? g_key0.hash : g_limiter->key_hash(g_io, key_length);
+  g_key0 = Key0Hash{true, key_length, hash};
+  sluice::Decision decision;
+  const Status status = g_limiter->check_one(rule, hash, static_cast<int64_t>(cost), now,
+                                             (flags & SLUICE_CHECK_CHARGE) != 0, &decision);
+  if (status != Status::kOk) return fail(status);
+  put_decision(SLUICE_IO_OUTCOME_OFFSET, decision);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, 0);
+  return decision.allowed ? 1 : 0;
+}
+
 SLUICE_EXPORT(sluice_reset) int32_t sluice_reset(uint32_t rule, uint32_t key_length) {
   g_key0.valid = false;
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);

@@ -15,7 +15,7 @@
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 2
+#define SLUICE_ABI_VERSION 3
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
@@ -42,6 +42,9 @@ uint32_t sluice_error_field(void);
  * a peek); SLUICE_CHECK_KEY0_UNCHANGED says the bytes at the start of the key area were not rewritten
  * since the previous sluice_check, whose hash of them is then reused (never by any other call). */
 int32_t sluice_check(uint32_t count, double now_ms, uint32_t flags);
+/* One check of the key at the start of the key area, arguments as parameters (flags as sluice_check's).
+ * Returns 1 when admitted, 0 when denied, or a negative status; the decision goes to the outcome. */
+int32_t sluice_check_one(uint32_t rule, uint32_t key_length, uint32_t cost, double now_ms, uint32_t flags);
 /* Forgets the key at the start of the I/O area. */
 int32_t sluice_reset(uint32_t rule, uint32_t key_length);
 /* The state area holds one key's exported state; its size fits every rule added so far. */

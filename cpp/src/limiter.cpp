@@ -173,34 +173,41 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
 Status Limiter::run_one(const Check& c, int64_t now_ms, bool charge, Decision* per_check, Outcome* outcome) {
   const Status valid = validate_key(c.rule, c.key_length, c.key);
   if (valid != Status::kOk) return valid;
-  if (c.cost < 1 || c.cost > kMaxCost) return Status::kInvalidCost;
-  RuleTable& rt = rules_[c.rule];
-  const uint64_t h = hash_of(c);
+  Decision decision;
+  const Status decided = check_one(c.rule, hash_of(c), c.cost, now_ms, charge, &decision);
+  if (decided != Status::kOk) return decided;
+  per_check[0] = decision;
+  outcome->decision = decision;
+  outcome->deciding_check = 0;
+  return Status::kOk;
+}
+
+Status Limiter::check_one(uint32_t rule_id, uint64_t h, int64_t cost, int64_t now_ms, bool charge, Decision* out) {
+  if (rule_id >= rule_count_) return Status::kUnknownRule;
+  if (cost < 1 || cost > kMaxCost) return Status::kInvalidCost;
+  if (now_ms < 0 || now_ms > kMaxTimeMs) return Status::kInvalidArgument;
+  RuleTable& rt = rules_[rule_id];
   const bool same_as_last = rt.last_hash == h && rt.table.holds(rt.last_slot, h);
   uint32_t slot = same_as_last ? rt.last_slot : rt.table.find(h);
-  Decision decision;
   if (slot != KeyTable::kMissing) {
-    decision = dispatch::decide_and_charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, c.cost, charge);
+    *out = dispatch::decide_and_charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost, charge);
   } else {
     KeyState fresh;
-    decision = dispatch::decide(rt.rule, fresh, SlidingLogRing{}, now_ms, c.cost);
-    if (decision.allowed && charge) {
+    *out = dispatch::decide(rt.rule, fresh, SlidingLogRing{}, now_ms, cost);
+    if (out->allowed && charge) {
       // Only admitted requests take a slot, so denied traffic never evicts anyone.
       const auto usage = [&rt, now_ms](uint32_t s) {
         return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_ms);
       };
       slot = rt.table.claim(h, usage, nullptr, 0);
       if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
-      dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, c.cost);
+      dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost);
     }
   }
-  per_check[0] = decision;
   if (slot != KeyTable::kMissing) {
     rt.last_hash = h;
     rt.last_slot = slot;
   }
-  outcome->decision = decision;
-  outcome->deciding_check = 0;
   return Status::kOk;
 }
 

@@ -132,7 +132,9 @@ test("times are whole milliseconds from 0 to 2^42", async () => {
   const core = await newCore();
   const rule = core.addRule(fixedWindow());
   for (const now of [-1, 1.5, NaN, Infinity, undefined, 2 ** 42 + 1]) {
-    assertSluiceError(() => core.check(rule, "k", 1, now), "INVALID_ARGUMENT");
+    assertSluiceError(() => core.check(rule, "k", 1, now), "INVALID_ARGUMENT", "nowMs");
+    assertSluiceError(() => core.peek(rule, "k", 1, now), "INVALID_ARGUMENT", "nowMs");
+    assertSluiceError(() => core.checkAll([{ rule, key: "k" }, { rule, key: "j" }], now), "INVALID_ARGUMENT", "nowMs");
   }
   assert.equal(core.check(rule, "k", 1, 0).remaining, 4);
   assert.equal(core.check(rule, "k", 1, 2 ** 42).remaining, 4);
@@ -196,4 +198,44 @@ test("memory stays within 64 MB: a table that cannot fit is a status, and the in
   const later = core.addRule(fixedWindow({ keyCapacity: 1000 }));
   assert.equal(later, 2, "rule ids stay dense after refused rules");
   assert.equal(core.check(later, "c", 5, NOW).remaining, 0);
+});
+
+// check and peek go through sluice_check_one (arguments as parameters); checkAll through sluice_check
+// (the checks area). Two cores with the same seed, fed the same random requests one way and the
+// other, must agree on every decision and every error, for every algorithm.
+test("check and peek decide exactly as checkAll of that one check", async () => {
+  const algorithms = ["fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra"];
+  let seed = 12345;
+  const random = (n) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  for (const algorithm of algorithms) {
+    const single = await newCore();
+    const general = await newCore();
+    const config = { algorithm, limit: 7, windowMs: 1_000, burst: algorithm.endsWith("bucket") || algorithm === "gcra" ? 9 : 0, keyCapacity: 4 };
+    const ruleA = single.addRule(config);
+    const ruleB = general.addRule(config);
+    let now = NOW;
+    for (let i = 0; i < 3_000; i++) {
+      now += random(5) === 0 ? -random(300) : random(120); // mostly forward, sometimes backwards
+      const key = `client-${random(6)}`; // more keys than the table holds: evictions too
+      const cost = [1, 1, 1, 2, 3, 8, 10][random(7)];
+      const peek = random(5) === 0;
+      const at = random(50) === 0 ? -1 : now;
+      let one;
+      let all;
+      try {
+        one = peek ? single.peek(ruleA, key, cost, at) : single.check(ruleA, key, cost, at);
+      } catch (error) {
+        one = { error: error.statusName, field: error.field };
+      }
+      try {
+        all = general.checkAll([{ rule: ruleB, key, cost }], at, { peek }).checks[0];
+      } catch (error) {
+        all = { error: error.statusName, field: error.field };
+      }
+      assert.deepEqual(one, all, `${algorithm}, request ${i}: ${peek ? "peek" : "check"} of ${key} cost ${cost} at ${at}`);
+    }
+  }
 });

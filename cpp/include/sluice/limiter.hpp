@@ -61,6 +61,11 @@ class Limiter {
   // decision (uncharged, with retry_after_ms 0, when another check denied the call).
   Status check(const Check* checks, uint32_t count, int64_t now_ms, Decision* per_check, Outcome* outcome);
 
+  // check_one decides (and, with `charge`, charges) one request of `cost` on the key whose key_hash() is
+  // `hash`: the call nearly every request makes, without the Check and Outcome wrapping. Its decision
+  // is exactly check()'s (or peek()'s, without `charge`) for one check of those key bytes.
+  Status check_one(uint32_t rule_id, uint64_t hash, int64_t cost, int64_t now_ms, bool charge, Decision* out);
+
   // peek is check without charging or remembering any key.
   Status peek(const Check* checks, uint32_t count, int64_t now_ms, Decision* per_check, Outcome* outcome);
 
