@@ -169,10 +169,13 @@ describe("fallback chain", () => {
     const quiet = await send(0, { op: "log", store });
     assert.deepEqual(quiet, ["sluice: durable failed: injected Durable Object failure; decided by kv"]);
     const { counters } = await decide(store, [{ rule: r, key: "u", cost: 1 }], T0 + 10_000);
+    // The fifth failure in a row opened the breaker, so the sixth request skipped the object: the line
+    // carries the latest reason.
     assert.deepEqual(await send(0, { op: "log", store }), [
-      "sluice: durable failed: injected Durable Object failure; decided by kv (5 times since the last report)",
+      "sluice: durable skipped: circuit open after 5 failures in a row; decided by kv (5 times since the last report)",
     ]);
     assert.equal(counters.fallbacks, 6);
+    assert.deepEqual([counters.errors.durable, counters.circuitOpened, counters.circuitSkipped], [5, 1, 1]);
   });
 
   test("invalid configuration throws at construction, naming the field", async () => {
@@ -183,6 +186,7 @@ describe("fallback chain", () => {
     assert.match(await tryBuild({ options: { preFilterMaxKeys: 0 } }), /^SluiceConfigError: sluice: preFilterMaxKeys /);
     assert.match(await tryBuild({ options: { failClosedRetryAfterMs: -1 } }), /^SluiceConfigError: sluice: failClosedRetryAfterMs /);
     assert.match(await tryBuild({ options: { logIntervalMs: "often" } }), /^SluiceConfigError: sluice: logIntervalMs /);
+    assert.match(await tryBuild({ options: { breaker: { failures: 0 } } }), /^SluiceConfigError: sluice: breaker\.failures /);
     assert.equal(await tryBuild({}), "built");
   });
 });

@@ -161,8 +161,8 @@ test("limiters with the same store settings share one chain; its settings and co
   assert.deepEqual(
     built.map(({ counters, durable, kv, ...settings }) => settings),
     [
-      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, preFilter: true, logIntervalMs: 60_000 },
-      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, preFilter: true, logIntervalMs: 60_000 },
+      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
+      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
     ],
   );
   assert.deepEqual(built[0].counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });

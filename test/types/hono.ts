@@ -106,6 +106,7 @@ app.post(
     fallback: ["kv", "memory"],
     failMode: "closed",
     timeoutMs: 80,
+    breaker: { failures: 5, cooldownMs: 10_000 },
     preFilter: true,
     logIntervalMs: 60_000,
   }),

@@ -51,6 +51,7 @@ const tuned = createFallbackChain({
   primary: kvTuned,
   memory,
   failClosedRetryAfterMs: 2_000,
+  breaker: { failures: 3, cooldownMs: 5_000 },
   preFilter: true,
   preFilterMaxKeys: 5_000,
   log: console.warn,
@@ -67,9 +68,10 @@ async function decideByHand(): Promise<void> {
   const tables = store.isolateTables(rule);
   const owners: string[] = tables.map((table) => table.owner);
   const counted: number = store.counters.decided["durable"] ?? 0;
+  const skipped: number = store.counters.circuitSkipped + store.counters.circuitOpened;
   const spread: number = durable.counters.spreadRequests;
   await kv.settle();
-  console.log(fromObject, fromKv, fromMemory, who, owners, counted, spread, durableByKey.isBound(env), kv.counters.writeFailures);
+  console.log(fromObject, fromKv, fromMemory, who, owners, counted, skipped, spread, durableByKey.isBound(env), kv.counters.writeFailures);
   // @ts-expect-error counters are the store's to count
   durable.counters.undone = 0;
   // @ts-expect-error a check names its rule by the normalized rule, not by its name

@@ -1,4 +1,5 @@
 // Types of chain.js: the fallback chain over the Durable Object, KV and memory stores.
+import type { BreakerOptions } from "./breaker.js";
 import type { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, TimedStoreOptions } from "./store.js";
 
 export interface FallbackChainOptions {
@@ -13,6 +14,9 @@ export interface FallbackChainOptions {
   failMode?: "open" | "closed";
   /** How long each store may take before the next is asked. Default 50. */
   timeoutMs?: number;
+  /** After `failures` primary failures in a row, skip the primary for `cooldownMs`, then let one
+   * request probe it. Default { failures: 5, cooldownMs: 10000 }; false turns it off. */
+  breaker?: BreakerOptions | boolean;
   /** retryAfterMs of a fail-closed denial. Default 1000. */
   failClosedRetryAfterMs?: number;
   /** Deny keys the primary denied from this isolate until their retry time. Default true. */
@@ -36,6 +40,10 @@ export interface FallbackChainCounters {
   errors: Record<string, number>;
   /** Per store: calls that did not answer within timeoutMs. */
   timeouts: Record<string, number>;
+  /** Times the primary's circuit breaker opened. */
+  circuitOpened: number;
+  /** Decisions that skipped the primary while its breaker was open (counted among fallbacks too). */
+  circuitSkipped: number;
 }
 
 export interface FallbackChain extends Store {

@@ -2,6 +2,7 @@
 // in time, KV decides if there is one, else the isolate's memory; when none can, `failMode` does.
 // Every outcome says which store decided and, after a fallback, why.
 import { SluiceConfigError, describe } from "../errors.js";
+import { CircuitBreaker, checkBreakerOptions } from "./breaker.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";
 import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
@@ -23,6 +24,8 @@ export const DEFAULT_TIMEOUT_MS = 50;
  * - failMode: "open" admits and "closed" denies when no store answers. Default "open".
  * - timeoutMs: how long each store may take before the next one is asked. Default 50.
  * - failClosedRetryAfterMs: the retryAfterMs of a fail-closed denial. Default 1000.
+ * - breaker: after `failures` primary failures in a row, skip the primary for `cooldownMs`, then let
+ *   one request probe it (breaker.js). Default { failures: 5, cooldownMs: 10000 }; false turns it off.
  * - preFilter: deny, from this isolate, keys the primary denied until their retry time. Default true.
  * - preFilterMaxKeys: the most denied keys remembered. Default 10000.
  * - log, logIntervalMs: fallbacks are logged at most once per interval. Default console.warn, 60 s.
@@ -37,6 +40,7 @@ export function createFallbackChain(options = {}) {
     memory = null,
     failMode = DEFAULT_FAIL_MODE,
     timeoutMs = DEFAULT_TIMEOUT_MS,
+    breaker: breakerOptions,
     failClosedRetryAfterMs = 1000,
     preFilter = true,
     preFilterMaxKeys = 10_000,
@@ -48,6 +52,7 @@ export function createFallbackChain(options = {}) {
   checkStore(memory, "memory", true);
   if (!FAIL_MODES.includes(failMode)) throw new SluiceConfigError("failMode", `must be "open" or "closed"; got ${describe(failMode)}`);
   checkTimeout(timeoutMs, "timeoutMs");
+  const breakerSettings = checkBreakerOptions(breakerOptions);
   if (typeof failClosedRetryAfterMs !== "number" || !(failClosedRetryAfterMs >= 0) || failClosedRetryAfterMs === Infinity) {
     throw new SluiceConfigError("failClosedRetryAfterMs", `must be a finite number of milliseconds >= 0; got ${describe(failClosedRetryAfterMs)}`);
   }
@@ -73,7 +78,12 @@ export function createFallbackChain(options = {}) {
     errors: Object.fromEntries(storeNames.map((name) => [name, 0])),
     /** Per store: calls that did not answer within timeoutMs. */
     timeouts: Object.fromEntries(storeNames.map((name) => [name, 0])),
+    /** Times the primary's circuit breaker opened. */
+    circuitOpened: 0,
+    /** Decisions that skipped the primary because its breaker was open (counted among fallbacks too). */
+    circuitSkipped: 0,
   };
+  const breaker = breakerSettings === null ? null : new CircuitBreaker(breakerSettings);
   const denials = preFilter ? new DenialCache(preFilterMaxKeys) : null;
   const report = createThrottledLog(log, logIntervalMs);
 
@@ -94,13 +104,21 @@ export function createFallbackChain(options = {}) {
 
   async function decideInOrder(checks, decideOptions, nowMs) {
     const failures = [];
-    try {
-      const outcome = await ask(primary, primaryName, checks, decideOptions);
-      counters.decided[primaryName]++;
-      if (denials !== null) denials.remember(checks, outcome, nowMs);
-      return outcome;
-    } catch (error) {
-      failures.push(describeFailure(primaryName, error));
+    const gate = breaker === null ? "closed" : breaker.admit(nowMs);
+    if (gate === "open") {
+      counters.circuitSkipped++;
+      failures.push(`${primaryName} skipped: ${breaker.reason}`);
+    } else {
+      try {
+        const outcome = await ask(primary, primaryName, checks, decideOptions);
+        breaker?.succeeded();
+        counters.decided[primaryName]++;
+        if (denials !== null) denials.remember(checks, outcome, nowMs);
+        return outcome;
+      } catch (error) {
+        if (breaker !== null && breaker.failed(nowMs, gate === "probe")) counters.circuitOpened++;
+        failures.push(describeFailure(primaryName, error));
+      }
     }
     counters.fallbacks++;
     for (const [store, name] of fallbacks) {

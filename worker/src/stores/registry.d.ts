@@ -1,3 +1,4 @@
+import type { BreakerOptions } from "./breaker.js";
 import type { FallbackChainCounters } from "./chain.js";
 import type { DurableStoreCounters } from "./durable.js";
 import type { KvStoreCounters } from "./kv.js";
@@ -11,6 +12,9 @@ interface ChainSettings {
   failMode?: "open" | "closed";
   /** How long each store may take before the next decides; default 50 ms. */
   timeoutMs?: number;
+  /** Skip a failing primary: after `failures` failures in a row, for `cooldownMs`, then probe it with one
+   * request; default { failures: 5, cooldownMs: 10000 }; false turns it off. */
+  breaker?: BreakerOptions | boolean;
   /** Deny keys the store denied from this isolate, with no round trip, until their retry time; default true. */
   preFilter?: boolean;
   /** Fallbacks and failed KV writes are logged at most once per interval; default 60000. */
@@ -66,6 +70,8 @@ export interface StoreStats {
   fallback: ReadonlyArray<"kv" | "memory">;
   failMode: "open" | "closed";
   timeoutMs: number;
+  /** The breaker's settings, or false when it is off. */
+  breaker: Readonly<Required<BreakerOptions>> | false;
   preFilter: boolean;
   logIntervalMs: number;
   /** Decisions per store ("failMode" when none could), fallbacks, pre-filtered denials, errors and timeouts per store. */

@@ -12,6 +12,7 @@
 // any env exists. Stores with the same settings are built once per module instance and shared, so
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
 import { SluiceConfigError, describe } from "../errors.js";
+import { checkBreakerOptions } from "./breaker.js";
 import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
@@ -19,7 +20,7 @@ import { createMemoryStore } from "./memory.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** The options that choose and tune the store. */
-export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "preFilter", "logIntervalMs"]);
+export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
 // Those that apply to store: "durable" and "kv" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
@@ -85,6 +86,7 @@ function remoteStore(kind, options) {
     preFilter = true,
     logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
+  const breaker = checkBreakerOptions(options.breaker) ?? false;
   const settings = {
     store: kind,
     bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
@@ -92,6 +94,7 @@ function remoteStore(kind, options) {
     fallback,
     failMode,
     timeoutMs,
+    breaker,
     preFilter,
     logIntervalMs,
   };
@@ -110,6 +113,7 @@ function remoteStore(kind, options) {
     memory: fallback.includes("memory") ? resolveMemory() : null,
     failMode,
     timeoutMs,
+    breaker,
     preFilter,
     logIntervalMs,
   });
@@ -124,7 +128,7 @@ function resolveMemory() {
 
 /**
  * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
- * preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
+ * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
  */
 export function resolveStore(options = {}) {
   const { store = "memory" } = options;

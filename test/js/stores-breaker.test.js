@@ -1,0 +1,157 @@
+// The fallback chain's circuit breaker (worker/src/stores/breaker.js): a primary store that keeps
+// failing is skipped for a cooldown instead of making every request wait for it, then probed by one
+// request. Driven with stores made here and the chain's own clock (nowMs), so nothing waits.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { createFallbackChain } from "../../worker/src/stores/chain.js";
+import { SluiceConfigError } from "../../worker/src/errors.js";
+
+const T0 = 1_700_000_000_000;
+const CHECKS = [{ rule: { limit: 10 }, key: "k", cost: 1 }];
+const ADMIT = { allowed: true, limit: 10, remaining: 9, resetMs: 1000, retryAfterMs: 0, decidingCheck: 0, checks: [null] };
+
+// A primary whose behaviour the test switches: "fail" throws, "answer" admits, "hold" returns a
+// promise the test settles. `calls` counts every decide.
+function primaryStore() {
+  const store = {
+    name: "durable",
+    mode: "fail",
+    calls: 0,
+    held: [],
+    decide() {
+      store.calls++;
+      if (store.mode === "fail") throw new Error("object unreachable");
+      if (store.mode === "hold") return new Promise((resolve, reject) => store.held.push({ resolve, reject }));
+      return { ...ADMIT, store: "durable" };
+    },
+  };
+  return store;
+}
+const memoryStore = { name: "memory", decide: () => ({ ...ADMIT, store: "memory" }) };
+
+function chainOver(primary, options = {}) {
+  return createFallbackChain({ primary, memory: memoryStore, preFilter: false, log: () => {}, timeoutMs: 1000, ...options });
+}
+
+test("after 5 failures in a row the primary is skipped, and each skip is counted and explained", async () => {
+  const primary = primaryStore();
+  const chain = chainOver(primary);
+  for (let i = 0; i < 5; i++) {
+    const outcome = await chain.decide(CHECKS, { nowMs: T0 + i });
+    assert.equal(outcome.store, "memory");
+    assert.match(outcome.fallback.reason, /durable failed: object unreachable/);
+  }
+  assert.equal(primary.calls, 5);
+  assert.equal(chain.counters.circuitOpened, 1);
+  for (let i = 0; i < 20; i++) {
+    const outcome = await chain.decide(CHECKS, { nowMs: T0 + 100 + i });
+    assert.equal(outcome.store, "memory");
+    assert.match(outcome.fallback.reason, /^durable skipped: circuit open after 5 failures in a row/);
+  }
+  assert.equal(primary.calls, 5, "no request asked the primary while the breaker was open");
+  assert.equal(chain.counters.circuitSkipped, 20);
+  assert.equal(chain.counters.fallbacks, 25);
+  assert.equal(chain.counters.errors.durable, 5);
+  assert.equal(chain.counters.decided.memory, 25);
+});
+
+test("after the cooldown one request probes; an answer closes the breaker", async () => {
+  const primary = primaryStore();
+  const chain = chainOver(primary, { breaker: { failures: 2, cooldownMs: 1000 } });
+  await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0 });
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 999 })).store, "memory");
+  assert.equal(primary.calls, 2);
+
+  primary.mode = "hold";
+  const probe = chain.decide(CHECKS, { nowMs: T0 + 1000 });
+  assert.equal(primary.calls, 3, "the first request after the cooldown probes the primary");
+  // While the probe is out, others still skip it rather than pile onto a store that may be down.
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1001 })).store, "memory");
+  assert.equal(primary.calls, 3);
+  primary.held[0].resolve({ ...ADMIT, store: "durable" });
+  assert.equal((await probe).store, "durable");
+
+  primary.mode = "answer";
+  for (let i = 0; i < 3; i++) assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1002 + i })).store, "durable");
+  assert.equal(primary.calls, 6);
+  assert.equal(chain.counters.circuitOpened, 1);
+});
+
+test("a failed probe opens the breaker for another cooldown", async () => {
+  const primary = primaryStore();
+  const chain = chainOver(primary, { breaker: { failures: 3, cooldownMs: 500 } });
+  for (let i = 0; i < 3; i++) await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0 + 500 }); // the probe, failing
+  assert.equal(primary.calls, 4);
+  assert.equal(chain.counters.circuitOpened, 2);
+  await chain.decide(CHECKS, { nowMs: T0 + 999 });
+  assert.equal(primary.calls, 4, "skipped until the second cooldown ends");
+  primary.mode = "answer";
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1000 })).store, "durable");
+});
+
+test("timeouts count as failures, and a success in between starts the count again", async () => {
+  const primary = primaryStore();
+  const chain = chainOver(primary, { timeoutMs: 5, breaker: { failures: 3, cooldownMs: 60_000 } });
+  primary.mode = "hold";
+  await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0 });
+  primary.mode = "answer";
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0 })).store, "durable");
+  primary.mode = "hold";
+  await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0 });
+  assert.equal(chain.counters.circuitOpened, 0, "two failures, a success, two failures: never three in a row");
+  await chain.decide(CHECKS, { nowMs: T0 });
+  assert.equal(chain.counters.circuitOpened, 1);
+  assert.equal(chain.counters.timeouts.durable, 5);
+  const calls = primary.calls;
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1 })).store, "memory");
+  assert.equal(primary.calls, calls);
+});
+
+test("calls made before the breaker opened that fail late neither reopen it nor extend its cooldown", async () => {
+  const primary = primaryStore();
+  const chain = chainOver(primary, { breaker: { failures: 2, cooldownMs: 1000 } });
+  primary.mode = "hold";
+  const slow = chain.decide(CHECKS, { nowMs: T0 });
+  primary.mode = "fail";
+  await chain.decide(CHECKS, { nowMs: T0 + 10 });
+  await chain.decide(CHECKS, { nowMs: T0 + 20 }); // opens until T0 + 1020
+  primary.held[0].reject(new Error("late"));
+  await slow;
+  assert.equal(chain.counters.circuitOpened, 1);
+  primary.mode = "answer";
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1020 })).store, "durable");
+});
+
+test("breaker: false asks the primary every time", async () => {
+  const primary = primaryStore();
+  const chain = chainOver(primary, { breaker: false });
+  for (let i = 0; i < 20; i++) await chain.decide(CHECKS, { nowMs: T0 });
+  assert.equal(primary.calls, 20);
+  assert.equal(chain.counters.circuitSkipped, 0);
+});
+
+test("bad breaker settings fail at start-up, naming the field", () => {
+  const cases = [
+    ["on", "breaker"],
+    [null, "breaker"],
+    [[5], "breaker"],
+    [{ failures: 0 }, "breaker.failures"],
+    [{ failures: 2.5 }, "breaker.failures"],
+    [{ cooldownMs: 0 }, "breaker.cooldownMs"],
+    [{ cooldownMs: Infinity }, "breaker.cooldownMs"],
+    [{ cooldownMs: "10s" }, "breaker.cooldownMs"],
+    [{ failure: 5 }, "breaker.failure"],
+  ];
+  for (const [breaker, field] of cases) {
+    assert.throws(
+      () => chainOver(primaryStore(), { breaker }),
+      (error) => error instanceof SluiceConfigError && error.field === field,
+      `breaker ${JSON.stringify(breaker)} should name ${field}`,
+    );
+  }
+});
