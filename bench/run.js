@@ -18,10 +18,13 @@ import { runScript } from "./lib/entry.js";
 import { Workerd } from "./lib/workerd.js";
 import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
+import { withBenchResults } from "./lib/readme-section.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
+// --render rewrites the reports (results.md, results.svg, README.md's section) from bench/results.json,
+// measuring nothing: for working on the reports.
 // --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
@@ -68,6 +71,10 @@ const HONO_HOST = "hono.bench";
 const log = (...parts) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...parts);
 
 async function main() {
+  if (process.argv.includes("--render")) {
+    await writeReports(JSON.parse(readFileSync(join(root, "bench/results.json"), "utf8")));
+    return;
+  }
   const started = Date.now();
   const machine = describeMachine();
   log(quick ? "quick run" : "full run", `on ${machine.nproc} x ${machine.cpuModel}, load ${machine.loadAverageAtStart?.join(" ")}`);
@@ -101,12 +108,24 @@ async function main() {
   }
   results.machine.loadAverageAtEnd = loadAverageNow();
   results.elapsedSeconds = Math.round((Date.now() - started) / 1000);
-  results.floors = evaluateFloors(results);
-
   await writeFile(join(root, "bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
-  await writeFile(join(root, "bench/results.md"), renderMarkdown(results));
+  await writeReports(results);
+  log(`done in ${results.elapsedSeconds} s: bench/results.json and its reports`);
+}
+
+// results.md, results.svg and, for a full run, README.md's bench section, all from `results`; then
+// the floors on the console. `node bench/run.js --render` redoes them from bench/results.json.
+async function writeReports(results) {
+  results.floors = evaluateFloors(results);
+  const markdown = renderMarkdown(results);
+  await writeFile(join(root, "bench/results.md"), markdown);
   await writeFile(join(root, "bench/results.svg"), renderSvg(results));
-  log(`done in ${results.elapsedSeconds} s: bench/results.json, bench/results.md, bench/results.svg`);
+  // The README shows full runs only; a quick run's figures stay in bench/results.*.
+  if (!results.quick) {
+    const readme = join(root, "README.md");
+    await writeFile(readme, withBenchResults(readFileSync(readme, "utf8"), markdown));
+  }
+  log(`wrote bench/results.md, bench/results.svg${results.quick ? "" : ", README.md"}`);
   for (const floor of results.floors) log(`${floor.met === null ? "PENDING" : floor.met ? "MET    " : "NOT MET"} ${floor.floor}: ${floor.detail}`);
 }
 
@@ -142,9 +161,16 @@ async function figureHotKey(workerd) {
     }
   }
   const figure = {};
-  for (const [mode, slot] of [["mostly admitted", "hot-admit"], ["mostly denied", "hot-deny"]]) {
+  // Each decision builds its key string, as a Worker gets a new header string per request; the last
+  // mode passes the same string object every time (see KEY_STRINGS in worker/workload.js).
+  const modes = [
+    ["mostly admitted", "hot-admit", "fresh"],
+    ["mostly denied", "hot-deny", "fresh"],
+    ["mostly admitted, one string object reused", "hot-admit", "reused"],
+  ];
+  for (const [mode, slot, strings] of modes) {
     const samples = await interleave(COMPARED, PLAN.reps, async (subject) =>
-      rate(await workerd.call(isolateOf(subject), "time", { slot, keys: 1, dist: "hot", minMs: PLAN.minMs })),
+      rate(await workerd.call(isolateOf(subject), "time", { slot, keys: 1, dist: "hot", strings, minMs: PLAN.minMs })),
     );
     figure[mode] = rateRows(samples);
   }
@@ -167,12 +193,14 @@ async function figureKeys(workerd) {
       else await workerd.call(isolateOf(subject), "create", { slot: "keys", subject, limit: ADMIT_ALL, windowMs: HOUR_MS, keyCapacity: keys });
     }
     memory[keys] = held;
-    for (const dist of ["uniform", "zipf"]) {
-      log(`figure 2: ${keys.toLocaleString("en")} keys, ${dist}`);
+    // Key strings built per decision (as a Worker's headers are), then uniform once more over strings
+    // built once and reused (see KEY_STRINGS in worker/workload.js).
+    for (const [dist, strings, column] of [["uniform", "fresh", "uniform"], ["zipf", "fresh", "zipf"], ["uniform", "reused", "uniform, strings reused"]]) {
+      log(`figure 2: ${keys.toLocaleString("en")} keys, ${column}`);
       const samples = await interleave(COMPARED, PLAN.reps, async (subject) =>
-        rate(await workerd.call(isolateOf(subject), "time", { slot: "keys", keys, dist, minMs: PLAN.minMs })),
+        rate(await workerd.call(isolateOf(subject), "time", { slot: "keys", keys, dist, strings, minMs: PLAN.minMs })),
       );
-      throughput[`${keys} ${dist}`] = rateRows(samples);
+      throughput[`${keys} ${column}`] = rateRows(samples);
     }
     for (const subject of COMPARED) await workerd.call(isolateOf(subject), "drop", { slot: "keys", workloads: 1 });
   }

@@ -55,7 +55,8 @@ export default { async fetch(request) {
     const decide = (key) => core.check(rule, key, 1, Date.now()).allowed;
     const list = keys === 1 ? [HOT_KEY] : keyList(keys);
     const order = keys === 1 ? new Uint32Array(ORDER_LENGTH) : arrivalOrder(keys, "uniform");
-    slots[workload] = { run: (min) => timeSync(decide, list, order, min) };
+    const keyAt = (i) => list[i];
+    slots[workload] = { run: (min) => timeSync(decide, keyAt, order, min) };
     return Response.json({ ok: true });
   }
   const { run } = slots[workload]; const min = Number(p.get("minMs"));

@@ -3,7 +3,7 @@
 import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore } from "../../wasm-bindings/sluice.js";
 import { SUBJECTS } from "./subjects.js";
-import { HOT_KEY, ORDER_LENGTH, arrivalOrder, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
+import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
 
@@ -35,16 +35,22 @@ function subjectOf(name) {
   return subject;
 }
 
-// A hot key is one key repeated: the order is all zeros over a one-key list.
-function workload(keyCount, distribution) {
+// A hot key is one key repeated: the order is all zeros. `strings` (KEY_STRINGS) says whether each
+// decision's key string is built afresh or taken from a list built once.
+function workload(keyCount, distribution, strings) {
   const s = state();
+  if (!KEY_STRINGS.includes(strings)) throw new Error(`strings must be one of ${KEY_STRINGS.join(", ")}`);
   if (distribution === "hot") {
-    return { keys: [HOT_KEY], order: s.orders.get("hot") ?? s.orders.set("hot", new Uint32Array(ORDER_LENGTH)).get("hot") };
+    const order = s.orders.get("hot") ?? s.orders.set("hot", new Uint32Array(ORDER_LENGTH)).get("hot");
+    const reused = [HOT_KEY];
+    return { keyAt: strings === "fresh" ? hotKeyOf : (i) => reused[i], order };
   }
   const id = `${distribution}:${keyCount}`;
   if (!s.orders.has(id)) s.orders.set(id, arrivalOrder(keyCount, distribution));
+  if (strings === "fresh") return { keyAt: keyOf, order: s.orders.get(id) };
   if (!s.keys.has(keyCount)) s.keys.set(keyCount, keyList(keyCount));
-  return { keys: s.keys.get(keyCount), order: s.orders.get(id) };
+  const keys = s.keys.get(keyCount);
+  return { keyAt: (i) => keys[i], order: s.orders.get(id) };
 }
 
 const routes = {
@@ -89,14 +95,14 @@ const routes = {
   },
 
   // Times decisions over `keys` keys in `dist` order ("hot", "uniform", "zipf") for at least minMs,
-  // after a warm-up of a quarter of that.
+  // after a warm-up of a quarter of that, with key strings built per decision or reused (`strings`).
   async time(params) {
     const { subject, limiter } = instance(params);
-    const { keys, order } = workload(numberParam(params, "keys"), params.get("dist"));
+    const { keyAt, order } = workload(numberParam(params, "keys"), params.get("dist"), params.get("strings") ?? "fresh");
     const minMs = numberParam(params, "minMs");
     const run = subject.asynchronous ? timeAsync : timeSync;
-    await run(limiter.decide, keys, order, minMs / 4);
-    return await run(limiter.decide, keys, order, minMs);
+    await run(limiter.decide, keyAt, order, minMs / 4);
+    return await run(limiter.decide, keyAt, order, minMs);
   },
 
   // What a limiter holds: its key count and, for sluice, its linear memory and table.

@@ -1,6 +1,7 @@
 // The limiters under test, each behind one adapter: decide(key) admits or denies one request of
 // cost 1 at the current time and returns true when admitted (or a Promise of it, for the peers
-// whose API is asynchronous). Every adapter reads Date.now() per decision, as a Worker must.
+// whose API is asynchronous). Every adapter reads Date.now() per decision, as a Worker must (the
+// hono-rate-limiter and express-rate-limit stores read it inside increment()).
 import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore } from "../../wasm-bindings/sluice.js";
 import RateLimiterMemory from "rate-limiter-flexible/lib/RateLimiterMemory.js";
@@ -33,8 +34,8 @@ function sluice(algorithm) {
   };
 }
 
-// The harness alone: reads the clock and the key as every adapter does, and decides nothing. Its rate
-// is the ceiling no limiter can pass in this bench.
+// The harness alone: reads the clock and the key as every adapter does (the loop gets the key string,
+// built or reused), and decides nothing. Its rate is the ceiling no limiter can pass in this bench.
 function harness() {
   return {
     decide: (key) => Date.now() > key.charCodeAt(key.length - 1),
