@@ -152,7 +152,13 @@ export class SluiceCore {
     if (!Number.isInteger(keyCapacity) || keyCapacity < 1 || keyCapacity > 0xffffffff) {
       throw new SluiceError(Status.INVALID_RULE, `keyCapacity must be a whole number >= 1; got ${String(keyCapacity)}`, "keyCapacity");
     }
-    const result = this.#exports.sluice_add_rule(index, Number(limit), Number(windowMs), Number(burst), keyCapacity);
+    // Numbers only: Number("5") would pass a string for a limit, and Number(null) for 0.
+    for (const [field, value] of [["limit", limit], ["windowMs", windowMs], ["burst", burst]]) {
+      if (typeof value !== "number") {
+        throw new SluiceError(Status.INVALID_RULE, `${field} must be a number; got ${typeof value} ${String(value)}`, field);
+      }
+    }
+    const result = this.#exports.sluice_add_rule(index, limit, windowMs, burst, keyCapacity);
     this.#refreshViews();
     if (result < 0) {
       const status = -result;

@@ -101,17 +101,34 @@ int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, doub
     g_error_field = "burst";
     return fail(Status::kInvalidRule);
   }
-  uint32_t id = 0;
-  const Status added = g_limiter->add_rule(config, key_capacity, &id, &g_error_field);
-  if (added != Status::kOk) return fail(added);
-  // Size the state area for the largest export of any rule, now, so that exports never allocate.
-  uint32_t needed = 0;
-  g_limiter->exported_state_bytes(id, &needed);
-  if (needed > g_state_bytes) {
-    void* grown = std::realloc(g_state, needed);
+  // Size the state area for the largest export of any rule before the rule exists, so that exports
+  // never allocate and no rule is added whose state could not be exported. A config the core refuses
+  // is refused first, naming its field.
+  sluice::Rule validated;
+  const Status valid = sluice::make_rule(config, &validated, &g_error_field);
+  if (valid != Status::kOk) return fail(valid);
+  const uint64_t needed = sluice::Limiter::exported_state_bytes(config.algorithm, config.limit);
+  if (needed > UINT32_MAX) return fail(Status::kOutOfMemory);
+  const uint32_t had = g_state_bytes;
+  if (needed > had) {
+    void* grown = std::realloc(g_state, static_cast<size_t>(needed));
     if (grown == nullptr) return fail(Status::kOutOfMemory);
     g_state = static_cast<uint8_t*>(grown);
-    g_state_bytes = needed;
+    g_state_bytes = static_cast<uint32_t>(needed);
+  }
+  uint32_t id = 0;
+  const Status added = g_limiter->add_rule(config, key_capacity, &id, &g_error_field);
+  if (added != Status::kOk) {
+    // A refused rule leaves no memory behind: shrink the state area back to what the rules need.
+    if (g_state_bytes != had) {
+      void* shrunk = had == 0 ? nullptr : std::realloc(g_state, had);
+      if (had == 0) std::free(g_state);
+      if (had == 0 || shrunk != nullptr) {
+        g_state = static_cast<uint8_t*>(shrunk);
+        g_state_bytes = had;
+      }
+    }
+    return fail(added);
   }
   return static_cast<int32_t>(id);
 }

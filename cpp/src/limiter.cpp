@@ -223,8 +223,7 @@ Status Limiter::reset(uint32_t rule_id, const uint8_t* key, uint32_t key_length)
 Status Limiter::exported_state_bytes(uint32_t rule_id, uint32_t* bytes) const {
   if (rule_id >= rule_count_) return Status::kUnknownRule;
   const Rule& rule = rules_[rule_id].rule;
-  const uint32_t entries = rule.algorithm == Algorithm::kSlidingLog ? static_cast<uint32_t>(rule.limit) : 0;
-  *bytes = kStateHeaderBytes + 8 * entries;
+  *bytes = static_cast<uint32_t>(exported_state_bytes(rule.algorithm, rule.limit));  // the table's init bounds it
   return Status::kOk;
 }
 

@@ -41,6 +41,10 @@ test("addRule names the offending field", async () => {
     [{ limit: "many" }, "limit"],
     [{ limit: undefined }, "limit"],
     [{ limit: 2 ** 31 + 1 }, "limit"],
+    [{ limit: "5" }, "limit"],
+    [{ limit: null }, "limit"],
+    [{ windowMs: "60000" }, "windowMs"],
+    [{ algorithm: "token-bucket", burst: "5" }, "burst"],
     [{ windowMs: 0 }, "windowMs"],
     [{ windowMs: -60_000 }, "windowMs"],
     [{ windowMs: 0.5 }, "windowMs"],
@@ -181,6 +185,9 @@ test("memory stays within 64 MB: a table that cannot fit is a status, and the in
   for (const rule of [
     fixedWindow({ keyCapacity: 3_000_000 }), // about 80 MB
     fixedWindow({ algorithm: "sliding-log", limit: 10_000, keyCapacity: 10_000 }), // about 440 MB
+    // A 37 MB table that fits on its own, plus 9 MB for exporting a key's state, do not both fit: the
+    // rule must not be half added (added to the core but never handed out).
+    fixedWindow({ algorithm: "sliding-log", limit: 1_150_000, keyCapacity: 1 }),
     fixedWindow({ algorithm: "sliding-log", limit: 2 ** 31, keyCapacity: 1 }), // 8 GB per key: past 32 bits
     fixedWindow({ keyCapacity: 2 ** 32 - 1 }),
   ]) {

@@ -84,6 +84,11 @@ class Limiter {
 
   // exported_state_bytes is the largest export_state output of a rule.
   Status exported_state_bytes(uint32_t rule_id, uint32_t* bytes) const;
+  // The same for a rule not added yet (its limit as validated by add_rule), so that a host can make
+  // room for its exports before adding it.
+  static uint64_t exported_state_bytes(Algorithm algorithm, int64_t limit) {
+    return kStateHeaderBytes + (algorithm == Algorithm::kSlidingLog ? 8 * static_cast<uint64_t>(limit) : 0);
+  }
 
   Status stats(uint32_t rule_id, TableStats* out) const;
   uint32_t rule_count() const { return rule_count_; }
