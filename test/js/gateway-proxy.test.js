@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { clientResponseHeaders, upstreamRequestHeaders } from "../../worker/src/gateway/forwarding.js";
 import { secretMasker } from "../../worker/src/gateway/redact.js";
-import { FIXTURE_CONFIG, UPSTREAM_TOKEN, startGateway } from "./fixtures/gateway/harness.js";
+import { ADMIN_TOKEN, FIXTURE_CONFIG, UPSTREAM_TOKEN, startGateway } from "./fixtures/gateway/harness.js";
 
 let gateway;
 before(async () => {
@@ -202,6 +202,33 @@ describe("responses", () => {
     assert.equal(response.status, 504);
     assert.deepEqual(await response.json(), { error: "upstream did not answer in time", code: "sluice_upstream_timeout" });
     assert.equal(gateway.upstream.length, 1, "the request did reach the upstream");
+  });
+
+  test("a body that stalls after the head is cut off after the route's timeout, counted and logged", async () => {
+    const logged = (await gateway.waitForLogs(0)).length;
+    const response = await gateway.fetch("/v1/slow/stall", { headers: CLIENT });
+    assert.equal(response.status, 200, "the head came in time");
+    // workerd aborts the response (and logs the stream's error); how the abort reaches a client depends
+    // on what sits between (miniflare's dispatchFetch ends the body): what matters is that it ends.
+    const ended = await Promise.race([
+      response.text().then(
+        () => "ended",
+        () => "ended",
+      ),
+      new Promise((done) => setTimeout(() => done("still hanging after 5 s"), 5_000)),
+    ]);
+    assert.equal(ended, "ended", "cut off after about the route's 150 ms timeout");
+    const lines = (await gateway.waitForLogs(logged + 2)).slice(logged);
+    assert.deepEqual(lines.map((line) => [line.route, line.status, line.error]), [["/v1/slow", 200, null], ["/v1/slow", 200, "upstream body timeout"]]);
+    const exposition = await (await gateway.fetch(FIXTURE_CONFIG.admin.path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    assert.match(exposition, /sluice_upstream_failures_total\{route="\/v1\/slow",reason="body_timeout"\} 1\n/);
+  });
+
+  test("a slow body that keeps sending is never cut off: the timeout is for silence, not for the whole body", async () => {
+    const response = await gateway.fetch("/v1/slow/trickle", { headers: CLIENT });
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    assert.equal(text.split("\n").filter(Boolean).length, 8);
   });
 
   test("an unreachable upstream becomes 502 with sluice's own code", async () => {

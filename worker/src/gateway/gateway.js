@@ -132,7 +132,12 @@ export function createGateway(config, options = {}) {
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
     }
 
-    const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now });
+    // A body that stalls does so after this request's log line: it is counted, and logged on its own.
+    const onBodyStall = () => {
+      metrics.countUpstreamFailure(route.index, "body_timeout");
+      log(JSON.stringify({ ...record, error: "upstream body timeout" }));
+    };
+    const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now, onBodyStall });
     record.upstreamStatus = result.upstreamStatus;
     record.upstreamLatencyMs = result.upstreamLatencyMs;
     if (result.failure !== null) {

@@ -25,7 +25,9 @@ const RULE_HELP = Object.freeze({
   near_limit: "Admitted requests that left their key with 80 % or more of the limit used.",
 });
 
-export const UPSTREAM_FAILURES = Object.freeze(["timeout", "unreachable"]);
+// timeout: no response head in time (504); unreachable (502); body_timeout: the body stalled after the
+// head (the client's response was cut off).
+export const UPSTREAM_FAILURES = Object.freeze(["timeout", "unreachable", "body_timeout"]);
 // Requests answered by the gateway itself before any rule ran, by their error code (errors.js).
 export const REFUSALS = Object.freeze(["sluice_no_route", "sluice_method_not_allowed", "sluice_bad_path", "sluice_misconfigured"]);
 
@@ -98,7 +100,7 @@ export class GatewayMetrics {
     }));
     families.push({
       name: "sluice_upstream_failures_total",
-      help: "Upstream calls that timed out (504) or could not connect (502).",
+      help: "Upstream calls that timed out (504), could not connect (502), or stalled in the middle of their body (cut off).",
       type: "counter",
       samples: this.routes.flatMap((route) =>
         UPSTREAM_FAILURES.map((reason, i) => ({

@@ -2,6 +2,7 @@
 // redirects handed back to the client rather than followed (following one would leave the configured
 // host with the credential attached), and failures turned into sluice's own 502/504.
 
+import { watchBody } from "./body-watchdog.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./forwarding.js";
 import { secretMasker } from "./redact.js";
@@ -19,9 +20,10 @@ function fetcherFor(upstream, env) {
  * (null when the upstream takes none); `now` reads the clock in milliseconds.
  * Resolves to { response, upstreamStatus, upstreamLatencyMs, failure } where failure is null,
  * "timeout" or "unreachable" (then upstreamStatus is null and response is sluice's 504 or 502).
- * Never rejects.
+ * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
+ * timeout while the client waits, the body is cut off and `onBodyStall()` is called.
  */
-export async function proxyRequest({ request, targetUrl, upstream, env, secret, now }) {
+export async function proxyRequest({ request, targetUrl, upstream, env, secret, now, onBodyStall = () => {} }) {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -48,13 +50,14 @@ export async function proxyRequest({ request, targetUrl, upstream, env, secret, 
       failure,
     };
   } finally {
-    // The timeout covers the wait for the response head; the body then streams at its own pace.
+    // This timer covers the wait for the response head; the body has its watchdog (below).
     clearTimeout(timer);
   }
   const upstreamLatencyMs = now() - started;
   const mask = secretMasker(secret);
   const { status, statusText } = upstreamResponse;
-  const body = NULL_BODY_STATUSES.has(status) ? null : mask.body(upstreamResponse.body);
+  const hasBody = upstreamResponse.body !== null && !NULL_BODY_STATUSES.has(status);
+  const body = hasBody ? mask.body(watchBody(upstreamResponse.body, upstream.timeoutMs, onBodyStall)) : null;
   const response = new Response(body, {
     status,
     statusText,
