@@ -61,11 +61,6 @@ export class SluiceError extends Error {
 
 const utf8 = new TextEncoder();
 
-/**
- * SluiceCore is one limiter: one wasm instance, its rules and its key tables.
- * Create it with SluiceCore.instantiate(module) in a Worker (where `module` is the imported .wasm)
- * or await SluiceCore.fromBytes(bytes) in Node.
- */
 // A cost the ABI's u32 carries unchanged (it would quietly wrap 2^32 + 1 to 1).
 function checkCost(cost) {
   if (!Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
@@ -73,6 +68,17 @@ function checkCost(cost) {
   }
 }
 
+// A time the ABI's f64 carries as it is: the module checks its range, but a string would be quietly
+// converted on the way in.
+function timeError(nowMs) {
+  return new SluiceError(Status.INVALID_ARGUMENT, `nowMs must be a whole number of milliseconds from 0 to 2^42; got ${typeof nowMs === "string" ? JSON.stringify(nowMs) : String(nowMs)}`, "nowMs");
+}
+
+/**
+ * SluiceCore is one limiter: one wasm instance, its rules and its key tables.
+ * Create it with SluiceCore.instantiate(module) in a Worker (where `module` is the imported .wasm)
+ * or await SluiceCore.fromBytes(bytes) in Node.
+ */
 export class SluiceCore {
   static instantiate(module, options = {}) {
     let core = null;
@@ -202,6 +208,7 @@ export class SluiceCore {
       this.#writeCheck(i, c.rule, c.key, c.cost ?? 1);
     }
     const charge = options !== undefined && options.peek === true ? 0 : CHARGE;
+    if (typeof nowMs !== "number") throw timeError(nowMs);
     const result = this.#callCheck(count, nowMs, charge);
     if (result < 0) this.#checkDecided(result, "checkAll", nowMs);
     const f = this.#f64;
@@ -274,6 +281,7 @@ export class SluiceCore {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
     checkCost(cost);
+    if (typeof nowMs !== "number") throw timeError(nowMs);
     const result = this.#exports.sluice_check_one(id, length, cost, nowMs, this.#slot0Hashed ? flags | KEY0_UNCHANGED : flags);
     this.#slot0Hashed = true;
     if (result < 0) this.#checkDecided(result, what, nowMs);
@@ -283,9 +291,7 @@ export class SluiceCore {
   // A failed check or checkAll. The loader has validated everything it writes but the time, so the
   // module's "invalid argument" is the time: name it.
   #checkDecided(result, what, nowMs) {
-    if (result === -Status.INVALID_ARGUMENT) {
-      throw new SluiceError(Status.INVALID_ARGUMENT, `nowMs must be a whole number of milliseconds from 0 to 2^42; got ${String(nowMs)}`, "nowMs");
-    }
+    if (result === -Status.INVALID_ARGUMENT) throw timeError(nowMs);
     this.#check(result, what);
   }
 

@@ -135,7 +135,7 @@ test("rule ids must come from addRule", async () => {
 test("times are whole milliseconds from 0 to 2^42", async () => {
   const core = await newCore();
   const rule = core.addRule(fixedWindow());
-  for (const now of [-1, 1.5, NaN, Infinity, undefined, 2 ** 42 + 1]) {
+  for (const now of [-1, 1.5, NaN, Infinity, undefined, 2 ** 42 + 1, "1700000000000", null, 10n]) {
     assertSluiceError(() => core.check(rule, "k", 1, now), "INVALID_ARGUMENT", "nowMs");
     assertSluiceError(() => core.peek(rule, "k", 1, now), "INVALID_ARGUMENT", "nowMs");
     assertSluiceError(() => core.checkAll([{ rule, key: "k" }, { rule, key: "j" }], now), "INVALID_ARGUMENT", "nowMs");
