@@ -172,6 +172,17 @@ describe("through the running gateway", () => {
     assert.equal(sample(families, "sluice_analytics_errors_total", {}), 0);
   });
 
+  test("the stores' own counters: who decided, which store failed and how, the breaker", () => {
+    // approx-ip's store is KV, whose binding the fixture lacks: the KV call fails, memory decides.
+    const kv = { chain: "kv:SLUICE_KV" };
+    assert.equal(sample(families, "sluice_store_decisions_total", { ...kv, decided_by: "memory" }), 1);
+    assert.equal(sample(families, "sluice_store_decisions_total", { ...kv, decided_by: "kv" }), 0);
+    assert.equal(sample(families, "sluice_store_failures_total", { ...kv, store: "kv", kind: "error" }), 1);
+    assert.equal(sample(families, "sluice_store_failures_total", { ...kv, store: "kv", kind: "timeout" }), 0);
+    assert.equal(sample(families, "sluice_store_circuit_opened_total", kv), 0);
+    assert.equal(sample(families, "sluice_store_circuit_skipped_total", kv), 0);
+  });
+
   test("Analytics Engine: a request point and one point per rule, off the request path", () => {
     const requests = points.filter((p) => p.blobs[0] === "request");
     assert.equal(requests.length, 15);
@@ -283,5 +294,33 @@ describe("Analytics Engine binding", () => {
     } finally {
       await gateway.dispose();
     }
+  });
+});
+
+describe("store families", () => {
+  test("chains of one kind and binding add up; each chain's stores are counted apart", async () => {
+    const { storeFamilies } = await import("../../worker/src/gateway/store-metrics.js");
+    const chain = (timeoutMs, decided, errors, timeouts, circuitOpened) => ({
+      store: "durable",
+      bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" },
+      timeoutMs,
+      counters: { decided, fallbacks: 0, preFiltered: 2, errors, timeouts, circuitOpened, circuitSkipped: 7 },
+    });
+    const families = parseExposition(
+      exposition(
+        storeFamilies([
+          chain(50, { durable: 10, kv: 1, memory: 0, failMode: 0 }, { durable: 1, kv: 0, memory: 0 }, { durable: 5, kv: 0, memory: 0 }, 1),
+          chain(80, { durable: 3, kv: 0, memory: 2, failMode: 1 }, { durable: 0, kv: 2, memory: 0 }, { durable: 0, kv: 0, memory: 0 }, 0),
+        ]),
+      ),
+    );
+    const durable = { chain: "durable:SLUICE_DO" };
+    assert.equal(sample(families, "sluice_store_decisions_total", { ...durable, decided_by: "durable" }), 13);
+    assert.equal(sample(families, "sluice_store_decisions_total", { ...durable, decided_by: "failMode" }), 1);
+    assert.equal(sample(families, "sluice_store_failures_total", { ...durable, store: "durable", kind: "timeout" }), 5);
+    assert.equal(sample(families, "sluice_store_failures_total", { ...durable, store: "kv", kind: "error" }), 2);
+    assert.equal(sample(families, "sluice_store_circuit_opened_total", durable), 1);
+    assert.equal(sample(families, "sluice_store_circuit_skipped_total", durable), 14);
+    assert.equal(sample(families, "sluice_store_prefiltered_total", durable), 4);
   });
 });

@@ -26,8 +26,8 @@ export async function tokensEqual(presented, expected) {
   return difference === 0;
 }
 
-/** The answer to a request for the admin path. */
-export async function serveAdmin(request, env, admin, metrics) {
+/** The answer to a request for the admin path: `metrics`' counters, then the families `more()` returns. */
+export async function serveAdmin(request, env, admin, metrics, more = () => []) {
   if (request.method !== "GET" && request.method !== "HEAD") {
     return errorResponse(GatewayError.METHOD_NOT_ALLOWED, { headers: { allow: "GET, HEAD" } });
   }
@@ -39,6 +39,6 @@ export async function serveAdmin(request, env, admin, metrics) {
   if (presented === undefined || !(await tokensEqual(presented, expected))) {
     return errorResponse(GatewayError.UNAUTHORIZED, { headers: { "www-authenticate": 'Bearer realm="sluice"' } });
   }
-  const body = request.method === "HEAD" ? null : metrics.toPrometheus();
+  const body = request.method === "HEAD" ? null : metrics.toPrometheus(more());
   return new Response(body, { headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" } });
 }

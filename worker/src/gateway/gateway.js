@@ -24,6 +24,7 @@
 import { nowMs } from "../clock.js";
 import { decisionHeaders, policyHeader, withHeaders } from "../headers.js";
 import { limitedResponse } from "../responses.js";
+import { storeStats } from "../stores/registry.js";
 import { serveAdmin } from "./admin.js";
 import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
 import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
@@ -34,6 +35,7 @@ import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
 import { proxyRequest } from "./proxy.js";
 import { createRouter } from "./routes.js";
+import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
 
 /**
@@ -153,7 +155,7 @@ export function createGateway(config, options = {}) {
     let handled;
     if (admin !== null && url.pathname === admin.path) {
       record.route = "admin";
-      handled = { response: await serveAdmin(request, env, admin, metrics) };
+      handled = { response: await serveAdmin(request, env, admin, metrics, () => storeFamilies(storeStats())) };
     } else {
       try {
         handled = await handleRoute(request, url, env, ctx, record);

@@ -130,8 +130,8 @@ export class GatewayMetrics {
     return families;
   }
 
-  /** The Prometheus text exposition (format 0.0.4) of every counter. */
-  toPrometheus() {
-    return exposition(this.families());
+  /** The Prometheus text exposition (format 0.0.4) of every counter, and of `more` families after them. */
+  toPrometheus(more = []) {
+    return exposition([...this.families(), ...more]);
   }
 }
