@@ -225,10 +225,21 @@ describe("responses", () => {
   });
 
   test("a slow body that keeps sending is never cut off: the timeout is for silence, not for the whole body", async () => {
-    const response = await gateway.fetch("/v1/slow/trickle", { headers: CLIENT });
-    assert.equal(response.status, 200);
-    const text = await response.text();
-    assert.equal(text.split("\n").filter(Boolean).length, 8);
+    // Its own gateway, whose slow route waits 1 s: chunks 250 ms apart leave a loaded machine room
+    // for timer jitter, and 8 of them take twice the timeout in all.
+    const config = structuredClone(FIXTURE_CONFIG);
+    config.routes.find((route) => route.prefix === "/v1/slow").upstream.timeoutMs = 1000;
+    const patient = await startGateway({ bundledConfig: config });
+    try {
+      const started = Date.now();
+      const response = await patient.fetch("/v1/slow/trickle?every=250", { headers: CLIENT });
+      assert.equal(response.status, 200);
+      const text = await response.text();
+      assert.equal(text.split("\n").filter(Boolean).length, 8);
+      assert.ok(Date.now() - started > 1000, "the whole body took longer than the timeout");
+    } finally {
+      await patient.dispose();
+    }
   });
 
   test("an unreachable upstream becomes 502 with sluice's own code", async () => {
