@@ -30,6 +30,18 @@ function niceMax(value) {
   return 10 * step;
 }
 
+// A workload's name as the lines under its bars: short words, one clause a line, so that nine groups
+// fit side by side ("1,000,000 keys, uniform, strings reused" -> "1M keys", "uniform", "reused strings").
+function groupLabel(name) {
+  return name
+    .replace(/1,000,000 keys/, "1M keys")
+    .replace(/100,000 keys/, "100k keys")
+    .replace("one string object reused", "reused string")
+    .replace("strings reused", "reused strings")
+    .replace(/mostly /g, "")
+    .split(", ");
+}
+
 function ratioPanel(results, top, width) {
   const f = results.figures;
   const groups = [
@@ -49,7 +61,7 @@ function ratioPanel(results, top, width) {
     const v = (maxRatio * i) / 4;
     const y = y0 - scale(v);
     parts.push(`<line x1="${left}" y1="${y.toFixed(1)}" x2="${left + plotW}" y2="${y.toFixed(1)}" stroke="#e5e5e5"/>`);
-    parts.push(text(left - 6, y + 4, `x${v.toFixed(v < 10 ? 1 : 0)}`, 'text-anchor="end"'));
+    parts.push(text(left - 6, y + 4, `x${Number.isInteger(v) ? v : v.toFixed(2)}`, 'text-anchor="end"'));
   }
   const groupW = plotW / groups.length;
   const barW = (groupW - 16) / subjects.length;
@@ -60,17 +72,19 @@ function ratioPanel(results, top, width) {
       const h = scale(r);
       parts.push(rect(gx + i * barW, y0 - h, barW - 1, h, COLORS[s] ?? "#999", `${s}, ${name}: x${r.toFixed(2)} (${Math.round(rows[s].decisionsPerSecond.median).toLocaleString("en")}/s)`));
     });
-    parts.push(text(gx + (groupW - 16) / 2, y0 + 16, name, 'text-anchor="middle"'));
+    groupLabel(name).forEach((line, l) => parts.push(text(gx + (groupW - 16) / 2, y0 + 14 + l * 11, line, 'text-anchor="middle" font-size="9"')));
   });
   const one = y0 - scale(1);
   parts.push(`<line x1="${left}" y1="${one.toFixed(1)}" x2="${left + plotW}" y2="${one.toFixed(1)}" stroke="#000" stroke-dasharray="4 3"/>`);
-  // Legend, three columns.
+  // Legend, three columns, below the group labels.
+  const labelLines = Math.max(...groups.map(([name]) => groupLabel(name).length));
+  const legendTop = y0 + 22 + labelLines * 11;
   subjects.forEach((s, i) => {
     const lx = left + (i % 3) * (plotW / 3);
-    const ly = y0 + 34 + Math.floor(i / 3) * 16;
+    const ly = legendTop + Math.floor(i / 3) * 16;
     parts.push(rect(lx, ly - 9, 10, 10, COLORS[s] ?? "#999", s), text(lx + 14, ly, results.subjects[s]?.label ?? s));
   });
-  return { svg: parts.join("\n"), height: 40 + plotH + 34 + 16 * Math.ceil(subjects.length / 3) + 10 };
+  return { svg: parts.join("\n"), height: 40 + plotH + 22 + labelLines * 11 + 16 * Math.ceil(subjects.length / 3) + 10 };
 }
 
 function hbarPanel(title, rows, top, width, unit, marker) {
