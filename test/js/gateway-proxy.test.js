@@ -356,6 +356,21 @@ describe("masking the credential in a streamed body", () => {
     assert.equal(await masked("secret", []), "");
   });
 
+  test("the secret percent-encoded or JSON-escaped (with / as / or \\/) is masked too, in bodies and headers", async () => {
+    const secret = "tok/en+4==";
+    const forms = [secret, encodeURIComponent(secret), "tok\\/en+4=="];
+    const text = `a ${forms[0]} b ${forms[1]} c ${forms[2]} d`;
+    const expected = `a ${"*".repeat(forms[0].length)} b ${"*".repeat(forms[1].length)} c ${"*".repeat(forms[2].length)} d`;
+    for (let size = 1; size <= text.length; size += 3) {
+      const chunks = [];
+      for (let at = 0; at < text.length; at += size) chunks.push(text.slice(at, at + size));
+      assert.equal(await masked(secret, chunks), expected, `chunks of ${size}`);
+    }
+    assert.equal(secretMasker(secret).text(`x-echo: ${forms[1]}`), `x-echo: ${"*".repeat(forms[1].length)}`);
+    // A secret that no encoding changes has one spelling: masked as before.
+    assert.equal(await masked("plain-token", ["a plain-tok", "en b"]), `a ${"*".repeat(11)} b`);
+  });
+
   test("multi-byte secrets are masked byte for byte", async () => {
     assert.equal(await masked("clé-ü", ["x clé", "-ü y"]), `x ${"*".repeat(7)} y`);
   });

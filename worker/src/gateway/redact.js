@@ -1,12 +1,23 @@
 // Masks the upstream credential wherever an upstream echoes it back (a debug endpoint that reflects
 // request headers, an error page quoting the Authorization header). Without this, any client could
-// read the gateway's secret through such an endpoint. Each occurrence becomes as many `*` bytes as the
-// secret has, so lengths — and a Content-Length header — stay valid.
+// read the gateway's secret through such an endpoint. Each occurrence becomes as many `*` bytes as it
+// has, so lengths — and a Content-Length header — stay valid.
 //
-// Only the literal secret is caught: an upstream that echoes it base64- or URL-encoded still leaks it.
+// Caught: the secret as it is, percent-encoded (a reflected query or form), and JSON-escaped, with
+// `/` as is or as `\/` (encoders differ), for secrets whose characters those encodings change (a
+// base64 token's `/`, `+`, `=`). Not caught: an upstream that re-encodes it otherwise (base64, or
+// `\u00XX` escapes) still leaks it.
 
 const STAR = 0x2a;
 const encoder = new TextEncoder();
+
+// The spellings of `secret` an echo may carry, each once.
+function spellings(secret) {
+  const percent = encodeURIComponent(secret);
+  const json = JSON.stringify(secret).slice(1, -1);
+  const jsonSlash = json.replaceAll("/", "\\/"); // PHP's json_encode, among others
+  return [...new Set([secret, percent, json, jsonSlash])];
+}
 
 function maskAll(bytes, needle) {
   const first = needle[0];
@@ -28,17 +39,18 @@ function maskAll(bytes, needle) {
   }
 }
 
-function maskingStream(needle) {
-  // The last needle.length - 1 bytes of what has been seen may be the start of an occurrence that the
-  // next chunk completes, so they are held back until it arrives.
+function maskingStream(needles) {
+  // The last (longest needle - 1) bytes of what has been seen may be the start of an occurrence that
+  // the next chunk completes, so they are held back until it arrives.
+  const longest = Math.max(...needles.map((needle) => needle.length));
   let held = new Uint8Array(0);
   return new TransformStream({
     transform(chunk, controller) {
       const bytes = new Uint8Array(held.length + chunk.byteLength);
       bytes.set(held, 0);
       bytes.set(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength), held.length);
-      maskAll(bytes, needle);
-      const release = Math.max(0, bytes.length - (needle.length - 1));
+      for (const needle of needles) maskAll(bytes, needle);
+      const release = Math.max(0, bytes.length - (longest - 1));
       if (release > 0) controller.enqueue(bytes.subarray(0, release));
       held = bytes.slice(release);
     },
@@ -54,10 +66,14 @@ function maskingStream(needle) {
  */
 export function secretMasker(secret) {
   if (secret === null) return { text: (value) => value, body: (stream) => stream };
-  const needle = encoder.encode(secret);
-  const stars = "*".repeat(needle.length);
+  const forms = spellings(secret);
+  const needles = forms.map((form) => encoder.encode(form));
   return {
-    text: (value) => (value.includes(secret) ? value.replaceAll(secret, stars) : value),
-    body: (stream) => (stream === null ? null : stream.pipeThrough(maskingStream(needle))),
+    text: (value) => {
+      let masked = value;
+      for (const form of forms) if (masked.includes(form)) masked = masked.replaceAll(form, "*".repeat(form.length));
+      return masked;
+    },
+    body: (stream) => (stream === null ? null : stream.pipeThrough(maskingStream(needles))),
   };
 }
