@@ -26,8 +26,9 @@ export function hotKeyOf(i) {
 //    header, so the floors are judged on "fresh"; "reused" is shown beside it.
 export const KEY_STRINGS = ["fresh", "reused"];
 
-// mulberry32: a small seeded PRNG, so every isolate draws the same sequences.
-function random(seed) {
+// mulberry32: a small seeded PRNG, so every isolate draws the same sequences (the hostile-request
+// test draws from it too).
+export function random(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

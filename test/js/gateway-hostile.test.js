@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, test } from "node:test";
+import { random } from "../../bench/worker/workload.js"; // the bench's seeded PRNG (mulberry32)
 import { startGateway } from "./fixtures/gateway/harness.js";
 
 let gateway;
@@ -13,18 +14,6 @@ before(async () => {
 });
 after(() => gateway.dispose());
 beforeEach(() => gateway.reset());
-
-// mulberry32
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const next = random(0x5eed5);
 const pick = (list) => list[Math.floor(next() * list.length)];
