@@ -114,9 +114,10 @@ describe("validated rules take the limiter options' shape", () => {
     assert.deepEqual([...config.routes[2].rules[0].key], ["apiKey:x-api-key"]);
   });
 
-  test("upstream defaults: 10 s timeout, authorization Bearer, nothing extra forwarded, upstream cache policy", () => {
+  test("upstream defaults: 10 s for the head, 60 s of body silence, authorization Bearer, nothing extra forwarded, upstream cache policy", () => {
     const upstream = config.routes[0].upstream;
     assert.equal(upstream.timeoutMs, 10_000);
+    assert.equal(upstream.bodyTimeoutMs, 60_000);
     assert.deepEqual({ ...upstream.auth }, { secret: "TOKEN", header: "authorization", scheme: "Bearer" });
     assert.deepEqual([...upstream.forwardHeaders], []);
     assert.equal(upstream.cacheControl, "upstream");
@@ -262,6 +263,11 @@ describe("every kind of configuration error names its field", () => {
     rejects((c) => (c.routes[0].upstream.auth.token = "x"), "routes[0].upstream.auth.token", /unknown field/);
     rejects((c) => (c.routes[0].upstream.timeoutMs = 0), "routes[0].upstream.timeoutMs", /whole number from 1 to 300000/);
     rejects((c) => (c.routes[0].upstream.timeoutMs = 10.5), "routes[0].upstream.timeoutMs", /whole number/);
+    rejects((c) => (c.routes[0].upstream.bodyTimeoutMs = 0), "routes[0].upstream.bodyTimeoutMs", /whole number from 1 to 3600000/);
+    rejects((c) => (c.routes[0].upstream.bodyTimeoutMs = "60s"), "routes[0].upstream.bodyTimeoutMs", /whole number/);
+    const unbounded = base();
+    unbounded.routes[0].upstream.bodyTimeoutMs = null; // a stream that may idle for as long as it likes
+    assert.equal(validateConfig(unbounded).routes[0].upstream.bodyTimeoutMs, null);
     rejects((c) => (c.routes[0].upstream.forwardHeaders = "authorization"), "routes[0].upstream.forwardHeaders", /array/);
     rejects((c) => (c.routes[1].upstream.forwardHeaders = ["Connection"]), "routes[1].upstream.forwardHeaders[0]", /hop-by-hop/);
     rejects((c) => (c.routes[1].upstream.forwardHeaders = ["cookie", "te"]), "routes[1].upstream.forwardHeaders[1]", /hop-by-hop/);

@@ -204,7 +204,7 @@ describe("responses", () => {
     assert.equal(gateway.upstream.length, 1, "the request did reach the upstream");
   });
 
-  test("a body that stalls after the head is cut off after the route's timeout, counted and logged", async () => {
+  test("a body that stalls after the head is cut off after the route's bodyTimeoutMs, counted and logged", async () => {
     const logged = (await gateway.waitForLogs(0)).length;
     const response = await gateway.fetch("/v1/slow/stall", { headers: CLIENT });
     assert.equal(response.status, 200, "the head came in time");
@@ -217,18 +217,40 @@ describe("responses", () => {
       ),
       new Promise((done) => setTimeout(() => done("still hanging after 5 s"), 5_000)),
     ]);
-    assert.equal(ended, "ended", "cut off after about the route's 150 ms timeout");
+    assert.equal(ended, "ended", "cut off after about the route's 150 ms bodyTimeoutMs");
     const lines = (await gateway.waitForLogs(logged + 2)).slice(logged);
     assert.deepEqual(lines.map((line) => [line.route, line.status, line.error]), [["/v1/slow", 200, null], ["/v1/slow", 200, "upstream body timeout"]]);
     const exposition = await (await gateway.fetch(FIXTURE_CONFIG.admin.path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
     assert.match(exposition, /sluice_upstream_failures_total\{route="\/v1\/slow",reason="body_timeout"\} 1\n/);
   });
 
-  test("a slow body that keeps sending is never cut off: the timeout is for silence, not for the whole body", async () => {
-    // Its own gateway, whose slow route waits 1 s: chunks 250 ms apart leave a loaded machine room
-    // for timer jitter, and 8 of them take twice the timeout in all.
+  test("bodyTimeoutMs: null leaves a silent body open (a stream may idle as long as it likes)", async () => {
     const config = structuredClone(FIXTURE_CONFIG);
-    config.routes.find((route) => route.prefix === "/v1/slow").upstream.timeoutMs = 1000;
+    config.routes.find((route) => route.prefix === "/v1/slow").upstream.bodyTimeoutMs = null;
+    const unbounded = await startGateway({ bundledConfig: config });
+    try {
+      const response = await unbounded.fetch("/v1/slow/stall", { headers: CLIENT });
+      assert.equal(response.status, 200);
+      const reader = response.body.getReader();
+      const outcome = await Promise.race([
+        (async () => {
+          while (!(await reader.read()).done);
+          return "ended";
+        })().catch(() => "ended"),
+        new Promise((done) => setTimeout(() => done("open"), 600)), // four times the route's head timeout
+      ]);
+      assert.equal(outcome, "open");
+      reader.cancel().catch(() => {});
+    } finally {
+      await unbounded.dispose();
+    }
+  });
+
+  test("a slow body that keeps sending is never cut off: the bound is on silence, not on the whole body", async () => {
+    // Its own gateway, whose slow route waits 1 s: chunks 250 ms apart leave a loaded machine room
+    // for timer jitter, and 8 of them take twice the bound in all.
+    const config = structuredClone(FIXTURE_CONFIG);
+    config.routes.find((route) => route.prefix === "/v1/slow").upstream.bodyTimeoutMs = 1000;
     const patient = await startGateway({ bundledConfig: config });
     try {
       const started = Date.now();

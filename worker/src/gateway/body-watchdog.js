@@ -1,5 +1,5 @@
 // The upstream's body, bounded like its head: when the client is waiting for more and the upstream
-// sends nothing for `timeoutMs`, the body is cut off (the client's response ends in an error rather
+// sends nothing for the route's `bodyTimeoutMs`, the body is cut off (the client's response ends in an error rather
 // than hanging forever) and the stall is reported. Only the upstream's silence counts: while the
 // client reads slowly, nothing is pulled and no timer runs.
 

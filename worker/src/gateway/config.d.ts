@@ -35,7 +35,11 @@ export interface UpstreamInput {
   /** A service binding to send the requests through instead of the network. */
   service?: string;
   auth?: { secret: string; header?: string; scheme?: string };
+  /** How long to wait for the response head, in ms (1 to 300000); default 10000. */
   timeoutMs?: number;
+  /** How long the upstream may fall silent in the middle of its body while the client waits, in ms
+   * (1 to 3600000), or null for no bound; default 60000. */
+  bodyTimeoutMs?: number | null;
   forwardHeaders?: string[];
   /** "upstream" (default) or a Cache-Control value for successful responses. */
   cacheControl?: string;
@@ -89,6 +93,7 @@ export interface GatewayUpstream {
   readonly service: string | null;
   readonly auth: { readonly secret: string; readonly header: string; readonly scheme: string } | null;
   readonly timeoutMs: number;
+  readonly bodyTimeoutMs: number | null;
   readonly forwardHeaders: readonly string[];
   readonly cacheControl: string;
 }

@@ -32,6 +32,10 @@ import {
 export const CONFIG_VAR = "SLUICE_CONFIG";
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const MAX_TIMEOUT_MS = 300_000;
+// How long an upstream may fall silent in the middle of its body: a reverse proxy's usual read timeout.
+// Streams that idle longer between events (server-sent events, long polls) raise it, or set null.
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+export const MAX_BODY_TIMEOUT_MS = 3_600_000;
 export const DEFAULT_ANALYTICS_BINDING = "SLUICE_ANALYTICS";
 // CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
 export const METHODS = Object.freeze(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
@@ -50,7 +54,7 @@ const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
 const RESPONSE_FIELDS = ["code", "problemJson", "headers"];
 const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream"];
-const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "forwardHeaders", "cacheControl"];
+const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "bodyTimeoutMs", "forwardHeaders", "cacheControl"];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
 const ADMIN_FIELDS = ["path", "tokenSecret"];
 const ANALYTICS_FIELDS = ["binding"];
@@ -186,11 +190,18 @@ function validateUpstream(raw, path) {
   const timeoutMs = raw.timeoutMs === undefined
     ? DEFAULT_TIMEOUT_MS
     : expectInteger(raw.timeoutMs, fieldPath(path, "timeoutMs"), 1, MAX_TIMEOUT_MS);
+  // null: no bound on the body's silences.
+  const bodyTimeoutMs = raw.bodyTimeoutMs === undefined
+    ? DEFAULT_BODY_TIMEOUT_MS
+    : raw.bodyTimeoutMs === null
+      ? null
+      : expectInteger(raw.bodyTimeoutMs, fieldPath(path, "bodyTimeoutMs"), 1, MAX_BODY_TIMEOUT_MS);
   return Object.freeze({
     ...target,
     service,
     auth,
     timeoutMs,
+    bodyTimeoutMs,
     forwardHeaders: validateForwardHeaders(raw.forwardHeaders, fieldPath(path, "forwardHeaders"), auth),
     cacheControl: validateCacheControl(raw.cacheControl, fieldPath(path, "cacheControl")),
   });

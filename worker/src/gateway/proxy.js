@@ -21,7 +21,7 @@ function fetcherFor(upstream, env) {
  * Resolves to { response, upstreamStatus, upstreamLatencyMs, failure } where failure is null,
  * "timeout" or "unreachable" (then upstreamStatus is null and response is sluice's 504 or 502).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
- * timeout while the client waits, the body is cut off and `onBodyStall()` is called.
+ * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
  */
 export async function proxyRequest({ request, targetUrl, upstream, env, secret, now, onBodyStall = () => {} }) {
   const controller = new AbortController();
@@ -57,7 +57,8 @@ export async function proxyRequest({ request, targetUrl, upstream, env, secret, 
   const mask = secretMasker(secret);
   const { status, statusText } = upstreamResponse;
   const hasBody = upstreamResponse.body !== null && !NULL_BODY_STATUSES.has(status);
-  const body = hasBody ? mask.body(watchBody(upstreamResponse.body, upstream.timeoutMs, onBodyStall)) : null;
+  const watched = hasBody && upstream.bodyTimeoutMs !== null ? watchBody(upstreamResponse.body, upstream.bodyTimeoutMs, onBodyStall) : upstreamResponse.body;
+  const body = hasBody ? mask.body(watched) : null;
   const response = new Response(body, {
     status,
     statusText,
