@@ -97,6 +97,21 @@ export function decideInIsolate(checks, nowMs, peek = false) {
   }
 }
 
+/**
+ * resetInIsolate forgets the state of every (rule, key) of `checks` ({rule, key}) in the isolate's
+ * instance: those keys are back to their full quota. Rules the instance never registered hold no
+ * state, so there is nothing to forget (and nothing is registered for them).
+ */
+export function resetInIsolate(checks) {
+  const state = isolateState();
+  if (!state.rules.live) return;
+  const registered = new Map(state.rules.registered());
+  for (const { rule, key } of checks) {
+    const index = registered.get(rule.id);
+    if (index !== undefined) state.rules.core.reset(index, key);
+  }
+}
+
 /** countDecision records a decision in the isolate's counters. */
 export function countDecision(decision) {
   const counters = isolateState().counters;

@@ -30,7 +30,8 @@ export const DEFAULT_TIMEOUT_MS = 50;
  * - preFilterMaxKeys: the most denied keys remembered. Default 10000.
  * - log, logIntervalMs: fallbacks are logged at most once per interval. Default console.warn, 60 s.
  *
- * decide needs options.nowMs (the isolate's clock; the primary may keep its own).
+ * decide needs options.nowMs (the isolate's clock; the primary may keep its own). reset(checks,
+ * options) forgets (rule, key) pairs in every store of the chain that has reset().
  * `counters` is live: decisions per store, fallbacks, pre-filtered denials, failures per store.
  */
 export function createFallbackChain(options = {}) {
@@ -82,6 +83,8 @@ export function createFallbackChain(options = {}) {
     circuitOpened: 0,
     /** Decisions that skipped the primary because its breaker was open (counted among fallbacks too). */
     circuitSkipped: 0,
+    /** Stores that failed to reset keys (reset()); also counted in errors or timeouts per store. */
+    resetFailures: 0,
   };
   const breaker = breakerSettings === null ? null : new CircuitBreaker(breakerSettings);
   const denials = preFilter ? new DenialCache(preFilterMaxKeys) : null;
@@ -171,6 +174,31 @@ export function createFallbackChain(options = {}) {
     };
   }
 
+  // Forgets (rule, key) pairs in every store of the chain that can (reset is optional in the store
+  // contract): the primary, and the fallbacks, which may hold counts they took while it was down.
+  // Each store is bounded by timeoutMs and its failures are counted; resolves to the names of the
+  // stores that reset and of those that failed, so the caller can tell a partial reset.
+  async function reset(checks, resetOptions = {}) {
+    if (denials !== null) denials.forget(checks);
+    const names = [];
+    const failed = [];
+    const work = [[primary, primaryName], ...fallbacks].map(async ([store, name]) => {
+      if (typeof store.reset !== "function" || store.isBound?.(resetOptions.env) === false) return;
+      try {
+        await withDeadline(Promise.resolve(store.reset(checks, resetOptions)), timeoutMs, name);
+        names.push(name);
+      } catch (error) {
+        if (error instanceof DeadlineError) counters.timeouts[name]++;
+        else counters.errors[name]++;
+        counters.resetFailures++;
+        failed.push(name);
+        report(resetOptions.nowMs ?? 0, `${describeFailure(name, error)} while resetting ${checks.length} key(s)`);
+      }
+    });
+    await Promise.all(work);
+    return { reset: names, failed };
+  }
+
   // The tables every store of the chain may keep in the isolate (the memory budget counts them).
   function isolateTables(rule) {
     const tables = [];
@@ -180,7 +208,7 @@ export function createFallbackChain(options = {}) {
     return tables;
   }
 
-  return { name: "chain", counters, decide, isolateTables };
+  return { name: "chain", counters, decide, reset, isolateTables };
 }
 
 function checkStore(store, field, optional) {

@@ -59,6 +59,11 @@ export class DenialCache {
     return null;
   }
 
+  /** forget drops what it remembers of the (rule, key) pairs of `checks`: their counts were reset. */
+  forget(checks) {
+    for (let i = 0; i < checks.length; i++) this.#entries.delete(entryId(checks[i]));
+  }
+
   #makeRoom(nowMs) {
     for (const [id, entry] of this.#entries) {
       if (nowMs >= entry.untilMs) this.#entries.delete(id);

@@ -127,6 +127,19 @@ export class SluiceDurableObject extends DurableObject {
     return undone;
   }
 
+  /**
+   * reset forgets every (rule, key) of `checks` ({ rule: { id }, key }): their rows are deleted, so
+   * those keys are back to their full quota. Returns how many rows it deleted.
+   */
+  reset(checks) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    let deleted = 0;
+    for (const { rule, key } of checks) deleted += this.#sql.exec(FORGET, rule.id, key).rowsWritten;
+    return deleted;
+  }
+
   /** alarm sweeps the keys that are back to their full quota, then schedules the next sweep. */
   async alarm() {
     this.#alarmAtMs = null;

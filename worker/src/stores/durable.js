@@ -18,6 +18,8 @@ const MAX_SHARDS = 4096;
  * - name: prefix of the objects' names, so that several stores can share one namespace.
  * - timeoutMs: reject with DeadlineError when the objects have not answered by then. Default: wait.
  *
+ * reset(checks, { env }) forgets the given (rule, key) pairs in their objects.
+ *
  * A request whose keys live in several objects is still all-or-nothing: every object decides and
  * charges its part in parallel, and if any part is denied the others' charges are undone.
  */
@@ -70,6 +72,15 @@ export function createDurableStore(options = {}) {
     return mergeOutcomes(checks.length, parts, results.map((r) => r.value));
   }
 
+  // Forgets (rule, key) pairs: each object deletes its own, in parallel; bounded like decide.
+  function reset(checks, resetOptions = {}) {
+    const namespace = resolveBinding(binding, resetOptions.env, "durable store binding");
+    if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
+    const parts = partition(checks.map(({ rule, key }) => ({ rule, key, cost: 1 })), objectName);
+    const work = Promise.all(parts.map((part) => namespace.get(namespace.idFromName(part.objectName)).reset(part.checks)));
+    return withDeadline(work.then(() => undefined), timeoutMs, "the Durable Object");
+  }
+
   async function undoCharge(stub, tokens) {
     try {
       const undone = await stub.undo(tokens);
@@ -84,6 +95,7 @@ export function createDurableStore(options = {}) {
     name: "durable",
     counters,
     decide,
+    reset,
     /** The objects keep every count: nothing in the isolate. */
     isolateTables: () => [],
     isBound: (env) => isBound(binding, env),
