@@ -10,6 +10,8 @@ import { limitedResponse } from "./responses.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
+export { lockout } from "./lockout-middleware.js";
+export { jsonField, normalizeAccount } from "./account.js";
 
 // c.executionCtx throws where there is none (app.request() without one).
 function executionContextOf(c) {

@@ -10,3 +10,5 @@ export { createDurableStore } from "./stores/durable.js";
 export { createKvStore } from "./stores/kv.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";
+export { createLockout } from "./lockout.js";
+export { jsonField, normalizeAccount } from "./account.js";
