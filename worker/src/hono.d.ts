@@ -2,10 +2,13 @@
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { BypassedDecision, CheckedDecision } from "./limiter.js";
 import type { CommonOptions } from "./options.js";
+import type { LockoutAttempt, LockoutOptions } from "./sluice.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export type { IpOptions, KeyFunction, KeyHelper, KeySource } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
+export { jsonField, normalizeAccount } from "./sluice.js";
+export type { LockoutAttempt, LockoutOptions } from "./sluice.js";
 export type { BypassedDecision, CheckedDecision, RateLimitDecision } from "./limiter.js";
 export type { HeaderMode, RuleOptions, RuleQuota } from "./options.js";
 
@@ -26,8 +29,13 @@ export type RateLimitOptions<E extends Env = any> = CommonOptions<[c: Context<E>
  */
 export declare function rateLimit<E extends Env = any>(options: CommonOptions<[c: Context<E>]> & OnLimitedOption<E>): MiddlewareHandler<E>;
 
+/** Account lockout for Hono (docs/lockout.md): refuses locked attempts, counts failed ones. */
+export declare function lockout<E extends Env = any>(options: LockoutOptions<[c: Context<E>]>): MiddlewareHandler<E>;
+
 declare module "hono" {
   interface ContextVariableMap {
+    /** The login attempt as the lockout middleware judged it (unset on routes without it). */
+    lockout: LockoutAttempt;
     /** The decision of the rate-limit middleware that ran last for this request (unset when skipped). */
     rateLimit: CheckedDecision | BypassedDecision;
   }
