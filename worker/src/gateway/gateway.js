@@ -31,6 +31,7 @@ import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { createLimiterFactory } from "./limiter.js";
+import { createRouteLockouts } from "./lockout.js";
 import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
 import { proxyRequest } from "./proxy.js";
@@ -77,8 +78,10 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  let lockoutsFor;
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
+    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now });
   } catch (error) {
     if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, gatewayConfig.source);
     throw error;
@@ -114,8 +117,13 @@ export function createGateway(config, options = {}) {
     }
 
     let verdict;
+    let lockout = null;
     try {
       verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
+      // Lockout rules (lockout.js), once the rate limits admitted the attempt (the dev bypass skips them too).
+      const guard = lockoutsFor(route);
+      if (guard !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
+      else if (guard !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
     } catch (error) {
       metrics.countLimiterError(route.index);
       record.decision = "limiter_error";
@@ -132,6 +140,10 @@ export function createGateway(config, options = {}) {
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
+      if (lockout?.response) {
+        record.decision = "denied";
+        return { response: lockout.response, route, verdict };
+      }
     }
 
     // A body that stalls does so after this request's log line: it is counted, and logged on its own.
@@ -140,6 +152,7 @@ export function createGateway(config, options = {}) {
       log(JSON.stringify({ ...record, error: "upstream body timeout" }));
     };
     const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now, onBodyStall });
+    if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);
     record.upstreamStatus = result.upstreamStatus;
     record.upstreamLatencyMs = result.upstreamLatencyMs;
     if (result.failure !== null) {
