@@ -93,3 +93,84 @@ describe("a lockout rule", () => {
     refused(() => validateConfig(clash), "routes[0].rules[1].name", /already the name/);
   });
 });
+
+// At run time, on the memory store in Node: the gateway's fetch with its upstream a service binding
+// faked in env that records the bytes it received and answers as the test says.
+describe("a lockout rule at run time (memory store)", () => {
+  const PASSWORD = "correct horse battery staple";
+  let now = Date.UTC(2030, 0, 1);
+
+  function gatewayWith(lockout) {
+    const received = [];
+    const upstream = {
+      async fetch(url, init) {
+        const body = init.body === undefined || init.body === null ? "" : await new Response(init.body).text();
+        received.push(body);
+        const { password } = JSON.parse(body);
+        if (password === "crash") return new Response("down", { status: 503 });
+        return password === PASSWORD ? Response.json({ ok: true }) : Response.json({ error: "no" }, { status: 401 });
+      },
+    };
+    const raw = {
+      routes: [
+        {
+          prefix: "/login",
+          methods: ["POST"],
+          upstream: { url: "https://login.internal/login", service: "UP" },
+          rules: [{ name: `lo-${Math.random().toString(36).slice(2, 10)}`, kind: "lockout", key: "body:username", store: "memory", ...lockout }],
+        },
+      ],
+    };
+    const gateway = createGateway(validateConfig(raw), { now: () => now, log() {} });
+    const send = async (username, password, ip = "192.0.2.1", extra = "") => {
+      const body = `${JSON.stringify({ username, password }).slice(0, -1)}${extra}}`;
+      const response = await gateway.fetch(
+        new Request("https://gw.test/login", { method: "POST", headers: { "cf-connecting-ip": ip }, body }),
+        { UP: upstream },
+        { waitUntil() {} },
+      );
+      return { status: response.status, body: await response.text() };
+    };
+    return { gateway, send, received };
+  }
+
+  test("the upstream receives the body byte for byte", async () => {
+    const { send, received } = gatewayWith({});
+    const extra = ',"note":"ünïcödé \\u00e9 \\"quoted\\"","n":[1,{"username":"nested"}]';
+    assert.equal((await send("Alice", PASSWORD, "192.0.2.1", extra)).status, 200);
+    assert.equal(received[0], `${JSON.stringify({ username: "Alice", password: PASSWORD }).slice(0, -1)}${extra}}`);
+  });
+
+  test("in shadow mode a lock is counted but never refused", async () => {
+    const { gateway, send } = gatewayWith({ mode: "shadow", maxFailures: 2 });
+    for (let i = 0; i < 4; i++) assert.equal((await send("bob", "guess")).status, 401);
+    assert.equal((await send("bob", PASSWORD)).status, 200);
+    assert.equal(gateway.metrics.ruleCount(0, 0, "would_have_denied"), 3);
+    assert.equal(gateway.metrics.ruleCount(0, 0, "admitted"), 2);
+    assert.equal(gateway.metrics.ruleCount(0, 0, "denied"), 0);
+  });
+
+  test("an upstream error counts as neither failure nor success; custom failure statuses count", async () => {
+    const { send } = gatewayWith({ maxFailures: 2 });
+    for (let i = 0; i < 5; i++) assert.equal((await send("carol", "crash")).status, 503);
+    assert.equal((await send("carol", "guess")).status, 401);
+    assert.equal((await send("carol", "guess")).status, 401);
+    const locked = await send("carol", PASSWORD);
+    assert.equal(locked.status, 429);
+    assert.deepEqual(JSON.parse(locked.body), { error: "too many failed attempts", code: "sluice_locked_out", retryAfter: 900 });
+
+    const strict = gatewayWith({ maxFailures: 2, failureStatuses: [401, 503] });
+    await strict.send("dave", "crash");
+    await strict.send("dave", "crash");
+    assert.equal((await strict.send("dave", PASSWORD)).status, 429);
+  });
+
+  test("the lock ends after lockSec on the gateway's clock", async () => {
+    const { send } = gatewayWith({ maxFailures: 1, lockSec: 30, account: false });
+    await send("erin", "guess");
+    now += 30_000 - 1;
+    assert.equal((await send("erin", PASSWORD)).status, 429);
+    now += 1;
+    assert.equal((await send("erin", PASSWORD)).status, 200);
+  });
+});

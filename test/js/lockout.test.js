@@ -217,9 +217,9 @@ describe("on the isolate's memory, at fixed instants", () => {
     for (let i = 0; i < 8; i++) assert.equal(await statusOf(attempt("/memory/login", `judy-${i}`, "guess")), 401);
   });
 
-  test("a request naming no account is refused with 400 and never reaches the handler", async () => {
+  test("a request naming no account, or naming it twice, is refused with 400 and never reaches the handler", async () => {
     const runs = await handlerRuns();
-    for (const body of ['{"password":"x"}', '{"username":""}', '{"username":42}', "not json", '["alice"]', '{"username":"   "}']) {
+    for (const body of ['{"password":"x"}', '{"username":""}', '{"username":42}', "not json", '["alice"]', '{"username":"   "}', '{"username":"decoy","username":"alice"}', '{"user\\u006eame":"decoy","username":"alice"}']) {
       const response = await isolates[0].fetch("http://lockout.test/memory/login", { method: "POST", headers: { "cf-connecting-ip": "198.51.100.4" }, body });
       assert.equal(response.status, 400, body.slice(0, 30));
       assert.equal((await response.json()).code, "missing_account");

@@ -26,8 +26,8 @@ function requestOf(input) {
  * jsonField("username") for `{ "username": "alice", ... }`. It reads a copy of the body (the handler
  * still reads the original) of at most `maxBytes` (default 16 KiB); a longer body, a body that is not
  * UTF-8 JSON with an object at the top, or a field that is missing or not a string gives undefined,
- * which lockout treats as a request without an account. Like JSON.parse (and so Hono's c.req.json()),
- * it takes the last of duplicate fields.
+ * which lockout treats as a request without an account; so does a body naming the field twice (see
+ * fieldOf).
  */
 export function jsonField(name, { maxBytes = DEFAULT_MAX_BODY_BYTES } = {}) {
   if (typeof name !== "string" || name === "") throw new SluiceConfigError("jsonField(name)", `must be a field name; got ${describe(name)}`);
@@ -42,15 +42,51 @@ export function jsonField(name, { maxBytes = DEFAULT_MAX_BODY_BYTES } = {}) {
   };
 }
 
-/** fieldOf returns the string field `name` of the JSON object in `bytes`, or undefined. */
+/**
+ * fieldOf returns the string field `name` of the JSON object in `bytes`, or undefined, also when the
+ * object has the field more than once: parsers disagree on which of duplicates wins (most take the
+ * last, some the first, some refuse), and an account read differently here and by the handler would
+ * let an attacker count failures against a decoy while guessing another account's password.
+ */
 export function fieldOf(bytes, name) {
+  let text;
   let body;
   try {
-    body = JSON.parse(decoder.decode(bytes));
+    text = decoder.decode(bytes);
+    body = JSON.parse(text);
   } catch {
     return undefined;
   }
   if (body === null || typeof body !== "object" || Array.isArray(body) || !Object.hasOwn(body, name)) return undefined;
   const value = body[name];
-  return typeof value === "string" ? value : undefined;
+  if (typeof value !== "string" || topLevelCount(text, name) !== 1) return undefined;
+  return value;
+}
+
+// How many times the object `text` (valid JSON, an object at the top) has the key `name` at its top
+// level, keys compared after unescaping ("user\u006eame" is "username").
+function topLevelCount(text, name) {
+  let depth = 0;
+  let expectingKey = false;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      if (depth === 1 && expectingKey) {
+        if (JSON.parse(text.slice(i, end + 1)) === name) count++;
+        expectingKey = false;
+      }
+      i = end;
+    } else if (ch === "{" || ch === "[") {
+      depth++;
+      if (depth === 1) expectingKey = true;
+    } else if (ch === "}" || ch === "]") {
+      depth--;
+    } else if (ch === "," && depth === 1) {
+      expectingKey = true;
+    }
+  }
+  return count;
 }
