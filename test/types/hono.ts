@@ -15,6 +15,7 @@ import {
   type CheckedDecision,
   type HeaderMode,
   type KeyFunction,
+  type MiddlewareDecision,
   type RateLimitDecision,
   type RateLimitOptions,
   type RuleOptions,
@@ -40,10 +41,17 @@ const app = new Hono<AppEnv>();
 // The three-line middleware.
 app.use("/api/*", rateLimit({ key: ip(), limit: 120, windowSec: 60 }));
 
-// The decision, typed through ContextVariableMap; `store` and `checks` say who decided what.
+// The decision, typed through ContextVariableMap; `store` and `checks` say who decided what. It is
+// undefined where no rate-limit middleware set one (a route without it, a request `skip` let through).
 app.get("/api/hello", (c) => {
   const decision = c.get("rateLimit");
-  type _decision = Expect<Equal<typeof decision, CheckedDecision | BypassedDecision>>;
+  type _decision = Expect<Equal<typeof decision, MiddlewareDecision | undefined>>;
+  type _named = Expect<Equal<MiddlewareDecision, CheckedDecision | BypassedDecision>>;
+  // @ts-expect-error the decision may be absent: read it only after checking
+  decision.allowed;
+  // @ts-expect-error the decision may be absent
+  const absentRemaining: number | undefined = decision.remaining;
+  if (decision === undefined) return c.text("not limited here");
   if (decision.bypassed) {
     const bypassed: true = decision.allowed;
     return c.json({ bypassed });
@@ -110,7 +118,7 @@ app.post(
     preFilter: true,
     logIntervalMs: 60_000,
   }),
-  (c) => c.json({ decidedBy: c.get("rateLimit").bypassed ? "bypass" : c.get("rateLimit").store }),
+  (c) => c.json({ decidedBy: c.get("rateLimit")?.bypassed ? "bypass" : c.get("rateLimit")?.store }),
 );
 app.use("/per-key/*", rateLimit({ key: ip(), limit: 5, windowSec: 60, store: "durable", shards: "key", fallback: [] }));
 app.use("/kv/*", rateLimit({ key: ip(), limit: 100, windowSec: 60, store: "kv", fallback: ["memory"], failMode: "open" }));

@@ -11,7 +11,44 @@ import { limitedResponse } from "./responses.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
 
+/** @import { Context, Env, MiddlewareHandler } from "hono" */
+/** @import { CommonOptions } from "./options.js" */
+
+// The types users of sluice/hono need, re-exported from the modules that define them.
+/** @typedef {import("./keys.js").IpOptions} IpOptions */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
+/** @typedef {import("./keys.js").KeyHelper} KeyHelper */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeySource<Args>} KeySource */
+/** @typedef {import("./limiter.js").BypassedDecision} BypassedDecision */
+/** @typedef {import("./limiter.js").CheckedDecision} CheckedDecision */
+/** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
+/** @typedef {import("./options.js").HeaderMode} HeaderMode */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
+/** @typedef {import("./options.js").RuleQuota} RuleQuota */
+
+/**
+ * The decision the middleware sets as c.get("rateLimit"): a checked request, or one the dev bypass let
+ * through. c.get("rateLimit") is undefined where the middleware did not set one (`skip` let the request
+ * through, or the route has no rate-limit middleware), so its type is `MiddlewareDecision | undefined`.
+ * @typedef {CheckedDecision | BypassedDecision} MiddlewareDecision
+ */
+
+/**
+ * The middleware's own option.
+ * @template {Env} [E=any]
+ * @typedef {object} OnLimitedOption
+ * @property {(c: Context<E>, decision: CheckedDecision) => Response | undefined | Promise<Response | undefined>} [onLimited]
+ *   Builds the response to a denied request (undefined: the default 429); rate-limit headers are added to it.
+ */
+
+/**
+ * The middleware's options: key, cost and skip functions receive the context.
+ * @template {Env} [E=any]
+ * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
+ */
+
 // c.executionCtx throws where there is none (app.request() without one).
+/** @param {Context} c */
 function executionContextOf(c) {
   try {
     return c.executionCtx;
@@ -22,12 +59,20 @@ function executionContextOf(c) {
 
 /**
  * rateLimit returns a Hono middleware limiting the requests it sees. Options are validated here; an
- * invalid one throws a SluiceConfigError naming it.
+ * invalid one throws a SluiceConfigError naming it. The decision is c.get("rateLimit").
+ *
+ * The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
+ * user((c) => ...) in `key` as Context<never>, and refuses it.
+ * @template {Env} [E=any]
+ * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
+ * @returns {MiddlewareHandler<E>}
  */
 export function rateLimit(options) {
   const { settings, evaluate } = createEngine(options, "hono");
   const { onLimited } = settings;
+  /** @type {MiddlewareHandler<E>} */
   return async function rateLimit(c, next) {
+
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();
     c.set("rateLimit", decision);

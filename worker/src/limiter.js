@@ -10,14 +10,70 @@ import { resolveKeyText, storeKey } from "./keys.js";
 import { normalizeOptions } from "./options.js";
 import { limitedResponse } from "./responses.js";
 
+/** @import { CommonOptions, LimiterSettings } from "./options.js" */
+/** @import { NormalizedRule, Outcome, StoreCheck } from "./stores/store.js" */
+
+/**
+ * A request that was checked: the store's outcome, with the rules and the keys it was counted under
+ * (`keys`: the key text of each rule's check, before hashing; index-aligned with rules and checks).
+ * @typedef {Outcome & {
+ *   bypassed: false;
+ *   skipped: false;
+ *   readonly rules: readonly NormalizedRule[];
+ *   readonly keys: string[];
+ * }} CheckedDecision
+ */
+/**
+ * What only a checked decision carries, absent from a decision nothing counted: reading `remaining` of
+ * c.get("rateLimit") gives a number, or undefined when the dev bypass let the request through.
+ * @typedef {{ readonly [Field in Exclude<keyof CheckedDecision, "allowed" | "bypassed" | "skipped" | "rules">]?: undefined }} NothingCounted
+ */
+/**
+ * A request let through by the dev bypass (the environment variable matched); nothing was counted.
+ * @typedef {NothingCounted & { readonly allowed: true; readonly bypassed: true; readonly skipped: false; readonly rules: readonly NormalizedRule[] }} BypassedDecision
+ */
+/**
+ * A request `skip` let through; nothing was counted.
+ * @typedef {NothingCounted & { readonly allowed: true; readonly bypassed: false; readonly skipped: true; readonly rules: readonly NormalizedRule[] }} SkippedDecision
+ */
+/**
+ * What a limiter decides for one request: checked (and charged if allowed), let through by the dev
+ * bypass, or skipped.
+ * @typedef {CheckedDecision | BypassedDecision | SkippedDecision} RateLimitDecision
+ */
+/**
+ * createLimiter's options: key, cost and skip functions receive (request, env, ctx).
+ * @template [Env=any]
+ * @typedef {CommonOptions<[request: Request, env: Env, ctx: unknown]>} LimiterOptions
+ */
+/**
+ * A limiter for a plain fetch handler.
+ * @template [Env=any]
+ * @typedef {object} Limiter
+ * @property {readonly NormalizedRule[]} rules
+ * @property {(request: Request, env?: Env, ctx?: unknown) => Promise<RateLimitDecision>} limit Decides `request` and
+ *   charges it if every rule admits it.
+ * @property {(decision: RateLimitDecision) => Array<[string, string]>} headers The rate-limit header fields a response to
+ *   `decision` carries, as [name, value] pairs.
+ * @property {(response: Response, decision: RateLimitDecision) => Response} withHeaders `response` with the rate-limit
+ *   header fields of `decision` (a copy if its headers were immutable).
+ * @property {(decision: CheckedDecision) => Response} limitedResponse The 429 for a denied decision: headers,
+ *   Retry-After, cache-control: no-store, JSON body.
+ */
+
 const MAX_COST = 2 ** 31;
 
+/**
+ * @param {unknown} value
+ * @returns {value is PromiseLike<any>}
+ */
 function isPromise(value) {
-  return value !== null && typeof value === "object" && typeof value.then === "function";
+  return value !== null && typeof value === "object" && typeof (/** @type {{ then?: unknown }} */ (value)).then === "function";
 }
 
 // A cost function's answer: fractions round up (never under-charge); above 2^31 is clamped, which
 // the core then denies as a request no bucket can ever hold. Anything else is a bug in the function.
+/** @param {unknown} value @param {NormalizedRule} rule @returns {number} */
 function requestCost(value, rule) {
   if (typeof value !== "number" || !(value >= 1)) {
     throw new TypeError(`sluice: the cost function of rule "${rule.name}" returned ${String(value)}; it must return a number >= 1`);
@@ -26,6 +82,7 @@ function requestCost(value, rule) {
 }
 
 // The injected or real clock, as the whole, non-negative milliseconds the core takes.
+/** @param {() => number} clock @returns {number} */
 function currentTime(clock) {
   const now = Math.floor(clock());
   if (!(now >= 0)) throw new RangeError(`sluice: clock() returned ${String(now)}; it must return milliseconds since the epoch`);
@@ -36,14 +93,24 @@ function currentTime(clock) {
  * createEngine validates `options` for `surface` ("hono" or "fetch") and returns { settings, evaluate },
  * where evaluate(args, env, ctx) decides one request; `args` are what key, cost and skip functions
  * receive ([c] in Hono, [request, env, ctx] otherwise).
+ * @param {unknown} options
+ * @param {"hono" | "fetch"} surface
  */
 export function createEngine(options, surface) {
   const settings = normalizeOptions(options, surface);
   const { entries, rules, store, clock, bypass, skip } = settings;
+  /** @type {BypassedDecision} */
   const bypassed = Object.freeze({ allowed: true, bypassed: true, skipped: false, rules });
+  /** @type {SkippedDecision} */
   const skipped = Object.freeze({ allowed: true, bypassed: false, skipped: true, rules });
   const count = entries.length;
 
+  /**
+   * @param {readonly unknown[]} args
+   * @param {any} env
+   * @param {any} ctx
+   * @returns {Promise<RateLimitDecision>}
+   */
   async function evaluate(args, env, ctx) {
     // Only the Worker's environment (its bindings and vars) can switch limiting off; nothing in the
     // request is consulted.
@@ -91,6 +158,7 @@ export function createEngine(options, surface) {
 
     let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx });
     if (isPromise(outcome)) outcome = await outcome;
+    /** @type {CheckedDecision} */
     const decision = { ...outcome, bypassed: false, skipped: false, rules, keys };
     countDecision(decision);
     return decision;
@@ -99,7 +167,12 @@ export function createEngine(options, surface) {
   return { settings, evaluate };
 }
 
-/** responseHeaders lists the [name, value] pairs a response to `decision` carries. */
+/**
+ * responseHeaders lists the [name, value] pairs a response to `decision` carries.
+ * @param {RateLimitDecision} decision
+ * @param {LimiterSettings} settings
+ * @returns {Array<[string, string]>}
+ */
 export function responseHeaders(decision, settings) {
   if (decision.bypassed) return bypassHeaders(settings.bypass);
   if (decision.skipped) return [];
@@ -115,10 +188,14 @@ export function responseHeaders(decision, settings) {
  *   return limiter.withHeaders(await handle(request), decision);
  *
  * Key, cost and skip functions receive (request, env, ctx). Configuration errors throw here.
+ * @template [Env=any]
+ * @param {LimiterOptions<Env>} config
+ * @returns {Limiter<Env>}
  */
 export function createLimiter(config) {
   const { settings, evaluate } = createEngine(config, "fetch");
   return Object.freeze({
+
     rules: settings.rules,
     /** limit decides `request` and charges it if every rule admits it. */
     limit(request, env, ctx) {

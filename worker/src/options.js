@@ -8,7 +8,113 @@ import { declareTables, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "./keys.js";
 import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
 
-/** The algorithm of a rule that names none: smooth like a log, constant memory like a window. */
+/** @import { AlgorithmName } from "../../wasm-bindings/sluice.js" */
+/** @import { KeyFunction, KeySource } from "./keys.js" */
+/** @import { LimiterStoreOptions } from "./stores/registry.js" */
+/** @import { NormalizedRule, Store } from "./stores/store.js" */
+
+/** @typedef {"legacy" | "draft" | "both" | "none"} HeaderMode */
+
+/**
+ * What a rule may set besides its quota and key. `Args` are what key and cost functions receive.
+ * @template {unknown[]} Args
+ * @typedef {object} RuleFields
+ * @property {string} [name] The policy's name in headers and its counters' id; default "<limit>-per-<window>s".
+ *   Rules with the same name, algorithm, limit, window and burst share counters.
+ * @property {AlgorithmName} [algorithm] Default "sliding-counter".
+ * @property {number} [burst] Bucket capacity (token-bucket, leaky-bucket, gcra); default limit, or ceil(rate) with `rate`.
+ * @property {number | ((...args: Args) => number | Promise<number>)} [cost] What a request costs; default 1. A function's fractions round up.
+ * @property {number} [keyCapacity] Keys the rule's table holds before evicting the least used; default 50,000 (fewer for big sliding logs).
+ */
+
+/**
+ * A rule's quota: `limit` requests per window, the window given as exactly one of windowSec and
+ * windowMs; or, for the buckets, `rate` requests per second instead of all three.
+ * @typedef {{ limit: number; windowSec: number; windowMs?: undefined; rate?: undefined }
+ *   | { limit: number; windowMs: number; windowSec?: undefined; rate?: undefined }
+ *   | { rate: number; limit?: undefined; windowSec?: undefined; windowMs?: undefined }} RuleQuota
+ */
+
+/**
+ * A rule's key: required, in the rule or (with `rules`) at the top level.
+ * @template {unknown[]} Args
+ * @typedef {object} RuleKey
+ * @property {KeySource<Args>} key
+ */
+
+/**
+ * One rule of `rules`: its quota, its other fields and its key, unless the top level gives it.
+ * @template {unknown[]} [Args=any[]]
+ * @typedef {RuleFields<Args> & RuleQuota & Partial<RuleKey<Args>>} RuleOptions
+ */
+
+/**
+ * The options that shape responses and decide who is limited, whatever the rules.
+ * @template {unknown[]} Args
+ * @typedef {object} ResponseOptions
+ * @property {string | number} [code] The body's "code" on a 429; default "rate_limited".
+ * @property {(...args: Args) => boolean | Promise<boolean>} [skip] True lets the request through, unlimited and without headers.
+ * @property {HeaderMode} [headers] Default "both".
+ * @property {boolean} [problemJson] Answer 429s as application/problem+json (quota-exceeded, with violated-policies). Default false.
+ * @property {false | { variable?: string; value?: string }} [bypass] The environment variable that switches limiting off;
+ *   default { variable: "ENV", value: "dev" }; false: never.
+ * @property {() => number} [clock] Milliseconds since the epoch; default the wall clock. For tests.
+ */
+
+/**
+ * The fields a rule of `rules` takes from the top level when it leaves them out.
+ * @template {unknown[]} Args
+ * @typedef {Pick<RuleFields<Args>, "algorithm" | "cost" | "keyCapacity">} Inherited
+ */
+/**
+ * Beside `rules`, the fields only a rule has are refused (give them inside each rule).
+ * @typedef {{ [Field in "name" | "burst" | "limit" | "windowSec" | "windowMs" | "rate"]?: undefined }} OwnedByRules
+ */
+
+/**
+ * The rules of a limiter: one rule at the top level, or 1 to 16 in `rules` (checked in one
+ * all-or-nothing call; they inherit key, algorithm, cost, keyCapacity); every rule has a key.
+ * @template {unknown[]} Args
+ * @typedef {(RuleFields<Args> & RuleQuota & RuleKey<Args> & { rules?: undefined })
+ *   | (Inherited<Args> & OwnedByRules & (
+ *       (RuleKey<Args> & { rules: ReadonlyArray<RuleOptions<Args>> })
+ *       | { key?: undefined; rules: ReadonlyArray<RuleFields<Args> & RuleQuota & RuleKey<Args>> }))} RulesOptions
+ */
+
+/**
+ * The options of a limiter or middleware: its rules, its responses and its store.
+ * @template {unknown[]} Args
+ * @typedef {ResponseOptions<Args> & LimiterStoreOptions & RulesOptions<Args>} CommonOptions
+ */
+
+/**
+ * A rule of a limiter, normalized: what it counts, its key function and its cost.
+ * @typedef {object} RuleEntry
+ * @property {NormalizedRule} rule
+ * @property {KeyFunction} key
+ * @property {number | ((...args: any[]) => number | Promise<number>)} cost
+ */
+
+/**
+ * What normalizeOptions makes of a limiter's or middleware's options.
+ * @typedef {object} LimiterSettings
+ * @property {readonly RuleEntry[]} entries
+ * @property {readonly NormalizedRule[]} rules
+ * @property {string} policy
+ * @property {string | number} code
+ * @property {((...args: any[]) => boolean | Promise<boolean>) | undefined} skip
+ * @property {((...args: any[]) => any) | undefined} onLimited
+ * @property {HeaderMode} headers
+ * @property {boolean} problemJson
+ * @property {Store} store
+ * @property {Readonly<{ variable: string; value: string }> | null} bypass
+ * @property {() => number} clock
+ */
+
+/**
+ * The algorithm of a rule that names none: smooth like a log, constant memory like a window.
+ * @type {AlgorithmName}
+ */
 export const DEFAULT_ALGORITHM = "sliding-counter";
 /** Keys a rule's table holds by default (it evicts the least used key beyond that). */
 export const DEFAULT_KEY_CAPACITY = 50_000;
@@ -118,6 +224,9 @@ function ruleWindowMs(spec, path) {
  * name and key capacity — and returns the NormalizedRule; `path` prefixes the fields named in errors
  * ("rules[1]." gives "rules[1].limit"). Every bound is checked here or by the core itself, so anything
  * that takes rules (the middleware, createLimiter, the gateway's configuration) validates them alike.
+ * @param {Record<string, any>} spec
+ * @param {string} [path]
+ * @returns {NormalizedRule}
  */
 export function normalizeRuleSpec(spec, path = "") {
   const algorithm = spec.algorithm ?? DEFAULT_ALGORITHM;
@@ -244,6 +353,8 @@ function normalizeBypass(bypass) {
 /**
  * normalizeResponseOptions validates how limited responses look: { code, headers, problemJson } with
  * their defaults ("rate_limited", "both", false).
+ * @param {{ code?: any; headers?: any; problemJson?: any }} options
+ * @returns {{ code: string | number; headers: HeaderMode; problemJson: boolean }}
  */
 export function normalizeResponseOptions(options) {
   const code = options.code ?? DEFAULT_CODE;
@@ -261,8 +372,12 @@ export function normalizeResponseOptions(options) {
  * normalizeOptions validates the options of a limiter (`surface` "fetch") or middleware ("hono") and
  * returns its settings: { entries: [{rule, key, cost}], rules, policy, code, skip, onLimited, headers,
  * problemJson, store, bypass, clock }.
+ * @param {any} options
+ * @param {"fetch" | "hono"} surface
+ * @returns {Readonly<LimiterSettings>}
  */
 export function normalizeOptions(options, surface) {
+
   if (!isPlainObject(options)) throw new SluiceConfigError("options", `must be an object; got ${describe(options)}`);
   refuseUnknown(options, [...RULE_FIELDS, ...(surface === "hono" ? MIDDLEWARE_FIELDS : LIMITER_FIELDS)], "");
   const entries = ruleSpecs(options).map(({ spec, path }) => normalizeRule(spec, path));

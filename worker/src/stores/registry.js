@@ -19,19 +19,105 @@ import { createKvStore } from "./kv.js";
 import { createMemoryStore } from "./memory.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
-/** The options that choose and tune the store. */
+/** @import { BreakerOptions } from "./breaker.js" */
+/** @import { FallbackChain, FallbackChainCounters } from "./chain.js" */
+/** @import { DurableStore, DurableStoreCounters } from "./durable.js" */
+/** @import { KvStore, KvStoreCounters } from "./kv.js" */
+/** @import { MemoryStore } from "./memory.js" */
+/** @import { Store } from "./store.js" */
+
+/** @typedef {"memory" | "durable" | "kv" | Store} StoreOption */
+
+/**
+ * durable and kv: the fallback chain's settings.
+ * @typedef {object} ChainSettings
+ * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open".
+ * @property {number} [timeoutMs] How long each store may take before the next decides; default 50 ms.
+ * @property {BreakerOptions | boolean} [breaker] Skip a failing primary: after `failures` failures in a row, for `cooldownMs`,
+ *   then probe it with one request; default { failures: 5, cooldownMs: 10000 }; false turns it off.
+ * @property {boolean} [preFilter] Deny keys the store denied from this isolate, with no round trip, until their retry time; default true.
+ * @property {number} [logIntervalMs] Fallbacks and failed KV writes are logged at most once per interval; default 60000.
+ */
+
+/**
+ * The settings of store: "durable": a Durable Object, falling back to KV (if bound), then memory, then failMode.
+ * @typedef {ChainSettings & DurableOnlySettings} DurableStoreSettings
+ */
+/**
+ * @typedef {object} DurableOnlySettings
+ * @property {{ durable?: string; kv?: string }} [bindings] The binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }.
+ * @property {number | "key"} [shards] How many objects share the keys (by a hash of the key), or "key" for one per key; default 1.
+ * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
+ *   order, when the object cannot; default ["kv", "memory"]; [] for none.
+ */
+
+/**
+ * The settings of store: "kv": Workers KV, falling back to memory, then failMode.
+ * @typedef {ChainSettings & KvOnlySettings} KvStoreSettings
+ */
+/**
+ * @typedef {object} KvOnlySettings
+ * @property {{ kv?: string }} [bindings] The KV binding's name in env; default { kv: "SLUICE_KV" }.
+ * @property {undefined} [shards] Durable only.
+ * @property {readonly [] | readonly ["memory"]} [fallback] Who decides when KV cannot; default ["memory"]; [] for none.
+ */
+
+/**
+ * The options of a limiter or middleware that choose and tune its store. `store` is where counts
+ * live; default "memory" (this isolate's instance), which takes no settings, nor does a store object of
+ * your own (configure it where you build it). "durable": exact, in a Durable Object; "kv": approximate,
+ * in Workers KV; each with its settings.
+ * @typedef {({ store?: "memory" | Store } & { [Setting in keyof DurableStoreSettings]?: undefined })
+ *   | ({ store: "durable" } & DurableStoreSettings)
+ *   | ({ store: "kv" } & KvStoreSettings)} LimiterStoreOptions
+ */
+
+/**
+ * The settings and counters of one durable or KV chain built in this isolate.
+ * @typedef {object} StoreStats
+ * @property {"durable" | "kv"} store
+ * @property {{ durable?: string; kv: string }} bindings
+ * @property {number | "key"} [shards] Durable only.
+ * @property {ReadonlyArray<"kv" | "memory">} fallback
+ * @property {"open" | "closed"} failMode
+ * @property {number} timeoutMs
+ * @property {Readonly<Required<BreakerOptions>> | false} breaker The breaker's settings, or false when it is off.
+ * @property {boolean} preFilter
+ * @property {number} logIntervalMs
+ * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
+ *   denials, errors and timeouts per store.
+ * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
+ * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
+ */
+
+/**
+ * The options that choose and tune the store.
+ * @type {readonly string[]}
+ */
 export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
 // Those that apply to store: "durable" and "kv" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
-/** The binding names wrangler.toml declares for the Durable Object and the KV namespace. */
+/**
+ * The binding names wrangler.toml declares for the Durable Object and the KV namespace.
+ * @type {Readonly<{ durable: string; kv: string }>}
+ */
 export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
-/** What decides, in order, when the named store cannot. */
-export const DEFAULT_FALLBACK = Object.freeze({ durable: Object.freeze(["kv", "memory"]), kv: Object.freeze(["memory"]) });
+/**
+ * What decides, in order, when the named store cannot.
+ * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"] }>}
+ */
+export const DEFAULT_FALLBACK = Object.freeze({
+  durable: /** @type {readonly ["kv", "memory"]} */ (Object.freeze(["kv", "memory"])),
+  kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
+});
 const FALLBACK_ORDER = ["kv", "memory"];
 
+/** @type {MemoryStore | null} */
 let memoryStore = null;
+/** @type {Map<string, any>} */
 const built = new Map(); // settings id -> a store shared by every limiter with those settings
+/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null }>} */
 const chains = []; // every chain built here, with its parts, for storeStats()
 
 function isPlainObject(value) {
@@ -129,6 +215,8 @@ function resolveMemory() {
 /**
  * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
+ * @param {any} [options]
+ * @returns {Store}
  */
 export function resolveStore(options = {}) {
   const { store = "memory" } = options;
@@ -150,8 +238,10 @@ export function resolveStore(options = {}) {
  * storeStats reports, for every durable or KV chain this isolate built, its settings and counters:
  * decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and those of
  * its Durable Object client and KV store.
+ * @returns {StoreStats[]}
  */
 export function storeStats() {
+
   return chains.map(({ settings, chain, durable, kv }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
