@@ -156,7 +156,33 @@ try {
   }
 }
 
+// A limit per plan, shadow mode and a rollout; the middleware's handle (peek, get, reset).
+const plans = { free: 10, pro: 100 } as const;
+const perPlan = rateLimit<AppEnv>({
+  key: ip(),
+  limit: async (c: Context<AppEnv>) => plans[c.req.header("x-plan") === "pro" ? "pro" : "free"],
+  windowSec: 60,
+  mode: "shadow",
+});
+app.use("/plans/*", perPlan);
+app.use("/rollout/*", rateLimit({ key: ip(), limit: 10, windowSec: 60, rollout: 0.25 }));
+app.post("/admin/reset", async (c) => {
+  const peeked = await perPlan.peek(c);
+  type _peeked = Expect<Equal<typeof peeked, RateLimitDecision>>;
+  const counters: CheckedDecision = await perPlan.get(c);
+  const mode: "enforce" | "shadow" = counters.mode;
+  const wouldDeny: boolean = counters.wouldDeny;
+  const done: void = await perPlan.reset(c);
+  return c.json({ mode, wouldDeny, done });
+});
+
 // What the types refuse.
+// @ts-expect-error a limit function returns a number
+rateLimit({ key: ip(), limit: () => "10", windowSec: 60 });
+// @ts-expect-error mode is "enforce" or "shadow" (the gateway's "bypass" is not a middleware mode)
+rateLimit({ key: ip(), limit: 10, windowSec: 60, mode: "bypass" });
+// @ts-expect-error rollout is a share from 0 to 1, a number
+rateLimit({ key: ip(), limit: 10, windowSec: 60, rollout: "50%" });
 // @ts-expect-error an unknown algorithm
 rateLimit({ key: ip(), limit: 10, windowSec: 60, algorithm: "sliding-window" });
 // @ts-expect-error a key is required

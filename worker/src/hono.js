@@ -23,6 +23,7 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./limiter.js").CheckedDecision} CheckedDecision */
 /** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
 /** @typedef {import("./options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./options.js").LimitFunction} LimitFunction */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
 /** @typedef {import("./options.js").RuleQuota} RuleQuota */
 
@@ -31,6 +32,18 @@ export { SluiceConfigError } from "./errors.js";
  * through. c.get("rateLimit") is undefined where the middleware did not set one (`skip` let the request
  * through, or the route has no rate-limit middleware), so its type is `MiddlewareDecision | undefined`.
  * @typedef {CheckedDecision | BypassedDecision} MiddlewareDecision
+ */
+
+/**
+ * What the function rateLimit returns carries besides being a middleware: the limiter's peek, get and
+ * reset, given a context (or anything its key functions accept), for tests and admin routes.
+ * `peek(c)`: the decision the middleware would take now, charging nothing. `get(c)`: the counters of
+ * the request's keys as they stand (a cost of 1, peeked). `reset(c)`: forgets the request's keys.
+ * @template {Env} [E=any]
+ * @typedef {object} RateLimitHandle
+ * @property {(c: Context<E>) => Promise<import("./limiter.js").RateLimitDecision>} peek
+ * @property {(c: Context<E>) => Promise<CheckedDecision>} get
+ * @property {(c: Context<E>) => Promise<void>} reset
  */
 
 /**
@@ -65,13 +78,13 @@ function executionContextOf(c) {
  * user((c) => ...) in `key` as Context<never>, and refuses it.
  * @template {Env} [E=any]
  * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
- * @returns {MiddlewareHandler<E>}
+ * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */
 export function rateLimit(options) {
-  const { settings, evaluate } = createEngine(options, "hono");
+  const { settings, evaluate, get, reset } = createEngine(options, "hono");
   const { onLimited } = settings;
   /** @type {MiddlewareHandler<E>} */
-  return async function rateLimit(c, next) {
+  const middleware = async function rateLimit(c, next) {
 
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();
@@ -89,4 +102,11 @@ export function rateLimit(options) {
     const response = withHeaders(c.res, headers, c.get("rateLimit") !== decision);
     if (response !== c.res) c.res = response;
   };
+  /** @type {RateLimitHandle<E>} */
+  const handle = {
+    peek: (c) => evaluate([c], c.env, executionContextOf(c), true),
+    get: (c) => get([c], c.env, executionContextOf(c)),
+    reset: (c) => reset([c], c.env, executionContextOf(c)),
+  };
+  return Object.assign(middleware, handle);
 }

@@ -120,6 +120,17 @@ export function decideInIsolate(checks, nowMs, peek = false) {
 }
 
 /**
+ * resetInIsolate forgets the (rule, key) of each check in the isolate's instance: back to full quota.
+ * @param {readonly StoreCheck[]} checks
+ * @returns {void}
+ */
+export function resetInIsolate(checks) {
+  const state = isolateState();
+  const indices = state.rules.indicesOf(checks);
+  for (let i = 0; i < checks.length; i++) state.rules.core.reset(indices[i], checks[i].key);
+}
+
+/**
  * countDecision records a decision in the isolate's counters.
  * @param {{ allowed: boolean; bypassed: boolean }} decision
  */

@@ -36,6 +36,7 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./stores/chain.js").FallbackChainOptions} FallbackChainOptions */
 /** @template {unknown[]} Args @typedef {import("./options.js").CommonOptions<Args>} CommonOptions */
 /** @typedef {import("./options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./options.js").LimitFunction} LimitFunction */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
 /** @typedef {import("./options.js").RuleQuota} RuleQuota */
 /** @typedef {import("./stores/registry.js").DurableStoreSettings} DurableStoreSettings */

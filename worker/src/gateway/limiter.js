@@ -13,7 +13,7 @@
 import { nowMs } from "../clock.js";
 import { SluiceConfigError } from "../errors.js";
 import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../keys.js";
-import { createLimiter } from "../limiter.js";
+import { createGatewayLimiter } from "../limiter.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 const clientIp = ip();
@@ -81,7 +81,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
       ...(store === "memory" ? {} : { store, ...stores[store] }),
     };
     try {
-      return createLimiter(/** @type {import("../limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));
+      return createGatewayLimiter(/** @type {import("../limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));
     } catch (error) {
       if (error instanceof SluiceConfigError) throw configError(error, rules, route, store);
       throw error;

@@ -42,6 +42,7 @@ import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./
  *   readonly name: "chain";
  *   readonly counters: Readonly<FallbackChainCounters>;
  *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options: TimedStoreOptions): Promise<void>;
  *   isolateTables(rule: NormalizedRule): IsolateTable[];
  * }} FallbackChain
  */
@@ -222,7 +223,23 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     return tables;
   }
 
-  return { name: "chain", counters, decide, isolateTables };
+  /**
+   * reset forgets the keys of `checks` in every store of the chain that may count them (a fallback
+   * whose binding env lacks is passed over), and in the pre-filter's memory of denials.
+   * @param {readonly StoreCheck[]} checks
+   * @param {TimedStoreOptions} resetOptions
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions) {
+    denials?.forget(checks);
+    const stores = /** @type {Store[]} */ ([primary, kv, memory].filter((store) => store !== null)).filter((store) => store.isBound?.(resetOptions.env) !== false);
+    for (const store of stores) {
+      if (typeof store.reset !== "function") throw new TypeError(`sluice: the ${store.name} store of this chain has no reset()`);
+    }
+    await Promise.all(stores.map((store) => /** @type {Required<Store>} */ (store).reset(checks, resetOptions)));
+  }
+
+  return { name: "chain", counters, decide, reset, isolateTables };
 }
 
 function checkStore(store, field, optional) {

@@ -17,6 +17,14 @@ export class DenialCache {
     this.#maxKeys = maxKeys;
   }
 
+  /**
+   * forget drops what it remembers of the (rule, key) of each check (they were reset).
+   * @param {readonly StoreCheck[]} checks
+   */
+  forget(checks) {
+    for (const check of checks) this.#entries.delete(entryId(check));
+  }
+
   /** @type {number} */
   get size() {
     return this.#entries.size;

@@ -139,6 +139,21 @@ export class SluiceDurableObject extends DurableObject {
    * that charge left it (otherwise someone was charged since, and the charge stays: the store then
    * errs towards denying, never admitting). Returns how many charges it took back.
    */
+  /**
+   * reset forgets the (rule, key) of each check: they are back to their full quota. Returns how many
+   * stored keys it removed.
+   * @param {readonly StoreCheck[]} checks
+   * @returns {number}
+   */
+  reset(checks) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    let removed = 0;
+    for (const { rule, key } of checks) removed += this.#sql.exec(FORGET, rule.id, key).rowsWritten;
+    return removed;
+  }
+
   /** @param {readonly UndoToken[]} tokens @returns {number} */
   undo(tokens) {
     let undone = 0;

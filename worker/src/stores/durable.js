@@ -30,6 +30,7 @@ import { checkTimeout, withDeadline } from "./deadline.js";
  * @typedef {{
  *   readonly name: "durable";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   readonly counters: Readonly<DurableStoreCounters>;
  *   isolateTables(): [];
  *   isBound(env: unknown): boolean;
@@ -110,10 +111,28 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     }
   }
 
+  /**
+   * reset forgets the keys of `checks` in the objects that hold them.
+   * @param {readonly StoreCheck[]} checks
+   * @param {StoreOptions} [resetOptions]
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions = {}) {
+    const namespace = resolveBinding(binding, resetOptions.env, "durable store binding");
+    if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
+    const parts = partition(checks, objectName);
+    await withDeadline(
+      Promise.all(parts.map((part) => /** @type {any} */ (namespace.get(namespace.idFromName(part.objectName))).reset(part.checks))),
+      timeoutMs,
+      "durable store",
+    );
+  }
+
   return {
     name: "durable",
     counters,
     decide,
+    reset,
     /** The objects keep every count: nothing in the isolate. @returns {[]} */
     isolateTables: () => [],
     /** @param {unknown} env */

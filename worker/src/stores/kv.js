@@ -52,6 +52,7 @@ const KV_MIN_TTL_SECONDS = 60;
  *   readonly name: "kv";
  *   readonly counters: Readonly<KvStoreCounters>;
  *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options: TimedStoreOptions): Promise<void>;
  *   settle(): Promise<void>;
  *   isolateTables(rule: NormalizedRule): IsolateTable[];
  *   isBound(env: unknown): boolean;
@@ -311,6 +312,33 @@ export function createKvStore(options = /** @type {any} */ ({})) {
     if (ctx !== undefined && ctx !== null && typeof ctx.waitUntil === "function") ctx.waitUntil(flushing);
   }
 
+  /**
+   * reset forgets the keys of `checks`: the KV values of their current windows are deleted and this
+   * isolate's views of them emptied. Other isolates see it at their next read (readIntervalMs), and
+   * what they admitted but had not flushed yet still counts then: KV is approximate.
+   * @param {readonly StoreCheck[]} checks
+   * @param {TimedStoreOptions} resetOptions
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions = /** @type {any} */ ({})) {
+    const { nowMs, env } = resetOptions;
+    if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) {
+      throw new TypeError("the KV store needs options.nowMs (ms since the epoch)");
+    }
+    const kv = resolveBinding(binding, env, "KV store binding");
+    rules.indicesOf(checks);
+    const names = [];
+    for (const check of checks) {
+      const bucket = bucketOf(check, nowMs);
+      bucket.pending = 0;
+      names.push(await nameOf(bucket));
+      loadView(bucket.rule, bucket.key, null, 0, nowMs);
+      bucket.readAtMs = nowMs;
+      bucket.generation = rules.generation;
+    }
+    await Promise.all(names.map((name) => kv.delete(name)));
+  }
+
   /** settle resolves when every flush already running has finished (pending ones stay pending). */
   async function settle() {
     while (flushes.size > 0) await Promise.all([...flushes]);
@@ -323,7 +351,7 @@ export function createKvStore(options = /** @type {any} */ ({})) {
     return [{ owner, ruleId: rule.id, algorithm, limit, keyCapacity }];
   }
 
-  return { name: "kv", counters, decide, settle, isolateTables, isBound: (/** @type {unknown} */ env) => isBound(binding, env) };
+  return { name: "kv", counters, decide, reset, settle, isolateTables, isBound: (/** @type {unknown} */ env) => isBound(binding, env) };
 }
 
 /**

@@ -1,6 +1,6 @@
 // The memory store: counters in this isolate's sluice.wasm instance (see isolate.js). Fast and
 // synchronous, and per isolate: each isolate (and each Cloudflare location) counts on its own.
-import { decideInIsolate, memoryTable } from "../isolate.js";
+import { decideInIsolate, memoryTable, resetInIsolate } from "../isolate.js";
 
 /** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck, TimedStoreOptions } from "./store.js" */
 
@@ -9,6 +9,7 @@ import { decideInIsolate, memoryTable } from "../isolate.js";
  * @typedef {{
  *   readonly name: "memory";
  *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome;
+ *   reset(checks: readonly StoreCheck[]): void;
  *   isolateTables(rule: NormalizedRule): IsolateTable[];
  * }} MemoryStore
  */
@@ -25,6 +26,10 @@ export function createMemoryStore() {
     /** @param {readonly StoreCheck[]} checks @param {TimedStoreOptions} options @returns {Outcome} */
     decide(checks, options) {
       return decideInIsolate(checks, options.nowMs, options.peek === true);
+    },
+    /** @param {readonly StoreCheck[]} checks */
+    reset(checks) {
+      resetInIsolate(checks);
     },
     /** @param {NormalizedRule} rule */
     isolateTables(rule) {

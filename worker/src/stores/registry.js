@@ -161,7 +161,7 @@ function shared(id, build) {
 }
 
 // A durable or KV chain from its options (validated here or by the store factories, naming the field).
-function remoteStore(kind, options) {
+function remoteStore(kind, options, requireBinding) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind === "kv" && options.shards !== undefined) throw new SluiceConfigError("shards", "applies to store 'durable', not 'kv'");
@@ -186,7 +186,7 @@ function remoteStore(kind, options) {
   };
   const id = JSON.stringify(settings, (_, value) => (value === Infinity ? "Infinity" : value));
   const existing = built.get(id);
-  if (existing !== undefined) return existing;
+  if (existing !== undefined) return requireBinding ? existing.guarded : existing.chain;
 
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
@@ -203,9 +203,36 @@ function remoteStore(kind, options) {
     preFilter,
     logIntervalMs,
   });
-  built.set(id, chain);
+  // The store the options name must be bound: a missing binding is a deployment mistake, and falling
+  // back for it would quietly turn an exact (durable) or global (kv) limit into a per-isolate one.
+  // A binding that is present but fails still falls back, as configured.
+  const primary = /** @type {DurableStore | KvStore} */ (durable ?? kv);
+  const bindingName = kind === "durable" ? bindings.durable : bindings.kv;
+  /** @param {{ env?: object } | undefined} options */
+  const checkBound = (options) => {
+    if (!primary.isBound(options?.env)) {
+      throw new SluiceConfigError(
+        `bindings.${kind}`,
+        `names ${JSON.stringify(bindingName)}, which env does not have: declare it in wrangler.toml (${kind === "durable" ? "[[durable_objects.bindings]]" : "[[kv_namespaces]]"}), or choose another store`,
+      );
+    }
+  };
+  const guarded = {
+    ...chain,
+    /** @type {FallbackChain["decide"]} */
+    decide(checks, options) {
+      checkBound(options);
+      return chain.decide(checks, options);
+    },
+    /** @type {FallbackChain["reset"]} */
+    reset(checks, options) {
+      checkBound(options);
+      return chain.reset(checks, options);
+    },
+  };
+  built.set(id, { chain, guarded });
   chains.push({ settings: Object.freeze(settings), chain, durable, kv });
-  return chain;
+  return requireBinding ? guarded : chain;
 }
 
 function resolveMemory() {
@@ -215,12 +242,15 @@ function resolveMemory() {
 /**
  * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
+ * With `requireBinding` (the default), a durable or KV store whose binding env lacks throws a
+ * SluiceConfigError naming it on the first request; without it (the gateway), the chain falls back.
  * @param {any} [options]
+ * @param {{ requireBinding?: boolean }} [host]
  * @returns {Store}
  */
-export function resolveStore(options = {}) {
+export function resolveStore(options = {}, { requireBinding = true } = {}) {
   const { store = "memory" } = options;
-  if (store === "durable" || store === "kv") return remoteStore(store, options);
+  if (store === "durable" || store === "kv") return remoteStore(store, options, requireBinding);
   const isObject = store !== null && typeof store === "object" && typeof store.decide === "function";
   if (store !== "memory" && !isObject) {
     throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv' or a store object with decide(); got ${describe(store)}`);

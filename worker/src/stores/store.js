@@ -75,10 +75,15 @@
  * - decide(checks, options) decides every check of one request, all-or-nothing (with options.peek,
  *   without charging), and answers an Outcome, or a promise of one.
  * - isolateTables(rule), optional: the key tables this store may keep in the isolate for `rule`; none if absent.
+ * - reset(checks, options), optional for stores of your own (every built-in store has it): forgets the
+ *   (rule, key) of each check, which is back to its full quota; `cost` is ignored. Takes the same
+ *   options as decide (nowMs, env, ctx). The limiter's reset() needs it.
  * - isBound(env), optional: false when `env` lacks the binding the store needs (a fallback chain then skips it).
+ * Peeking (options.peek) must charge nothing, in every store.
  * @typedef {{
  *   readonly name: string;
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Outcome | Promise<Outcome>;
+ *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];
  *   isBound?(env: unknown): boolean;
  * }} Store
