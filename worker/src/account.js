@@ -10,11 +10,15 @@ import { DEFAULT_MAX_BODY_BYTES, readBoundedBody } from "./bounded-body.js";
  * lower-cased, so that "ß" and "SS" fold alike, as Unicode's full case folding does), then NFKC again
  * (folding can leave text unnormalized). "Alice", "alice " and "ａlice" are one account.
  */
+/**
+ * @param {string} name
+ * @returns {string}
+ */
 export function normalizeAccount(name) {
   return name.normalize("NFKC").trim().toUpperCase().toLowerCase().normalize("NFKC");
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 // A Hono context carries the Request as c.req.raw; createLockout passes the Request itself.
 function requestOf(input) {
@@ -28,6 +32,11 @@ function requestOf(input) {
  * UTF-8 JSON with an object at the top, or a field that is missing or not a string gives undefined,
  * which lockout treats as a request without an account; so does a body naming the field twice (see
  * fieldOf).
+ */
+/**
+ * @param {string} name
+ * @param {{ maxBytes?: number }} [options]
+ * @returns {(input: import("./keys.js").KeyInput) => Promise<string | undefined>}
  */
 export function jsonField(name, { maxBytes = DEFAULT_MAX_BODY_BYTES } = {}) {
   if (typeof name !== "string" || name === "") throw new SluiceConfigError("jsonField(name)", `must be a field name; got ${describe(name)}`);

@@ -10,6 +10,7 @@ import { DEMO_PASSWORD } from "./demo-password.js";
 import { tokensEqual } from "./gateway/admin.js";
 import { bearerToken } from "./keys.js";
 
+/** @type {Hono<{ Bindings: { UPSTREAM_TOKEN?: string } }>} */
 const app = new Hono();
 
 app.use(async (c, next) => {

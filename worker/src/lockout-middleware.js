@@ -7,6 +7,8 @@
 // the handler) says whether the attempt failed. The attempt is c.get("lockout").
 import { createLockoutEngine } from "./lockout.js";
 
+/** @import { Context, Env, MiddlewareHandler } from "hono" */
+
 // c.executionCtx throws where there is none (app.request() without one).
 function executionContextOf(c) {
   try {
@@ -19,9 +21,13 @@ function executionContextOf(c) {
 /**
  * lockout returns a Hono middleware refusing attempts on a locked account and counting failed ones.
  * Options are validated here; an invalid one throws a SluiceConfigError naming it (docs/lockout.md).
+ * @template {Env} [E=any]
+ * @param {import("./lockout-options.js").LockoutOptions<[c: Context<E>]>} options
+ * @returns {MiddlewareHandler<E>}
  */
 export function lockout(options) {
   const engine = createLockoutEngine(options);
+  /** @type {MiddlewareHandler<E>} */
   return async function lockout(c, next) {
     const attempt = await engine.check([c], c.env, executionContextOf(c));
     c.set("lockout", attempt);

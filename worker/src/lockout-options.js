@@ -16,7 +16,41 @@ import { SluiceConfigError, describe } from "./errors.js";
 import { declareTables } from "./isolate.js";
 import { ip, toKeyFunction } from "./keys.js";
 import { normalizeRuleSpec } from "./options.js";
+import { DEFAULT_TIMEOUT_MS } from "./stores/chain.js";
 import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
+
+/** @import { KeyFunction, KeyHelper, KeySource } from "./keys.js" */
+/** @import { BreakerOptions } from "./stores/breaker.js" */
+/** @import { Store } from "./stores/store.js" */
+
+/**
+ * The options of lockout() and createLockout(); every one but `key` has a default (docs/lockout.md).
+ * @template {unknown[]} [Args=any[]]
+ * @typedef {object} LockoutOptions
+ * @property {KeySource<Args>} key The account: a key function such as jsonField("username").
+ * @property {KeyFunction<Args> | KeyHelper | false} [client] Who tries, counted with the account; default ip(); false: per account only.
+ * @property {number} [maxFailures] Failures per (account, client) within windowSec that lock it; default 5.
+ * @property {number} [windowSec] The window failures are counted in; default 900.
+ * @property {number} [lockSec] How long a lock lasts; default 900.
+ * @property {{ maxFailures?: number, windowSec?: number, lockSec?: number } | false} [account] The per-account scope; default { maxFailures: 4 * maxFailures }; false for none.
+ * @property {{ factor?: number, maxLockSec?: number, windowSec?: number } | boolean} [backoff] Growing locks for repeated lockouts; default false.
+ * @property {readonly number[]} [failureStatuses] Statuses counted as failures; default [401, 403].
+ * @property {boolean} [resetOnSuccess] Whether a success clears the failures and lockouts; default true.
+ * @property {((name: string) => string) | boolean} [normalize] Account normalization; default normalizeAccount; false for none.
+ * @property {string} [name] Prefix of the rules' names (counters are shared by name); default "lockout".
+ * @property {number} [keyCapacity] Keys each rule's table holds in an isolate; default 10000.
+ * @property {string} [code] The locked body's code; default "locked_out".
+ * @property {() => number} [clock] The clock, in ms since the epoch; default the wall clock.
+ * @property {"durable" | "memory" | Store} [store] Default "durable"; "kv" is refused.
+ * @property {readonly [] | readonly ["memory"]} [fallback] Default ["memory"].
+ * @property {"open" | "closed"} [failMode] Default "closed".
+ * @property {{ durable?: string, kv?: string }} [bindings]
+ * @property {number | "key"} [shards]
+ * @property {number} [timeoutMs]
+ * @property {BreakerOptions | boolean} [breaker]
+ * @property {boolean} [preFilter]
+ * @property {number} [logIntervalMs]
+ */
 
 export const DEFAULT_MAX_FAILURES = 5;
 export const DEFAULT_WINDOW_SEC = 15 * 60;
@@ -116,6 +150,7 @@ function lockLengths(lockMs, backoff) {
   return lengths;
 }
 
+/** @param {"client" | "account"} scope */
 function normalizeScope(scope, maxFailures, windowMs, lockMs, backoff, name, keyCapacity, where) {
   const prefix = `${name}.${scope}`;
   const lengths = lockLengths(lockMs, backoff);
@@ -136,7 +171,7 @@ function normalizeClient(client) {
   return toKeyFunction(client, "client");
 }
 
-function normalizeStore(options) {
+function normalizeStore(options, requireBinding) {
   if (options.store === "kv") {
     throw new SluiceConfigError("store", "cannot be 'kv' for lockout: KV is eventually consistent (a lock set in one location is unseen in another for up to a minute) and cannot clear a count; use 'durable' or 'memory'");
   }
@@ -147,7 +182,7 @@ function normalizeStore(options) {
   for (const field of STORE_FIELDS) if (options[field] !== undefined) given[field] = options[field];
   const storeName = given.store ?? LOCKOUT_STORE_DEFAULTS.store;
   const defaults = storeName === "durable" ? { fallback: LOCKOUT_STORE_DEFAULTS.fallback, failMode: LOCKOUT_STORE_DEFAULTS.failMode } : {};
-  const store = resolveStore({ ...defaults, ...given, store: storeName });
+  const store = resolveStore({ ...defaults, ...given, store: storeName }, { requireBinding });
   if (typeof store.reset !== "function") {
     throw new SluiceConfigError("store", "must have reset(checks, options): lockout clears failures after a success and after a lock");
   }
@@ -169,12 +204,13 @@ function normalizeNormalize(normalize) {
 }
 
 /**
- * normalizeLockoutOptions validates the options of lockout() and createLockout() and returns the
+ * normalizeLockoutOptions validates the options of lockout() and createLockout() (with the store
+ * registry's `requireBinding`: true but for the gateway, whose rules fall back) and returns the
  * settings: { account (key function), client (key function or null), scopes, failureStatuses,
  * resetOnSuccess, normalize, code, store, clock }. scopes lists, per scope ("client": per account and
  * client; "account": per account from every client), { scope, maxFailures, failures, locks, lockouts }.
  */
-export function normalizeLockoutOptions(options) {
+export function normalizeLockoutOptions(options, { requireBinding = true } = {}) {
   if (!isPlainObject(options)) throw new SluiceConfigError("options", `must be an object; got ${describe(options)}`);
   refuseUnknown(options, LOCKOUT_FIELDS, "");
   if (options.key === undefined) throw new SluiceConfigError("key", "is missing: give the account's key function, such as jsonField(\"username\")");
@@ -221,7 +257,7 @@ export function normalizeLockoutOptions(options) {
     );
   }
 
-  const store = normalizeStore(options);
+  const store = normalizeStore(options, requireBinding);
   for (const scope of scopes) {
     for (const rule of [scope.failures, ...scope.locks, ...(scope.lockouts === null ? [] : [scope.lockouts])]) {
       const refusal = declareTables(store.isolateTables?.(rule) ?? []);
@@ -245,6 +281,8 @@ export function normalizeLockoutOptions(options) {
     normalize: normalizeNormalize(options.normalize),
     code,
     store,
+    // A reset (clearing failures) is bounded like a decision: the chain's timeout, per store.
+    resetTimeoutMs: typeof options.timeoutMs === "number" ? options.timeoutMs : DEFAULT_TIMEOUT_MS,
     clock,
   });
 }

@@ -15,6 +15,9 @@
 // Everything is decided by the core through the store (lockout-options.js lists the rules).
 import { storeKey } from "./keys.js";
 import { normalizeLockoutOptions } from "./lockout-options.js";
+import { withDeadline } from "./stores/deadline.js";
+
+/** @import { Store } from "./stores/store.js" */
 
 /**
  * @typedef {object} LockoutAttempt
@@ -30,7 +33,7 @@ import { normalizeLockoutOptions } from "./lockout-options.js";
 /**
  * @typedef {object} LockoutSettlement
  * @property {"failure" | "success" | "neutral"} outcome What the attempt counted as.
- * @property {string[]} locked The scopes ("client", "account") this attempt locked.
+ * @property {Array<"client" | "account">} locked The scopes this attempt locked.
  * @property {boolean} counted False when no store could count the failure (failMode decided).
  */
 
@@ -59,25 +62,54 @@ function escapePart(text) {
  * share: { settings, check(args, env, ctx), settle(attempt, status), refusedResponse(attempt) }, where
  * `args` are what key functions receive ([c] in Hono, [request, env, ctx] otherwise).
  */
-export function createLockoutEngine(options) {
-  const settings = normalizeLockoutOptions(options);
-  const { scopes, store, clock, normalize, failureStatuses, resetOnSuccess, code } = settings;
+export function createLockoutEngine(options, host = {}) {
+  const settings = normalizeLockoutOptions(options, host);
+  const { scopes, clock, normalize, failureStatuses, resetOnSuccess, code, resetTimeoutMs } = settings;
+  // normalizeLockoutOptions refused any store without reset.
+  const store = /** @type {Required<Store>} */ (settings.store);
+  const accountKey = /** @type {(...args: unknown[]) => unknown} */ (settings.account);
+  const client = /** @type {((...args: unknown[]) => unknown) | null} */ (settings.client);
+  /** Failures of the stores that this lockout saw; each also degrades as documented. */
+  const counters = {
+    /** Clearing failures (after a lock, or a success) failed or timed out: they age out of their window instead. */
+    resetFailures: 0,
+  };
   /** @type {WeakMap<LockoutAttempt, { keys: string[], env: unknown, ctx: unknown, verdict: string | null, settled: boolean }>} */
   const state = new WeakMap();
 
-  // Every scope's store key for the attempt, or null when the request names no account.
+  /**
+   * Every scope's store key for the attempt, or null when the request names no account.
+   * @param {unknown[]} args
+   */
   async function keysOf(args) {
-    const raw = textOf(await settings.account(...args));
+    const raw = textOf(await accountKey(...args));
     if (raw === undefined) return null;
     const account = normalize === null ? raw : textOf(normalize(raw));
     if (account === undefined) return null;
     const accountPart = `account:${escapePart(account)}`;
+    /** @type {string | null} */
     let clientPart = null;
-    if (settings.client !== null) clientPart = textOf(await settings.client(...args)) ?? "unknown";
+    if (client !== null) clientPart = textOf(await client(...args)) ?? "unknown";
     const keys = await Promise.all(scopes.map((scope) => storeKey(scope.scope === "client" ? `${accountPart}|${clientPart}` : accountPart)));
     return { account, keys };
   }
 
+  /**
+   * Clears `checks` ({ rule, key }): bounded, and a failure is counted, never thrown into the
+   * response (the failures then age out of their window; a lock is never cleared this way).
+   * @param {Array<{ rule: any, key: string }>} checks
+   */
+  async function clear(checks, env, ctx) {
+    try {
+      await withDeadline(store.reset(checks.map(({ rule, key }) => ({ rule, key, cost: 1 })), { nowMs: currentTime(clock), env, ctx }), resetTimeoutMs, "lockout reset");
+      return true;
+    } catch {
+      counters.resetFailures++;
+      return false;
+    }
+  }
+
+  /** @param {any} env @param {any} ctx */
   function decideOne(rule, key, env, ctx) {
     return store.decide([{ rule, key, cost: 1 }], { nowMs: currentTime(clock), env, ctx });
   }
@@ -96,7 +128,11 @@ export function createLockoutEngine(options) {
     return Object.freeze(attempt);
   }
 
-  /** check peeks every scope's failures and locks for the attempt `args` describe. */
+  /**
+   * check peeks every scope's failures and locks for the attempt `args` describe.
+   * @param {unknown[]} args @param {any} env @param {any} ctx
+   * @returns {Promise<LockoutAttempt>}
+   */
   async function check(args, env, ctx) {
     const found = await keysOf(args);
     if (found === null) {
@@ -134,7 +170,7 @@ export function createLockoutEngine(options) {
       if (lockouts.store !== "none") level = lockouts.allowed ? lockouts.limit - lockouts.remaining - 1 : scope.locks.length - 1;
     }
     await decideOne(scope.locks[level], key, env, ctx);
-    await store.reset([{ rule: scope.failures, key }], { nowMs: currentTime(clock), env, ctx });
+    await clear([{ rule: scope.failures, key }], env, ctx);
     return true;
   }
 
@@ -144,7 +180,11 @@ export function createLockoutEngine(options) {
     return status >= 200 && status < 400 ? "success" : "neutral";
   }
 
-  /** settle counts the attempt once, from its explicit verdict or else its response's `status`. */
+  /**
+   * settle counts the attempt once, from its explicit verdict or else its response's `status`.
+   * @param {LockoutAttempt} attempt @param {number} status
+   * @returns {Promise<LockoutSettlement>}
+   */
   async function settle(attempt, status) {
     const internal = state.get(attempt);
     if (internal === undefined) throw new TypeError("sluice: settle() takes an attempt this lockout's check() returned");
@@ -166,7 +206,7 @@ export function createLockoutEngine(options) {
         checks.push({ rule: scope.failures, key: keys[i] });
         if (scope.lockouts !== null) checks.push({ rule: scope.lockouts, key: keys[i] });
       });
-      await store.reset(checks, { nowMs: currentTime(clock), env, ctx });
+      await clear(checks, env, ctx);
     }
     return { outcome, locked: [], counted: true };
   }
@@ -187,19 +227,31 @@ export function createLockoutEngine(options) {
     );
   }
 
-  return { settings, check, settle, refusedResponse };
+  return { settings, counters, check, settle, refusedResponse };
 }
+
+/**
+ * The framework-free lockout createLockout returns.
+ * @typedef {object} Lockout
+ * @property {(request: Request, env?: unknown, ctx?: unknown) => Promise<LockoutAttempt>} check Whether `request` may try.
+ * @property {(attempt: LockoutAttempt, response: Response | number) => Promise<LockoutSettlement>} settle Counts the attempt once the handler answered.
+ * @property {(attempt: LockoutAttempt) => Response} refusedResponse The 429 (locked) or 400 (no account) of an attempt not allowed.
+ * @property {{ resetFailures: number }} counters Resets that failed (failures then age out instead).
+ */
 
 /**
  * createLockout builds account lockout for a plain fetch handler (no framework); see the top of this
  * file. Key functions receive (request, env, ctx). Configuration errors throw here.
- * @param {object} options See docs/lockout.md.
+ * @param {import("./lockout-options.js").LockoutOptions<[request: Request, env: any, ctx: any]>} options See docs/lockout.md.
+ * @returns {Lockout}
  */
 export function createLockout(options) {
   const engine = createLockoutEngine(options);
   return Object.freeze({
+    counters: engine.counters,
     /**
      * check decides whether `request` may try: resolves to a LockoutAttempt.
+     * @param {Request} request @param {unknown} [env] @param {unknown} [ctx]
      * @returns {Promise<LockoutAttempt>}
      */
     check(request, env, ctx) {
@@ -208,12 +260,16 @@ export function createLockout(options) {
     /**
      * settle counts `attempt` from its explicit fail()/succeed(), else from `response` (a Response or
      * a status); call it once the handler has answered, before returning the response.
+     * @param {LockoutAttempt} attempt @param {Response | number} response
      * @returns {Promise<LockoutSettlement>}
      */
     settle(attempt, response) {
       return engine.settle(attempt, typeof response === "number" ? response : response.status);
     },
-    /** refusedResponse is the 429 (locked) or 400 (no account) for an attempt that is not allowed. */
+    /**
+     * refusedResponse is the 429 (locked) or 400 (no account) for an attempt that is not allowed.
+     * @param {LockoutAttempt} attempt @returns {Response}
+     */
     refusedResponse(attempt) {
       return engine.refusedResponse(attempt);
     },

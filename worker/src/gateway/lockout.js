@@ -43,12 +43,16 @@ function hostOptions(rule, stores, clock) {
  * for what the host refuses.
  */
 export function createRouteLockouts(routes, { stores = {}, clock }) {
+  /** @type {Array<RouteLockoutGuard | null>} */
   const byRoute = routes.map((route) => {
+    /** @type {Array<{ index: number, rule: any, engine: ReturnType<typeof createLockoutEngine> }>} */
     const entries = [];
     route.rules.forEach((rule, index) => {
       if (rule.kind !== "lockout" || rule.mode === "bypass") return;
       try {
-        entries.push({ index, rule, engine: createLockoutEngine(hostOptions(rule, stores, clock)) });
+        // Like the gateway's limiters, a durable rule whose binding env lacks falls back (counted), as
+        // the demo's degraded Worker shows; a library user's lockout refuses that instead.
+        entries.push({ index, rule, engine: createLockoutEngine(hostOptions(rule, stores, clock), { requireBinding: false }) });
       } catch (error) {
         if (error instanceof SluiceConfigError) throw new ConfigError(fieldPath(fieldPath(fieldPath(fieldPath("routes", route.index), "rules"), index), error.field), error.problem);
         throw error;
@@ -59,6 +63,19 @@ export function createRouteLockouts(routes, { stores = {}, clock }) {
   return (route) => byRoute[route.index];
 }
 
+/**
+ * The lockout rules of one route at run time.
+ * @typedef {{
+ *   check(request: Request, env: any, ctx: any, verdicts: any[] | undefined): Promise<{ response: Response | null, attempts: any[] }>,
+ *   settle(attempts: any[], upstreamStatus: number | null): Promise<void>,
+ *   unchecked(verdicts: any[] | undefined): void,
+ * }} RouteLockoutGuard
+ */
+
+/**
+ * @param {Array<{ index: number, rule: any, engine: ReturnType<typeof createLockoutEngine> }>} entries
+ * @returns {RouteLockoutGuard}
+ */
 function createGuard(entries) {
   /**
    * check judges `request` under every lockout rule of the route and records each rule's verdict in
