@@ -235,6 +235,25 @@ describe("on the isolate's memory, at fixed instants", () => {
     }
   });
 
+  test("a reset that fails is counted, not thrown into the response, and the lock still holds", async () => {
+    await at(T0);
+    const first = await attempt("/unclearable/login", "bob", PASSWORD);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get("x-test-reset-failures"), "1", "the success's reset failed");
+    await first.arrayBuffer();
+    await statusOf(attempt("/unclearable/login", "bob", "guess"));
+    const second = await attempt("/unclearable/login", "bob", "guess");
+    assert.equal(second.status, 401);
+    assert.equal(second.headers.get("x-test-reset-failures"), "2", "the lock's reset of the failures failed");
+    await second.arrayBuffer();
+    assert.equal(await statusOf(attempt("/unclearable/login", "bob", PASSWORD)), 429);
+    // After the 60 s lock, the uncleared failures keep the account refused until they leave their window.
+    await at(T0 + MINUTE);
+    assert.equal(await statusOf(attempt("/unclearable/login", "bob", PASSWORD)), 429);
+    await at(T0 + 15 * MINUTE);
+    assert.equal(await statusOf(attempt("/unclearable/login", "bob", PASSWORD)), 200);
+  });
+
   test("createLockout guards a plain fetch handler the same way", async () => {
     await at(T0);
     for (let i = 0; i < 4; i++) {
