@@ -2,7 +2,6 @@
 // error naming its field, at validation or when the gateway builds the rule's engine at start-up.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import "./helpers/node-wasm.js";
 
 const { ConfigError, validateConfig } = await import("../../worker/src/gateway/config.js");
 const { createGateway } = await import("../../worker/src/gateway/gateway.js");

@@ -50,6 +50,9 @@ export function createDemoApp({ clock, storeTimeoutMs } = {}) {
     windowSec: 15 * 60,
     lockSec: 15 * 60,
     account: { maxFailures: 20 },
+    // Counts live in the Durable Object; the isolate's tables are only its fallback while the object
+    // is down, kept small here (the test fixture that mounts this app is near the isolate's table budget).
+    keyCapacity: 100,
     ...(clock === undefined ? {} : { clock }),
     ...timeout,
   });
