@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 export const MAX_KEY_BYTES = 512;
 export const MAX_CHECKS_PER_CALL = 16;
 
@@ -31,6 +31,15 @@ export const Status = Object.freeze({
   BUFFER_TOO_SMALL: 9,
   INVALID_ARGUMENT: 10,
 });
+// The concurrency rule is not a rate, so it is not among ALGORITHMS (which rate limits choose from):
+// addRule takes it by this name, as ABI value 6 (sluice::Algorithm::kConcurrency).
+const CONCURRENCY = "concurrency";
+const CONCURRENCY_ALGORITHM = 6;
+// sluice_concurrency operations (sluice_abi.h).
+const ACQUIRE = 0;
+const RELEASE = 1;
+const RENEW = 2;
+
 const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k])));
 
 // The I/O area's layout (sluice_abi.h).
@@ -151,9 +160,9 @@ export class SluiceCore {
    * @param {{algorithm: string, limit: number, windowMs: number, burst?: number, keyCapacity: number}} rule
    */
   addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity }) {
-    const index = ALGORITHMS.indexOf(algorithm);
+    const index = algorithm === CONCURRENCY ? CONCURRENCY_ALGORITHM : ALGORITHMS.indexOf(algorithm);
     if (index < 0) {
-      throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${ALGORITHMS.join(", ")}; got ${String(algorithm)}`, "algorithm");
+      throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${[...ALGORITHMS, CONCURRENCY].join(", ")}; got ${String(algorithm)}`, "algorithm");
     }
     if (!Number.isInteger(keyCapacity) || keyCapacity < 1 || keyCapacity > 0xffffffff) {
       throw new SluiceError(Status.INVALID_RULE, `keyCapacity must be a whole number >= 1; got ${String(keyCapacity)}`, "keyCapacity");
@@ -224,6 +233,46 @@ export class SluiceCore {
       decidingCheck: f[5],
       checks: decisions,
     };
+  }
+
+  /**
+   * acquire takes `cost` units of a concurrency rule's key for `holder` (a 32-bit id the host chose) if
+   * they fit: the decision's `allowed`. A holder that neither renews nor releases loses its units when
+   * the rule's lease (its windowMs) runs out.
+   */
+  acquire(rule, key, holder, cost, nowMs) {
+    checkCost(cost);
+    return this.#concurrency(rule, key, ACQUIRE, holder, cost, nowMs, "acquire");
+  }
+
+  /** release gives back every unit `holder` has on the key; `allowed` reports whether it had live ones. */
+  release(rule, key, holder, nowMs) {
+    return this.#concurrency(rule, key, RELEASE, holder, 1, nowMs, "release");
+  }
+
+  /**
+   * renew restarts the lease of every live unit `holder` has on the key; `allowed` is false when it has
+   * none (its lease ran out, or it released), and its units may then be someone else's.
+   */
+  renew(rule, key, holder, nowMs) {
+    return this.#concurrency(rule, key, RENEW, holder, 1, nowMs, "renew");
+  }
+
+  #concurrency(rule, key, op, holder, cost, nowMs, what) {
+    const id = this.#ruleId(rule);
+    if (!Number.isInteger(holder) || holder < 0 || holder > 0xffffffff) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `holder must be a whole number from 0 to 2^32 - 1; got ${String(holder)}`, "holder");
+    }
+    if (typeof nowMs !== "number") throw timeError(nowMs);
+    const length = this.#writeKey(0, key);
+    const result = this.#exports.sluice_concurrency(id, length, op, holder, cost, nowMs);
+    // The call hashed the key itself and the module forgot any hash it kept for slot 0.
+    this.#slot0Hashed = false;
+    if (result === -Status.INVALID_ARGUMENT && Number.isInteger(nowMs) && nowMs >= 0 && nowMs <= 2 ** 42) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `sluice ${what} failed: rule ${id} is not a concurrency rule`, "rule");
+    }
+    if (result < 0) this.#checkDecided(result, what, nowMs);
+    return this.#readDecisionAt(0);
   }
 
   /** reset forgets a key of a rule: it is back to its full quota. */
