@@ -6,6 +6,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "SluiceConfigError",
     "apiKey",
     "compose",
+    "createConcurrencyLimiter",
     "createDurableStore",
     "createFallbackChain",
     "createKvStore",
@@ -18,7 +19,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "storeStats",
     "user",
   ],
-  "sluice/hono": ["SluiceConfigError", "apiKey", "compose", "firstOf", "ip", "rateLimit", "route", "user"],
+  "sluice/hono": ["SluiceConfigError", "apiKey", "compose", "concurrency", "firstOf", "ip", "rateLimit", "route", "user"],
   "sluice/durable-object": ["SluiceDurableObject"],
   "wasm-bindings/sluice.js": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status"],
   "worker/src/gateway/gateway.js": [

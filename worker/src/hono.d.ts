@@ -2,6 +2,7 @@
 import type { Context, Env, MiddlewareHandler } from "hono";
 import type { BypassedDecision, CheckedDecision } from "./limiter.js";
 import type { CommonOptions } from "./options.js";
+import type { ConcurrencyDecision, ConcurrencyOptions } from "./sluice.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export type { IpOptions, KeyFunction, KeyHelper, KeySource } from "./keys.js";
@@ -26,9 +27,16 @@ export type RateLimitOptions<E extends Env = any> = CommonOptions<[c: Context<E>
  */
 export declare function rateLimit<E extends Env = any>(options: CommonOptions<[c: Context<E>]> & OnLimitedOption<E>): MiddlewareHandler<E>;
 
+/** concurrency returns a Hono middleware holding a slot from before the handler until the response ends; see docs/concurrency.md. */
+export declare function concurrency<E extends Env = any>(
+  options: ConcurrencyOptions<[c: Context<E>], (c: Context<E>, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined>>,
+): MiddlewareHandler<E>;
+
 declare module "hono" {
   interface ContextVariableMap {
     /** The decision of the rate-limit middleware that ran last for this request (unset when skipped). */
     rateLimit: CheckedDecision | BypassedDecision;
+    /** The decision of the concurrency middleware that ran last for this request (unset when skipped). */
+    concurrency: ConcurrencyDecision;
   }
 }

@@ -10,6 +10,7 @@ import { limitedResponse } from "./responses.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
+export { concurrency } from "./concurrency/hono.js";
 
 // c.executionCtx throws where there is none (app.request() without one).
 function executionContextOf(c) {

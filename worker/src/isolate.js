@@ -97,6 +97,27 @@ export function decideInIsolate(checks, nowMs, peek = false) {
   }
 }
 
+/**
+ * concurrencyInIsolate runs one concurrency operation ("acquire", "release" or "renew") for `holder` on
+ * `key` of the concurrency rule `rule` in the isolate's instance, at `nowMs`, and returns the core's
+ * decision with `store: "memory"`. A failed instance is replaced (its holders are gone with it: they
+ * can no longer be released, and need not be).
+ */
+export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
+  const state = isolateState();
+  try {
+    const [index] = state.rules.indicesOf([{ rule }]);
+    const core = state.rules.core;
+    const decision =
+      op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
+    decision.store = "memory";
+    return decision;
+  } catch (error) {
+    if (isInstanceFailure(error)) discardCore(state, error);
+    throw error;
+  }
+}
+
 /** countDecision records a decision in the isolate's counters. */
 export function countDecision(decision) {
   const counters = isolateState().counters;
@@ -121,11 +142,12 @@ export const MEMORY_OWNER = "memory";
 /**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
  * for capacity / 0.9 keys in buckets of 8) times 24 bytes a slot, plus 4 bytes a slot per unit of limit
- * for the sliding log, which keeps every admitted request's time.
+ * for the sliding log, which keeps every admitted request's time, and 8 for the concurrency rule, which
+ * keeps every held unit's holder and lease.
  */
 export function tableBytes(algorithm, limit, keyCapacity) {
   const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
-  const ring = algorithm === "sliding-log" ? limit : 0;
+  const ring = algorithm === "sliding-log" ? limit : algorithm === "concurrency" ? 2 * limit : 0;
   return slots * (24 + 4 * ring);
 }
 

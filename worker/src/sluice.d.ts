@@ -20,3 +20,48 @@ export type { CommonOptions, HeaderMode, RuleOptions, RuleQuota } from "./option
 export type { DurableStoreSettings, KvStoreSettings, LimiterStoreOptions, StoreOption } from "./stores/registry.js";
 export type { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, StoreOptions, TimedStoreOptions } from "./stores/store.js";
 export type { AlgorithmName, Decision } from "../../wasm-bindings/sluice.js";
+
+// The concurrency limit (worker/src/concurrency/, documented in docs/concurrency.md and in its JSDoc).
+import type { KeySource } from "./keys.js";
+/** What a concurrency limit decided for one request. */
+export interface ConcurrencyDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetMs: number;
+  retryAfterMs: number;
+  store: "memory" | "durable" | "none";
+  key?: string;
+}
+/** The options of concurrency() and createConcurrencyLimiter(); key, cost and skip functions receive `Args`. */
+export interface ConcurrencyOptions<Args extends unknown[] = any[], Limited = (...args: any[]) => Response | undefined | Promise<Response | undefined>> {
+  key: KeySource<Args>;
+  max: number;
+  leaseSec?: number;
+  cost?: number | ((...args: Args) => number | Promise<number>);
+  name?: string;
+  keyCapacity?: number;
+  store?: "memory" | "durable";
+  binding?: string | DurableObjectNamespace;
+  timeoutMs?: number;
+  fallback?: boolean;
+  failMode?: "open" | "closed";
+  status?: number;
+  code?: string;
+  retryAfterSec?: number;
+  renewEverySec?: number;
+  clock?: () => number;
+  skip?: (...args: Args) => boolean | Promise<boolean>;
+  onLimited?: Limited;
+}
+/** A plain fetch handler's concurrency limit. */
+export interface ConcurrencyLimiter {
+  handle(request: Request, env: unknown, ctx: ExecutionContext | undefined, handler: (request: Request, env: any, ctx: any) => Response | Promise<Response>): Promise<Response>;
+  acquire(request: Request, env: unknown, ctx?: ExecutionContext): Promise<{ allowed: boolean; skipped: boolean; decision?: ConcurrencyDecision; lease?: { release(): Promise<void> } }>;
+  hold(response: Response, lease: { release(): Promise<void> }): Response;
+  limitedResponse(decision: ConcurrencyDecision): Response;
+  readonly counters: Record<string, number>;
+}
+export declare function createConcurrencyLimiter(
+  options: ConcurrencyOptions<[request: Request, env: any, ctx: ExecutionContext | undefined], (request: Request, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined>>,
+): ConcurrencyLimiter;

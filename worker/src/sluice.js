@@ -2,6 +2,7 @@
 // The framework-free entry; the Hono middleware is sluice/hono, the Durable Object class
 // sluice/durable-object (it imports cloudflare:workers, so it has an entry of its own).
 export { createLimiter } from "./limiter.js";
+export { createConcurrencyLimiter } from "./concurrency/limiter.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { isolateStats } from "./isolate.js";
 export { storeStats } from "./stores/registry.js";
