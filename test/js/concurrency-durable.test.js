@@ -172,3 +172,35 @@ test("WebSocket upgrades hold a slot until the socket closes; the 3rd is refused
   c.webSocket.accept();
   c.webSocket.close(1000);
 });
+
+test("through the relay, 20 messages per 10 s per connection: the 21st closes the socket with 1008 and frees its slot", async () => {
+  const upgrade = (isolate) => workers[isolate].fetch("http://conn.test/ws", { headers: { upgrade: "websocket", "x-user": "fred" } });
+  const response = await upgrade(2);
+  assert.equal(response.status, 101);
+  const socket = response.webSocket;
+  const echoes = [];
+  const closed = new Promise((resolve) => socket.addEventListener("close", (event) => resolve(event.code)));
+  socket.addEventListener("message", (event) => echoes.push(event.data));
+  socket.accept();
+  for (let i = 1; i <= 21; i++) socket.send(`m${i}`);
+  assert.equal(await closed, 1008);
+  assert.equal(echoes.length, 20);
+  assert.equal(echoes[19], "echo m20");
+  // The close released the slot: two more fit (max 2).
+  let opened = [];
+  await eventually(async () => {
+    const [x, y] = await Promise.all([upgrade(0), upgrade(1)]);
+    opened = [x, y].filter((r) => r.status === 101);
+    for (const r of [x, y]) if (r.status !== 101) await r.arrayBuffer();
+    if (opened.length === 2) return true;
+    for (const r of opened) {
+      r.webSocket.accept();
+      r.webSocket.close(1000);
+    }
+    return false;
+  }, "both slots free after the 1008 close");
+  for (const r of opened) {
+    r.webSocket.accept();
+    r.webSocket.close(1000);
+  }
+});

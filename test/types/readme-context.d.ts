@@ -15,6 +15,10 @@ declare global {
   const durable: Store;
   const kv: Store;
   const memory: Store;
+  /** The handlers the concurrency examples (docs/concurrency.md) hold slots for. */
+  const renderReport: Handler;
+  const streamEvents: Handler;
+  const acceptUpload: (request: Request) => Response | Promise<Response>;
 }
 
 declare module "hono" {

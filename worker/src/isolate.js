@@ -118,6 +118,29 @@ export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
   }
 }
 
+/**
+ * exportKeyState returns the bytes of `key`'s state under `rule` in the isolate's instance (null when it
+ * holds none), so that a host can keep them elsewhere (a WebSocket's hibernation attachment).
+ */
+export function exportKeyState(rule, key) {
+  const state = isolateState();
+  const [index] = state.rules.indicesOf([{ rule }]);
+  return state.rules.core.exportState(index, key);
+}
+
+/** importKeyState puts bytes from exportKeyState back; false when the core refuses them (another rule). */
+export function importKeyState(rule, key, bytes) {
+  const state = isolateState();
+  const [index] = state.rules.indicesOf([{ rule }]);
+  try {
+    state.rules.core.importState(index, key, bytes);
+    return true;
+  } catch (error) {
+    if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
+    throw error;
+  }
+}
+
 /** countDecision records a decision in the isolate's counters. */
 export function countDecision(decision) {
   const counters = isolateState().counters;

@@ -53,6 +53,8 @@ export interface ConcurrencyOptions<Args extends unknown[] = any[], Limited = (.
   clock?: () => number;
   skip?: (...args: Args) => boolean | Promise<boolean>;
   onLimited?: Limited;
+  /** Limits the client's messages on a held WebSocket (createMessageLimiter). */
+  messages?: MessageLimiter;
 }
 /** A plain fetch handler's concurrency limit. */
 export interface ConcurrencyLimiter {
@@ -65,3 +67,47 @@ export interface ConcurrencyLimiter {
 export declare function createConcurrencyLimiter(
   options: ConcurrencyOptions<[request: Request, env: any, ctx: ExecutionContext | undefined], (request: Request, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined>>,
 ): ConcurrencyLimiter;
+
+// Message limits on open WebSockets (worker/src/websocket/message-limit.js; docs/concurrency.md, "WebSockets").
+export interface MessageRule {
+  limit: number;
+  windowSec?: number;
+  windowMs?: number;
+  algorithm?: "fixed-window" | "sliding-log" | "sliding-counter" | "token-bucket" | "leaky-bucket" | "gcra";
+  keyCapacity?: number;
+}
+export interface MessageLimitOptions {
+  name?: string;
+  perConnection?: MessageRule;
+  perKey?: MessageRule;
+  onLimited?: "error" | "close";
+  closeAfter?: number;
+  closeCode?: number;
+  closeReason?: string;
+  errorFrame?: (decision: { retryAfterMs: number; limit: number; remaining: number }) => string;
+  clock?: () => number;
+}
+/** What a gate keeps in a hibernatable WebSocket's attachment. */
+export interface GateSnapshot {
+  id: string;
+  violations: number;
+  connectionState: Uint8Array | null;
+}
+/** Something a gate can answer: a WebSocket, or Hono's WSContext. */
+export interface MessageSocket {
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+export interface MessageGate {
+  readonly id: string;
+  readonly key: string;
+  readonly violations: number;
+  admit(socket: MessageSocket): boolean;
+  snapshot(): GateSnapshot;
+}
+export interface MessageLimiter {
+  connection(key: string, snapshot?: GateSnapshot): MessageGate;
+  readonly counters: { admitted: number; dropped: number; closed: number };
+}
+export declare function createMessageLimiter(options: MessageLimitOptions): MessageLimiter;
+export declare function limitMessages<Events extends { onMessage?: (event: any, ws: any) => unknown }>(gate: MessageGate, events: Events): Events;

@@ -64,8 +64,15 @@ export function createConcurrencyEngine(options) {
     settings,
     counters: store.counters,
     acquire,
-    /** hold returns the response whose end (body read, cancelled or failed; socket closed) releases `lease`. */
-    hold: holdUntilDone,
+    /**
+     * hold returns the response whose end (body read, cancelled or failed; socket closed) releases
+     * `lease`; a held WebSocket's client messages go through the `messages` limiter, if any.
+     */
+    hold(response, lease) {
+      if (settings.messages === null || response.status !== 101) return holdUntilDone(response, lease);
+      const gate = settings.messages.connection(lease.key);
+      return holdUntilDone(response, lease, { onClientMessage: (data, client) => gate.admit(client) });
+    },
     limitedResponse,
   };
 }

@@ -1,6 +1,6 @@
 // A held concurrency slot: renewed while the work is open, released exactly once when it ends
 // (response body finished, cancelled or failed; WebSocket closed; handler threw).
-import { relayWebSocket } from "./websocket-relay.js";
+import { relayWebSocket } from "../websocket/relay.js";
 
 /** newHolder picks a random holder id (never 0, the core's anonymous holder). */
 export function newHolder() {
@@ -86,7 +86,7 @@ export class Lease {
  * response without a body at once. `relayHooks` (message limits) apply to a relayed socket.
  * @param {Response} response
  * @param {Lease} lease
- * @param {import("./websocket-relay.js").RelayHooks} [relayHooks]
+ * @param {import("../websocket/relay.js").RelayHooks} [relayHooks]
  * @returns {Response}
  */
 export function holdUntilDone(response, lease, relayHooks = {}) {

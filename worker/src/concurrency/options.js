@@ -20,7 +20,7 @@ export const DEFAULT_TIMEOUT_MS = 1_000;
 export const DEFAULT_CODE = "too_many_concurrent";
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
 
-const FIELDS = ["key", "max", "leaseSec", "cost", "name", "keyCapacity", "store", "binding", "timeoutMs", "fallback", "failMode", "status", "code", "retryAfterSec", "renewEverySec", "clock", "skip", "onLimited"];
+const FIELDS = ["key", "max", "leaseSec", "cost", "name", "keyCapacity", "store", "binding", "timeoutMs", "fallback", "failMode", "status", "code", "retryAfterSec", "renewEverySec", "clock", "skip", "onLimited", "messages"];
 
 /**
  * @typedef {object} ConcurrencyOptions
@@ -42,6 +42,7 @@ const FIELDS = ["key", "max", "leaseSec", "cost", "name", "keyCapacity", "store"
  * @property {() => number} [clock] milliseconds since the epoch, for the memory store (tests)
  * @property {Function} [skip] requests for which it returns true are not counted
  * @property {Function} [onLimited] builds the refusal response (Hono: (c, decision); fetch: (request, decision))
+ * @property {{connection: Function}} [messages] a createMessageLimiter(): limits the client's messages on a held WebSocket
  */
 
 function wholeNumber(value, field, min, max) {
@@ -63,6 +64,14 @@ function secondsAsMs(value, field, max) {
 
 function optionalFunction(value, field) {
   if (value !== undefined && typeof value !== "function") throw new SluiceConfigError(field, `must be a function; got ${describe(value)}`);
+  return value;
+}
+
+function messageLimiter(value) {
+  if (value === undefined) return null;
+  if (value === null || typeof value !== "object" || typeof value.connection !== "function") {
+    throw new SluiceConfigError("messages", `must be a message limiter from createMessageLimiter(); got ${describe(value)}`);
+  }
   return value;
 }
 
@@ -141,5 +150,6 @@ export function normalizeConcurrencyOptions(options) {
     clock,
     skip: optionalFunction(options.skip, "skip"),
     onLimited: optionalFunction(options.onLimited, "onLimited"),
+    messages: messageLimiter(options.messages),
   });
 }

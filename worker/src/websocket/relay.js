@@ -19,8 +19,9 @@ export function closeSocket(socket, code, reason = "") {
 
 /**
  * @typedef {object} RelayHooks
- * @property {(data: string | ArrayBuffer, client: WebSocket, inner: WebSocket) => boolean} [onClientMessage]
- *   called for every frame from the client; return false to drop it (the hook may answer the client itself)
+ * @property {(data: string | ArrayBuffer, client: {send: Function, close: Function}) => boolean} [onClientMessage]
+ *   called for every frame from the client; return false to drop it. `client` answers the client: its
+ *   send() reaches the client only, its close(code, reason) closes both sides
  * @property {(code: number, reason: string) => void} [onClose] called once, when either side closes or errs
  */
 
@@ -52,8 +53,19 @@ export function relayWebSocket(inner, hooks = {}) {
       // The client is gone; its close event follows.
     }
   });
+  // What a hook answers the client through: a close ends the relay at once, without waiting for the
+  // client to answer the close frame.
+  const toClient = {
+    send: (data) => server.send(data),
+    close: (code, reason) => {
+      closeSocket(server, code, reason);
+      closeSocket(inner, code, reason);
+      finish(code, reason);
+    },
+  };
   server.addEventListener("message", (event) => {
-    if (onClientMessage !== undefined && onClientMessage(event.data, server, inner) === false) return;
+    if (closed) return;
+    if (onClientMessage !== undefined && onClientMessage(event.data, toClient) === false) return;
     try {
       inner.send(event.data);
     } catch {
