@@ -19,6 +19,8 @@ declare global {
   const renderReport: Handler;
   const streamEvents: Handler;
   const acceptUpload: (request: Request) => Response | Promise<Response>;
+  /** Hono's upgradeWebSocket from hono/cloudflare-workers (its types clash with @cloudflare/workers-types here). */
+  const upgradeWebSocket: (create: (c: import("hono").Context) => { onMessage?: (event: { data: string }, ws: { send(data: string): void; close(code?: number, reason?: string): void }) => void }) => import("hono").MiddlewareHandler;
 }
 
 declare module "hono" {

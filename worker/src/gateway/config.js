@@ -10,6 +10,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { STORES, sameRule, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
+import { validateWebSocket } from "./websocket-config.js";
 import {
   BINDING_DESCRIPTION,
   BINDING_NAME,
@@ -53,7 +54,7 @@ const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
 const RESPONSE_FIELDS = ["code", "problemJson", "headers"];
-const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream"];
+const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream", "websocket"];
 const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "bodyTimeoutMs", "forwardHeaders", "cacheControl"];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
 const ADMIN_FIELDS = ["path", "tokenSecret"];
@@ -252,6 +253,8 @@ function validateRoute(raw, index, rulesByName) {
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
     canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
+    // WebSocket upgrades: connection and message limits (websocket-config.js), or null.
+    websocket: raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods }),
   });
 }
 
