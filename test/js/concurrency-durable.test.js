@@ -184,8 +184,13 @@ test("through the relay, 20 messages per 10 s per connection: the 21st closes th
   socket.accept();
   for (let i = 1; i <= 21; i++) socket.send(`m${i}`);
   assert.equal(await closed, 1008);
-  assert.equal(echoes.length, 20);
-  assert.equal(echoes[19], "echo m20");
+  // The handler got exactly the 20 admitted messages; echoes still in flight when the socket closed
+  // may be lost, but none beyond the 20th exists.
+  const handled = async () => (await (await workers[2].fetch("http://conn.test/__test/received?user=fred")).json()).result;
+  await eventually(async () => (await handled()) >= 20, "the handler got the admitted messages");
+  assert.equal(await handled(), 20);
+  assert.ok(echoes.length <= 20);
+  assert.deepEqual(echoes, Array.from({ length: echoes.length }, (_, i) => `echo m${i + 1}`));
   // The close released the slot: two more fit (max 2).
   let opened = [];
   await eventually(async () => {

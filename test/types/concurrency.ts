@@ -11,8 +11,8 @@ app.get(
   concurrency({ key: user((c) => c.get("userId")), max: 2, leaseSec: 60, store: "durable", onLimited: (c, decision) => c.text(`busy: ${decision.limit}`, 429) }),
   (c) => {
     const decision = c.get("concurrency");
-    type _decision = Expect<Equal<typeof decision, ConcurrencyDecision>>;
-    return c.text(String(decision.remaining));
+    type _decision = Expect<Equal<typeof decision, ConcurrencyDecision | undefined>>;
+    return c.text(String(decision?.remaining));
   },
 );
 app.get("/ws", concurrency({ key: ip(), max: 3, status: 503, retryAfterSec: 5 }));

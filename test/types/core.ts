@@ -13,7 +13,7 @@ import {
   type RuleSpec,
   type StatusCode,
   type TableStats,
-} from "../../wasm-bindings/sluice.js";
+} from "../../types/wasm-bindings/sluice.js";
 import type { Equal, Expect } from "./assert.js";
 
 declare const wasmModule: WebAssembly.Module;

@@ -12,6 +12,24 @@ import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
 import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
 
+/** @import { Outcome as CoreOutcome, TableStats } from "../../wasm-bindings/sluice.js" */
+/** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck } from "./stores/store.js" */
+
+/**
+ * This isolate's limiter counters.
+ * @typedef {object} IsolateStats
+ * @property {number} instancesCreated Instances created in this isolate (1 + replacements, once traffic arrived).
+ * @property {number} instanceFailures Failures of an instance (a trap, memory exhausted).
+ * @property {number} replacements Instances thrown away after a failure; their counters were lost.
+ * @property {number} decisions Requests checked.
+ * @property {number} denied Requests checked and denied.
+ * @property {number} bypassed Requests let through by the dev bypass.
+ * @property {string | null} lastFailure The last failure's error, or null.
+ * @property {number} memoryBytes The live instance's linear memory.
+ * @property {Array<{ id: string } & (TableStats | { unavailable: true })>} rules The rules registered in the live instance,
+ *   with their key tables' statistics.
+ */
+
 const STATE = Symbol.for("sluice.isolate");
 // Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
 const STATE_VERSION = 2;
@@ -64,7 +82,7 @@ function run(state, checks, nowMs, peek) {
 }
 
 function isInstanceFailure(error) {
-  return !(error instanceof SluiceError && CALLER_ERRORS.has(error.status));
+  return !(error instanceof SluiceError && CALLER_ERRORS.has(/** @type {any} */ (error.status)));
 }
 
 // Drops the failed instance; the next call creates a fresh one.
@@ -79,6 +97,10 @@ function discardCore(state, error) {
  * decideInIsolate decides `checks` ({rule: NormalizedRule, key, cost}) on the isolate's instance at
  * `nowMs`, all-or-nothing, and returns the core's Outcome with `store: "memory"`. Synchronous.
  * An instance failure replaces the instance and retries once on the fresh one.
+ * @param {readonly StoreCheck[]} checks
+ * @param {number} nowMs
+ * @param {boolean} [peek]
+ * @returns {Outcome}
  */
 export function decideInIsolate(checks, nowMs, peek = false) {
   const state = isolateState();
@@ -98,10 +120,28 @@ export function decideInIsolate(checks, nowMs, peek = false) {
 }
 
 /**
+ * resetInIsolate forgets the (rule, key) of each check in the isolate's instance: back to full quota.
+ * @param {readonly StoreCheck[]} checks
+ * @returns {void}
+ */
+export function resetInIsolate(checks) {
+  const state = isolateState();
+  const indices = state.rules.indicesOf(checks);
+  for (let i = 0; i < checks.length; i++) state.rules.core.reset(indices[i], checks[i].key);
+}
+
+/**
  * concurrencyInIsolate runs one concurrency operation ("acquire", "release" or "renew") for `holder` on
  * `key` of the concurrency rule `rule` in the isolate's instance, at `nowMs`, and returns the core's
  * decision with `store: "memory"`. A failed instance is replaced (its holders are gone with it: they
  * can no longer be released, and need not be).
+ * @param {"acquire" | "release" | "renew"} op
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @param {number} holder
+ * @param {number} cost
+ * @param {number} nowMs
+ * @returns {import("../../wasm-bindings/sluice.js").Decision & { store: "memory" }}
  */
 export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
   const state = isolateState();
@@ -110,8 +150,7 @@ export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
     const core = state.rules.core;
     const decision =
       op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
-    decision.store = "memory";
-    return decision;
+    return { ...decision, store: "memory" };
   } catch (error) {
     if (isInstanceFailure(error)) discardCore(state, error);
     throw error;
@@ -121,6 +160,9 @@ export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
 /**
  * exportKeyState returns the bytes of `key`'s state under `rule` in the isolate's instance (null when it
  * holds none), so that a host can keep them elsewhere (a WebSocket's hibernation attachment).
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @returns {Uint8Array | null}
  */
 export function exportKeyState(rule, key) {
   const state = isolateState();
@@ -128,7 +170,13 @@ export function exportKeyState(rule, key) {
   return state.rules.core.exportState(index, key);
 }
 
-/** importKeyState puts bytes from exportKeyState back; false when the core refuses them (another rule). */
+/**
+ * importKeyState puts bytes from exportKeyState back; false when the core refuses them (another rule).
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @param {Uint8Array} bytes
+ * @returns {boolean}
+ */
 export function importKeyState(rule, key, bytes) {
   const state = isolateState();
   const [index] = state.rules.indicesOf([{ rule }]);
@@ -141,7 +189,10 @@ export function importKeyState(rule, key, bytes) {
   }
 }
 
-/** countDecision records a decision in the isolate's counters. */
+/**
+ * countDecision records a decision in the isolate's counters.
+ * @param {{ allowed: boolean; bypassed: boolean }} decision
+ */
 export function countDecision(decision) {
   const counters = isolateState().counters;
   if (decision.bypassed) {
@@ -212,7 +263,11 @@ export function declareTables(tables) {
   return undefined;
 }
 
-/** memoryTable describes the table the isolate's own instance keeps for `rule`. */
+/**
+ * memoryTable describes the table the isolate's own instance keeps for `rule`.
+ * @param {NormalizedRule} rule
+ * @returns {IsolateTable}
+ */
 export function memoryTable(rule) {
   return { owner: MEMORY_OWNER, ruleId: rule.id, algorithm: rule.algorithm, limit: rule.limit, keyCapacity: rule.keyCapacity };
 }
@@ -225,6 +280,8 @@ const VALIDATION_SEED = new Uint32Array(4);
 /**
  * validateRule asks the core whether it accepts `rule`'s algorithm, limit, window and burst; it throws
  * the core's SluiceError (with `field`) if not. Key capacity is not exercised here.
+ * @param {Pick<NormalizedRule, "algorithm" | "limit" | "windowMs" | "burst">} rule
+ * @returns {void}
  */
 export function validateRule(rule) {
   const { algorithm, limit, windowMs, burst } = rule;
@@ -234,9 +291,11 @@ export function validateRule(rule) {
 /**
  * isolateStats reports the isolate's counters and, for every rule registered in the live instance,
  * its key table's statistics.
+ * @returns {IsolateStats}
  */
 export function isolateStats() {
   const state = isolateState();
+  /** @type {IsolateStats["rules"]} */
   const rules = [];
   if (state.rules.live) {
     const core = state.rules.core;

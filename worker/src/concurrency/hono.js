@@ -16,10 +16,16 @@ function executionContextOf(c) {
   }
 }
 
+/** @import { Context, Env, MiddlewareHandler } from "hono" */
+/** @import { ConcurrencyDecision } from "./engine.js" */
+/** @import { ConcurrencyCommonOptions } from "./options.js" */
+
 /**
  * concurrency returns a Hono middleware; options are validated here (a SluiceConfigError names the
- * field). See docs/concurrency.md.
- * @param {import("./options.js").ConcurrencyOptions} options
+ * field). See docs/concurrency.md. `onLimited(c, decision)` builds the refusal (undefined: the default).
+ * @template {Env} [E=any]
+ * @param {ConcurrencyCommonOptions<[c: Context<E>]> & { onLimited?: (c: Context<E>, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined> }} options
+ * @returns {MiddlewareHandler<E>}
  */
 export function concurrency(options) {
   const engine = createConcurrencyEngine(options);
@@ -33,7 +39,7 @@ export function concurrency(options) {
       const custom = onLimited === undefined ? undefined : await onLimited(c, acquisition.decision);
       return custom ?? engine.limitedResponse(acquisition.decision);
     }
-    const { lease } = acquisition;
+    const lease = /** @type {import("./lease.js").Lease} */ (acquisition.lease);
     try {
       await next();
     } catch (error) {

@@ -22,6 +22,7 @@ function waitUntil(ctx, promise) {
 export class Lease {
   #store;
   #env;
+  /** @type {ReturnType<typeof setInterval> | null} */
   #timer = null;
   #released = null;
   #resolveDone;
@@ -40,9 +41,11 @@ export class Lease {
     });
     waitUntil(ctx, this.done);
     if (this.where !== "none") {
-      this.#timer = setInterval(() => this.#renew(), renewEveryMs);
+      const timer = setInterval(() => this.#renew(), renewEveryMs);
       // Under Node (tests, app.request()) an open lease must not keep the process alive.
-      if (typeof this.#timer === "object" && typeof this.#timer.unref === "function") this.#timer.unref();
+      const unref = /** @type {{ unref?: () => void }} */ (/** @type {unknown} */ (timer)).unref;
+      if (typeof unref === "function") unref.call(timer);
+      this.#timer = timer;
     }
   }
 

@@ -6,10 +6,14 @@
 // Key, cost and skip functions receive (request, env, ctx).
 import { createConcurrencyEngine } from "./engine.js";
 
+/** @import { ConcurrencyDecision } from "./engine.js" */
+/** @import { ConcurrencyCommonOptions } from "./options.js" */
+
 /**
  * createConcurrencyLimiter validates `options` (a SluiceConfigError names the field) and returns
- * { acquire, hold, limitedResponse, handle, counters }.
- * @param {import("./options.js").ConcurrencyOptions} options
+ * { acquire, hold, limitedResponse, handle, counters }. `onLimited(request, decision)` builds the
+ * refusal (undefined: the default).
+ * @param {ConcurrencyCommonOptions<[request: Request, env: any, ctx: any]> & { onLimited?: (request: Request, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined> }} options
  */
 export function createConcurrencyLimiter(options) {
   const engine = createConcurrencyEngine(options);
@@ -18,6 +22,13 @@ export function createConcurrencyLimiter(options) {
   /**
    * handle runs `handler(request, env, ctx)` holding the request's units: a refusal (429 by default)
    * before it runs; the units are released when its response ends, or at once if it throws.
+   */
+  /**
+   * @param {Request} request
+   * @param {any} env
+   * @param {any} ctx
+   * @param {(request: Request, env: any, ctx: any) => Response | Promise<Response>} handler
+   * @returns {Promise<Response>}
    */
   async function handle(request, env, ctx, handler) {
     const acquisition = await engine.acquire([request, env, ctx], env, ctx);
@@ -30,15 +41,15 @@ export function createConcurrencyLimiter(options) {
     try {
       response = await handler(request, env, ctx);
     } catch (error) {
-      acquisition.lease.release();
+      acquisition.lease?.release();
       throw error;
     }
-    return engine.hold(response, acquisition.lease);
+    return engine.hold(response, /** @type {import("./lease.js").Lease} */ (acquisition.lease));
   }
 
   return Object.freeze({
     /** acquire counts `request`; when allowed, release acquisition.lease yourself, or pass the response to hold(). */
-    acquire: (request, env, ctx) => engine.acquire([request, env, ctx], env, ctx),
+    acquire: (/** @type {Request} */ request, /** @type {any} */ env, /** @type {any} */ ctx) => engine.acquire([request, env, ctx], env, ctx),
     hold: engine.hold,
     limitedResponse: engine.limitedResponse,
     handle,

@@ -7,6 +7,7 @@ import { declareTables, memoryTable, validateRule } from "../isolate.js";
 import { toKeyFunction } from "../keys.js";
 import { checkBinding } from "../stores/binding.js";
 import { checkTimeout } from "../stores/deadline.js";
+/** @import { NormalizedRule } from "../stores/store.js" */
 
 /** The core's bounds for the rule (sluice::concurrency::kMaxConcurrency, kMaxLeaseMs). */
 export const MAX_CONCURRENCY = 2 ** 16;
@@ -23,26 +24,33 @@ const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
 const FIELDS = ["key", "max", "leaseSec", "cost", "name", "keyCapacity", "store", "binding", "timeoutMs", "fallback", "failMode", "status", "code", "retryAfterSec", "renewEverySec", "clock", "skip", "onLimited", "messages"];
 
 /**
- * @typedef {object} ConcurrencyOptions
- * @property {Function|string|Array} key what holders are counted under: a key function (ip(), user(fn), ...) or a fixed string
+ * The options every surface takes; key, cost and skip functions receive `Args` ([c] in Hono,
+ * [request, env, ctx] for createConcurrencyLimiter).
+ * @template {unknown[]} [Args=any[]]
+ * @typedef {object} ConcurrencyCommonOptions
+ * @property {import("../keys.js").KeySource<Args>} key what holders are counted under: a key function (ip(), user(fn), ...) or a fixed string
  * @property {number} max how many units may be held at once per key (1 to 65536)
  * @property {number} [leaseSec] how long a holder that stops renewing keeps its units (default 30)
- * @property {number|Function} [cost] units a request holds (default 1)
+ * @property {number | ((...args: Args) => number | Promise<number>)} [cost] units a request holds (default 1)
  * @property {string} [name] the rule's name (default `${max}-concurrent`)
  * @property {number} [keyCapacity] keys the memory store's table holds (default 10 000)
- * @property {"memory"|"durable"} [store] where holders are counted: this isolate, or exactly across isolates (default "memory")
- * @property {string|object} [binding] the Durable Object namespace or its name in env (default "SLUICE_DO"); store "durable" only
+ * @property {"memory" | "durable"} [store] where holders are counted: this isolate, or exactly across isolates (default "memory")
+ * @property {string | DurableObjectNamespace} [binding] the Durable Object namespace or its name in env (default "SLUICE_DO"); store "durable" only
  * @property {number} [timeoutMs] how long an acquisition may wait for the object (default 1000); store "durable" only
  * @property {boolean} [fallback] when the object fails, count in the isolate's memory (default true); store "durable" only
- * @property {"open"|"closed"} [failMode] when nothing can count: admit ("open", default) or refuse ("closed")
+ * @property {"open" | "closed"} [failMode] when nothing can count: admit ("open", default) or refuse ("closed")
  * @property {number} [status] the status of a refused request (default 429)
  * @property {string} [code] the `code` of the refusal's JSON body
  * @property {number} [retryAfterSec] a fixed Retry-After instead of the core's (when enough leases would run out)
  * @property {number} [renewEverySec] how often an open holder renews (default leaseSec / 3)
  * @property {() => number} [clock] milliseconds since the epoch, for the memory store (tests)
- * @property {Function} [skip] requests for which it returns true are not counted
- * @property {Function} [onLimited] builds the refusal response (Hono: (c, decision); fetch: (request, decision))
- * @property {{connection: Function}} [messages] a createMessageLimiter(): limits the client's messages on a held WebSocket
+ * @property {(...args: Args) => boolean | Promise<boolean>} [skip] requests for which it returns true are not counted
+ * @property {import("../websocket/message-limit.js").MessageLimiter} [messages] limits the client's messages on a held WebSocket
+ */
+
+/**
+ * Any surface's options, as normalizeConcurrencyOptions takes them.
+ * @typedef {ConcurrencyCommonOptions<any[]> & { onLimited?: (...args: any[]) => any }} ConcurrencyOptions
  */
 
 function wholeNumber(value, field, min, max) {
@@ -75,7 +83,10 @@ function messageLimiter(value) {
   return value;
 }
 
-/** normalizeConcurrencyOptions validates `options` and returns the settings the engine runs on. */
+/**
+ * normalizeConcurrencyOptions validates `options` and returns the settings the engine runs on.
+ * @param {ConcurrencyOptions} options
+ */
 export function normalizeConcurrencyOptions(options) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new SluiceConfigError("options", `must be an object { key, max, leaseSec, ... }; got ${describe(options)}`);
@@ -91,6 +102,7 @@ export function normalizeConcurrencyOptions(options) {
   const renewEveryMs = options.renewEverySec === undefined ? Math.max(1, Math.floor(leaseMs / 3)) : secondsAsMs(options.renewEverySec, "renewEverySec", MAX_LEASE_MS);
   // A holder that renews no sooner than its lease runs out loses its units while it is still open.
   if (renewEveryMs >= leaseMs) throw new SluiceConfigError("renewEverySec", `must be shorter than leaseSec (${leaseMs / 1000}); got ${describe(options.renewEverySec)}`);
+  /** @type {number | ((...args: any[]) => number | Promise<number>)} */
   let cost = 1;
   if (typeof options.cost === "function") cost = options.cost;
   else if (options.cost !== undefined) cost = wholeNumber(options.cost, "cost", 1, max);
@@ -120,7 +132,8 @@ export function normalizeConcurrencyOptions(options) {
   const retryAfterSec = options.retryAfterSec === undefined ? null : wholeNumber(options.retryAfterSec, "retryAfterSec", 0, 86_400);
   const clock = optionalFunction(options.clock, "clock") ?? nowMs;
 
-  const rule = Object.freeze({ id: `${name}|concurrency|${max}|${leaseMs}|0`, name, algorithm: "concurrency", limit: max, windowMs: leaseMs, burst: 0, keyCapacity });
+  // A NormalizedRule of the core's concurrency algorithm (the host's rule type names the rate algorithms).
+  const rule = /** @type {NormalizedRule} */ (/** @type {unknown} */ (Object.freeze({ id: `${name}|concurrency|${max}|${leaseMs}|0`, name, algorithm: "concurrency", limit: max, windowMs: leaseMs, burst: 0, keyCapacity })));
   try {
     validateRule(rule);
   } catch (error) {

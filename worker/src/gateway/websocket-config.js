@@ -12,6 +12,20 @@ import { createMessageLimiter } from "../websocket/message-limit.js";
 import { validateKey } from "./rule-config.js";
 import { ConfigError, expectInteger, expectKnownFields, expectNumber, expectObject, expectOneOf, fieldPath, hostValidated } from "./validate.js";
 
+/**
+ * The `websocket` block as written in the configuration.
+ * @typedef {object} WebSocketInput
+ * @property {{ max: number; key: string | string[]; leaseSec?: number; store?: "memory" | "durable"; timeoutMs?: number; status?: number }} [connections]
+ * @property {import("../websocket/message-limit.js").MessageLimitOptions} [messages]
+ */
+/**
+ * The validated block.
+ * @typedef {{
+ *   readonly connections: { readonly name: string; readonly max: number; readonly key: readonly string[]; readonly leaseSec: number; readonly store: "memory" | "durable"; readonly timeoutMs: number | undefined; readonly status: number } | null;
+ *   readonly messages: (import("../websocket/message-limit.js").MessageLimitOptions & { name: string }) | null;
+ * }} WebSocketLimitsConfig
+ */
+
 const FIELDS = ["connections", "messages"];
 const CONNECTION_FIELDS = ["max", "key", "leaseSec", "store", "timeoutMs", "status"];
 const MESSAGE_FIELDS = ["perConnection", "perKey", "onLimited", "closeAfter", "closeCode", "closeReason"];
@@ -20,6 +34,10 @@ const CONNECTION_STORES = ["memory", "durable"];
 /**
  * The validated `websocket` block of route `index` at `path`: { connections, messages }, each null
  * when not given, as plain frozen data (buildWebSocketLimits turns it into limiters).
+ * @param {any} raw
+ * @param {string} path
+ * @param {{ index: number; prefix: string; methods: readonly string[] }} route
+ * @returns {WebSocketLimitsConfig}
  */
 export function validateWebSocket(raw, path, { index, prefix, methods }) {
   expectObject(raw, path);
@@ -28,6 +46,7 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
   if (raw.connections === undefined && raw.messages === undefined) {
     throw new ConfigError(fieldPath(path, "connections"), "is missing: give connections, messages or both (or leave websocket out)");
   }
+  /** @type {WebSocketLimitsConfig["connections"]} */
   let connections = null;
   if (raw.connections !== undefined) {
     const at = fieldPath(path, "connections");
@@ -45,6 +64,7 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
       status: raw.connections.status === undefined ? 429 : expectInteger(raw.connections.status, fieldPath(at, "status"), 400, 599),
     });
   }
+  /** @type {WebSocketLimitsConfig["messages"]} */
   let messages = null;
   if (raw.messages !== undefined) {
     const at = fieldPath(path, "messages");
@@ -61,13 +81,18 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
 /**
  * buildWebSocketLimits returns { connections, messages }: a concurrency engine and a message limiter
  * (each null when not configured), with `keyOf(parts)` making the key function of a connections key.
+ * @param {WebSocketLimitsConfig} websocket
+ * @param {string} path
+ * @param {(parts: readonly string[]) => any} keyOf
+ * @returns {{ connections: ReturnType<typeof createConcurrencyEngine> | null; messages: ReturnType<typeof createMessageLimiter> | null }}
  */
 export function buildWebSocketLimits(websocket, path, keyOf) {
+  const wanted = websocket.connections;
   const connections =
-    websocket.connections === null
+    wanted === null
       ? null
       : hostValidated(fieldPath(path, "connections"), () => {
-          const { name, max, key, leaseSec, store, timeoutMs, status } = websocket.connections;
+          const { name, max, key, leaseSec, store, timeoutMs, status } = wanted;
           return createConcurrencyEngine({
             name,
             max,
@@ -79,6 +104,7 @@ export function buildWebSocketLimits(websocket, path, keyOf) {
             ...(store === "durable" ? { timeoutMs: timeoutMs ?? 1_000 } : {}),
           });
         });
-  const messages = websocket.messages === null ? null : hostValidated(fieldPath(path, "messages"), () => createMessageLimiter(websocket.messages));
+  const messageOptions = websocket.messages;
+  const messages = messageOptions === null ? null : hostValidated(fieldPath(path, "messages"), () => createMessageLimiter(messageOptions));
   return { connections, messages };
 }

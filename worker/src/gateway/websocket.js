@@ -18,12 +18,21 @@ export function isWebSocketUpgrade(request) {
  * createWebSocketProxy builds the limits of `route.websocket` (keyOf(parts) makes a key function) and
  * returns proxy({ request, targetUrl, env, secret, ctx, headers }) -> { response, upstreamStatus,
  * failure, refused }. `headers` are added to the 101 (the rate-limit fields). Never rejects.
+ * @param {import("./config.js").GatewayRoute & { websocket: import("./websocket-config.js").WebSocketLimitsConfig }} route
+ * @param {(parts: readonly string[]) => any} keyOf
  */
 export function createWebSocketProxy(route, keyOf) {
   const path = `routes[${route.index}].websocket`;
   const { connections, messages } = buildWebSocketLimits(route.websocket, path, keyOf);
   const { upstream } = route;
 
+  /**
+   * @param {Request} request
+   * @param {string} targetUrl
+   * @param {any} env
+   * @param {string | null} secret
+   * @returns {Promise<Response | null>}
+   */
   async function upgradeUpstream(request, targetUrl, env, secret) {
     const headers = upstreamRequestHeaders(request.headers, upstream, secret);
     // Hop-by-hop headers are never forwarded, but this one is the request: ask the upstream to upgrade.
@@ -36,14 +45,19 @@ export function createWebSocketProxy(route, keyOf) {
     }
   }
 
+  /**
+   * @param {{ request: Request; targetUrl: string; env: any; secret: string | null; ctx: any; headers?: [string, string][] }} call
+   * @returns {Promise<{ response: Response; upstreamStatus: number | null; failure: "unreachable" | null; refused: boolean }>}
+   */
   return async function proxy({ request, targetUrl, env, secret, ctx, headers = [] }) {
+    /** @type {import("../concurrency/lease.js").Lease | null} */
     let lease = null;
     if (connections !== null) {
       const acquisition = await connections.acquire([request, env, ctx], env, ctx);
       if (!acquisition.allowed) {
         return { response: connections.limitedResponse(acquisition.decision), upstreamStatus: null, failure: null, refused: true };
       }
-      lease = acquisition.lease;
+      lease = acquisition.lease ?? null;
     }
     const upstreamResponse = await upgradeUpstream(request, targetUrl, env, secret);
     if (upstreamResponse === null || upstreamResponse.status !== 101 || !upstreamResponse.webSocket) {

@@ -42,6 +42,29 @@ const RULE_FIELDS = ["limit", "windowSec", "windowMs", "algorithm", "keyCapacity
  * @property {Uint8Array|null} connectionState the per-connection rule's state bytes
  */
 
+/**
+ * What a gate answers the client through: a WebSocket, or Hono's WSContext.
+ * @typedef {object} MessageSocket
+ * @property {(data: string) => void} send
+ * @property {(code?: number, reason?: string) => void} close
+ */
+
+/**
+ * One connection's gate.
+ * @typedef {object} MessageGate
+ * @property {string} id the connection's id (its per-connection count's key)
+ * @property {string} key the key its per-key count is kept under
+ * @property {number} violations messages dropped so far
+ * @property {(socket: MessageSocket) => boolean} admit counts one message; false: drop it (the client has been told)
+ * @property {() => GateSnapshot} snapshot what to keep in a hibernatable socket's attachment
+ */
+
+/**
+ * @typedef {object} MessageLimiter
+ * @property {(key: string, snapshot?: GateSnapshot) => MessageGate} connection the gate of one new (or woken) connection
+ * @property {{ admitted: number; dropped: number; closed: number }} counters
+ */
+
 function ruleOf(spec, field, name) {
   if (spec === undefined) return null;
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
@@ -69,6 +92,7 @@ function defaultErrorFrame(decision) {
  * createMessageLimiter validates `options` (a SluiceConfigError names the field) and returns
  * { connection(key, snapshot?), counters }.
  * @param {MessageLimitOptions} options
+ * @returns {MessageLimiter}
  */
 export function createMessageLimiter(options) {
   if (options === null || typeof options !== "object") throw new SluiceConfigError("options", `must be an object; got ${describe(options)}`);
@@ -106,6 +130,7 @@ export function createMessageLimiter(options) {
    * snapshot() a gate saved to carry on after hibernation.
    * @param {string} key
    * @param {GateSnapshot} [snapshot]
+   * @returns {MessageGate}
    */
   function connection(key, snapshot) {
     if (typeof key !== "string" || key === "") throw new TypeError(`sluice: a message gate's key must be a non-empty string; got ${describe(key)}`);
@@ -168,6 +193,10 @@ export function createMessageLimiter(options) {
  * limitMessages wraps the events of Hono's upgradeWebSocket so that onMessage only sees admitted messages:
  *
  *   app.get("/ws", upgradeWebSocket((c) => limitMessages(messages.connection(ipOf(c)), { onMessage(event, ws) { ... } })));
+ * @template {{ onMessage?: (event: any, ws: any) => unknown }} Events
+ * @param {MessageGate} gate
+ * @param {Events} events
+ * @returns {Events}
  */
 export function limitMessages(gate, events) {
   const { onMessage } = events;
