@@ -138,7 +138,7 @@ TEST_CASE("concurrency: release and renew of a key never seen change nothing", "
   CHECK_FALSE(c.h.exported(c.rule, "k").has_value());  // took no slot
 }
 
-TEST_CASE("concurrency: only a concurrency rule takes the operations; costs and ops are checked", "[concurrency]") {
+TEST_CASE("concurrency: only a concurrency rule takes the operations, and costs and ops are checked", "[concurrency]") {
   Harness h;
   const uint32_t window = h.add(Algorithm::kFixedWindow, 5, 1'000);
   const uint32_t conn = h.add(Algorithm::kConcurrency, 5, 1'000);
