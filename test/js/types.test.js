@@ -9,7 +9,6 @@ import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
-import "./helpers/node-wasm.js";
 import "./helpers/workers-stub.js";
 
 const rootUrl = new URL("../../", import.meta.url);

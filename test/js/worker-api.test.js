@@ -123,3 +123,33 @@ test('store "durable" (or "kv") whose binding env lacks fails the request with S
     await assert.rejects(limiter.reset(new Request("http://x/"), {}), (error) => error instanceof SluiceConfigError && error.field === field);
   }
 });
+
+// These two exhaust what this isolate may build: they run last.
+test("limiters built per request are refused loudly: tables run out naming `name`, and so does the 257th unnamed limiter", () => {
+  let error;
+  for (let i = 0; i < 100 && error === undefined; i++) {
+    try {
+      createLimiter({ key: "k", limit: 100, windowSec: 60 });
+    } catch (caught) {
+      error = caught;
+    }
+  }
+  assert.ok(error instanceof SluiceConfigError, "the memory tables of unnamed limiters must run out");
+  assert.equal(error.field, "keyCapacity");
+  assert.match(error.message, /without a name has tables of its own/);
+
+  let refused;
+  for (let i = 0; i < 300 && refused === undefined; i++) {
+    try {
+      // No table in the isolate (the object counts, no memory fallback): only the count of unnamed limiters binds.
+      createLimiter({ key: "k", limit: 100, windowSec: 60, store: "durable", fallback: [] });
+    } catch (caught) {
+      refused = caught;
+    }
+  }
+  assert.ok(refused instanceof SluiceConfigError, "the 257th unnamed limiter must be refused");
+  assert.equal(refused.field, "name");
+  assert.match(refused.message, /module scope/);
+  // Named limiters are still built: they share their counts, whatever their number.
+  assert.doesNotThrow(() => createLimiter({ name: "built-on-demand", key: "k", limit: 100, windowSec: 60, store: "durable", fallback: [] }));
+});

@@ -74,3 +74,9 @@ Status.OK = 1;
 decision.retryAfter;
 
 export { denying, inNode, most, names, peeked, sizes };
+
+// sluice/core: the loader with the compiled module, as a library author instantiates it.
+import { SluiceCore as PackagedCore, sluiceWasm } from "sluice/core";
+const packaged: PackagedCore = PackagedCore.instantiate(sluiceWasm);
+type _packagedModule = Expect<Equal<typeof sluiceWasm, WebAssembly.Module>>;
+void packaged;

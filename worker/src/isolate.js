@@ -8,7 +8,8 @@
 // An instance that fails (a wasm trap, memory exhausted) is thrown away: the host counts the event,
 // creates a fresh instance, registers the rules again as requests need them and keeps serving. The
 // counters of the failed instance are lost; a limit that forgets is better than a Worker that fails.
-import wasmModule from "../../wasm-bindings/sluice.wasm";
+// #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
+import wasmModule from "#sluice-wasm";
 import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
 import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
 

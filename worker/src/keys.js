@@ -4,8 +4,6 @@
 // `(request, env, ctx)` with createLimiter. Helpers accept both. A part that has nothing to say (no
 // user, no API key) returns undefined; when the whole key comes out empty, the request is counted under
 // one shared "unknown" key, never let through unlimited.
-import { routePath } from "hono/route";
-
 import { canonicalAddress } from "./addresses.js";
 import { SluiceConfigError, describe } from "./errors.js";
 
@@ -44,6 +42,14 @@ export const UNKNOWN_KEY = /** @type {const} */ ("unknown");
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+// The pattern of the route that handles the request ("/posts/:id"): the last route Hono matched, as
+// routePath(c, -1) from "hono/route" gives it. Read from the context, so that this module (and with
+// it the framework-free entry "sluice") never imports hono, an optional peer dependency.
+/** @param {{ req: { matchedRoutes: { path: string }[] } }} c @returns {string} */
+function matchedRoutePattern(c) {
+  return c.req.matchedRoutes.at(-1)?.path ?? "";
+}
 
 // A Hono context carries the Request as c.req.raw; createLimiter passes the Request itself.
 /** @param {any} input @returns {Request} */
@@ -186,7 +192,7 @@ export function route(pattern) {
   }
   /** @param {KeyInput} input */
   return function routeKey(input) {
-    if (isHonoContext(input)) return `route:${escapePart(routePath(/** @type {any} */ (input), -1))}`;
+    if (isHonoContext(input)) return `route:${escapePart(matchedRoutePattern(/** @type {any} */ (input)))}`;
     return `route:${escapePart(new URL(requestOf(input).url).pathname)}`;
   };
 }

@@ -55,7 +55,7 @@ import { limitedResponse } from "./responses.js";
  * A limiter for a plain fetch handler.
  * @template [Env=any]
  * @typedef {object} Limiter
- * @property {readonly NormalizedRule[]} rules
+ * @property {readonly NormalizedRule[]} rules The rules with a fixed limit (a limit function's rules are in each decision).
  * @property {(request: Request, env?: Env, ctx?: unknown) => Promise<RateLimitDecision>} limit Decides `request` and
  *   charges it if every rule admits it.
  * @property {(decision: RateLimitDecision) => Array<[string, string]>} headers The rate-limit header fields a response to

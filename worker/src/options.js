@@ -457,7 +457,10 @@ export function normalizeOptions(options, surface) {
   /** @param {NormalizedRule} rule @param {string} path */
   const declare = (rule, path) => {
     const refusal = declareTables(store.isolateTables?.(rule) ?? []);
-    if (refusal !== undefined) throw new SluiceConfigError(`${path}keyCapacity`, refusal);
+    if (refusal === undefined) return;
+    // Unnamed rules no longer share tables with equal ones: say so where that is what ran out.
+    const unnamed = rule.id.endsWith(`|#${instance}`) ? "; each limiter without a name has tables of its own: give one name to the rules that may share counts" : "";
+    throw new SluiceConfigError(`${path}keyCapacity`, `${refusal}${unnamed}`);
   };
   const specs = ruleSpecs(options);
   // Rules without a name count per limiter: their ids carry this limiter's build order.

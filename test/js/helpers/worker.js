@@ -23,6 +23,7 @@ export const ENTRIES = Object.freeze({
   fixture: "test/js/helpers/fixture-worker.js",
   gateway: "test/js/fixtures/gateway/worker.js",
   concurrency: "test/js/fixtures/concurrency/worker.js",
+  stores: "test/js/fixtures/stores/worker.js",
 });
 
 /** The module a Worker built from the gateway fixture imports its bundled configuration from. */

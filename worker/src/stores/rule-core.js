@@ -1,7 +1,8 @@
 // A SluiceCore whose rules are registered lazily, by the stable id of a normalized rule, so that any
 // isolate or Durable Object can be handed a rule it has never seen and count it the same way. The
 // isolate's own instance (isolate.js), each Durable Object and each KV store's views use one.
-import sluiceWasm from "../../../wasm-bindings/sluice.wasm";
+// #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
+import sluiceWasm from "#sluice-wasm";
 import { SluiceCore } from "../../../wasm-bindings/sluice.js";
 
 /** @import { RuleSpec } from "../../../wasm-bindings/sluice.js" */
