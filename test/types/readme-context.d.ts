@@ -18,6 +18,12 @@ declare global {
   /** The application's own credential check and login handler, around the lockout examples (docs/lockout.md). */
   function checkPassword(username: string, password: string): Promise<boolean>;
   function login(request: Request, env: unknown): Promise<Response>;
+  /** The handlers the concurrency examples (docs/concurrency.md) hold slots for. */
+  const renderReport: Handler;
+  const streamEvents: Handler;
+  const acceptUpload: (request: Request) => Response | Promise<Response>;
+  /** Hono's upgradeWebSocket from hono/cloudflare-workers (its types clash with @cloudflare/workers-types here). */
+  const upgradeWebSocket: (create: (c: import("hono").Context) => { onMessage?: (event: { data: string }, ws: { send(data: string): void; close(code?: number, reason?: string): void }) => void }) => import("hono").MiddlewareHandler;
 }
 
 declare module "hono" {

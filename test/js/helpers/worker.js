@@ -24,6 +24,7 @@ export const ENTRIES = Object.freeze({
   gateway: "test/js/fixtures/gateway/worker.js",
   lockout: "test/js/fixtures/lockout/worker.js",
   lockoutGateway: "test/js/fixtures/lockout/gateway-worker.js",
+  concurrency: "test/js/fixtures/concurrency/worker.js",
   stores: "test/js/fixtures/stores/worker.js",
 });
 
