@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import "./helpers/node-wasm.js";
 
 const { Hono } = await import("hono");
 const { concurrency, ip } = await import("../../worker/src/hono.js");

@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import "./helpers/node-wasm.js";
 
 const { createMessageLimiter, limitMessages } = await import("../../worker/src/sluice.js");
 const { isolateTestHooks } = await import("../../worker/src/isolate.js");
