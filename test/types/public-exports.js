@@ -3,6 +3,7 @@
 // to it. So a name the types promise is one the module has, and the other way round.
 export const PUBLIC_EXPORTS = /** @type {const} */ ({
   sluice: [
+    "ChunkLimitError",
     "SluiceConfigError",
     "apiKey",
     "compose",
@@ -16,6 +17,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "firstOf",
     "ip",
     "isolateStats",
+    "limitChunks",
     "limitMessages",
     "route",
     "storeStats",
