@@ -8,6 +8,7 @@ import { routePath } from "hono/route";
 
 import { canonicalAddress } from "./addresses.js";
 import { SluiceConfigError, describe } from "./errors.js";
+import { canonicalPath } from "./paths.js";
 
 /** The key every request without a usable key shares. */
 export const UNKNOWN_KEY = "unknown";
@@ -114,9 +115,23 @@ export function apiKey(header = "x-api-key") {
   };
 }
 
+/** The route key of every path that has no canonical form (paths.js): they all share one. */
+export const REFUSED_PATH_KEY = "route:!refused";
+
+// The path's canonical form (paths.js), ASCII letters folded to lower case: an app that routes without
+// regard to case (many do) must not give each spelling of one path a budget of its own.
+function pathKey(pathname) {
+  const canonical = canonicalPath(pathname);
+  if (canonical.problem !== undefined) return REFUSED_PATH_KEY;
+  return `route:${escapePart(canonical.path.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()))}`;
+}
+
 /**
  * route keys a request by the route that serves it: in Hono the matched route's pattern
- * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path.
+ * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path
+ * in canonical form (paths.js: escapes of plain characters decoded, other escapes' hex upper-cased,
+ * letters folded to lower case), so re-spelling a path cannot split a limit either; a path with no
+ * canonical form (an encoded slash, a matrix parameter, ...) shares the one key "route:!refused".
  * route(pattern) keys by `pattern` itself, whatever the path: for a limiter that serves one route (a
  * gateway route's prefix), where keying by the path would let a client split its limit by varying it.
  */
@@ -132,7 +147,7 @@ export function route(pattern) {
   }
   return function routeKey(input) {
     if (isHonoContext(input)) return `route:${escapePart(routePath(input, -1))}`;
-    return `route:${escapePart(new URL(requestOf(input).url).pathname)}`;
+    return pathKey(new URL(requestOf(input).url).pathname);
   };
 }
 
