@@ -17,8 +17,11 @@ export type KeySource<Args extends unknown[] = any[]> = string | KeyFunction<Arg
 export type KeyHelper = (input: KeyInput, ...rest: unknown[]) => KeyPart | Promise<KeyPart>;
 
 export interface IpOptions {
-  /** Key by the first address of x-forwarded-for (only behind a proxy you run that sets it). Default false. */
-  trustForwardedFor?: boolean;
+  /**
+   * Which proxies in front to believe about x-forwarded-for: false (default: none), a number of proxies
+   * you run (true is 1; the client is the address the outermost appended), or their CIDR blocks.
+   */
+  trustForwardedFor?: boolean | number | readonly string[];
   /** IPv6 addresses are grouped by this many leading bits, 1 to 128. Default 64. */
   ipv6Prefix?: number;
 }
@@ -29,8 +32,9 @@ export declare const UNKNOWN_KEY: "unknown";
 export declare const MAX_KEY_BYTES: 512;
 
 /**
- * ip keys by client address: cf-connecting-ip (x-forwarded-for only with trustForwardedFor, and then its
- * first address); IPv6 grouped by prefix; IPv4-mapped IPv6 as IPv4; no usable address -> "ip:unknown".
+ * ip keys by client address: cf-connecting-ip (x-forwarded-for only with trustForwardedFor, and then the
+ * address the nearest trusted proxy added); IPv6 grouped by prefix; IPv4-mapped IPv6 as IPv4; no usable
+ * address -> "ip:unknown".
  */
 export declare function ip(options?: IpOptions): KeyHelper;
 /** user keys by the id `identify` returns ("user:<id>"); no id -> nothing (combine with firstOf). */
