@@ -40,7 +40,14 @@ export interface UpstreamInput {
   /** How long the upstream may fall silent in the middle of its body while the client waits, in ms
    * (1 to 3600000), or null for no bound; default 60000. */
   bodyTimeoutMs?: number | null;
+  /** The largest request body forwarded, in bytes (0 to 104857600); default 1048576. Bodies are read whole first. */
+  maxBodyBytes?: number;
+  /** Request headers stripped by default (credentials, client-IP, method-override, URL-rewrite headers, names with _) to forward anyway. */
   forwardHeaders?: string[];
+  /** More request headers never forwarded. */
+  stripHeaders?: string[];
+  /** A header the gateway sets to the client's address (cf-connecting-ip), e.g. "x-real-ip"; default none. */
+  clientIpHeader?: string | null;
   /** "upstream" (default) or a Cache-Control value for successful responses. */
   cacheControl?: string;
 }
@@ -94,7 +101,10 @@ export interface GatewayUpstream {
   readonly auth: { readonly secret: string; readonly header: string; readonly scheme: string } | null;
   readonly timeoutMs: number;
   readonly bodyTimeoutMs: number | null;
+  readonly maxBodyBytes: number;
   readonly forwardHeaders: readonly string[];
+  readonly stripHeaders: readonly string[];
+  readonly clientIpHeader: string | null;
   readonly cacheControl: string;
 }
 
