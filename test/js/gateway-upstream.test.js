@@ -7,7 +7,11 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { random } from "../../bench/worker/workload.js"; // the bench's seeded PRNG (mulberry32)
 import { secretMasker } from "../../worker/src/gateway/redact.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, UPSTREAM_TOKEN, leakSpellings, setLeakedSecrets, startGateway } from "./fixtures/gateway/harness.js";
+import "./helpers/node-wasm.js";
 import { parseExposition, sample } from "./helpers/prometheus.js";
+
+// config.js reaches the core's .wasm: imported once node-wasm.js lets Node load it.
+const { validateConfig } = await import("../../worker/src/gateway/config.js");
 
 const CLIENT = { "cf-connecting-ip": "203.0.113.7" };
 // Secrets whose characters every encoding changes.
@@ -161,6 +165,73 @@ describe("header policy is configurable per route, safe by default, validated", 
     assert.equal(seen["x-debug"], undefined);
     assert.equal(seen.x_other, undefined);
     assert.equal(seen["x-real-ip"], "203.0.113.5", "the gateway's value, never the client's");
+  });
+});
+
+describe("request bodies are read whole, up to maxBodyBytes", () => {
+  let gateway;
+  const config = structuredClone(FIXTURE_CONFIG);
+  config.routes.find((route) => route.prefix === "/v1/geo").upstream.maxBodyBytes = 100;
+  before(async () => {
+    gateway = await startGateway({ bundledConfig: config });
+  });
+  after(() => gateway.dispose());
+
+  test("a body over the bound is refused 413 sluice_body_too_large, declared or not, and never forwarded", async () => {
+    const declared = await gateway.raw("/v1/geo/x", { method: "POST", headers: ["CF-Connecting-IP: 203.0.113.20"], body: "x".repeat(101) });
+    assert.equal(declared.status, 413);
+    assert.equal(JSON.parse(declared.body).code, "sluice_body_too_large");
+    // A body of unknown length (chunked) is counted as it is read.
+    const chunked = await gateway.fetch("/v1/geo/x", {
+      method: "POST",
+      headers: { "cf-connecting-ip": "203.0.113.21" },
+      body: new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < 5; i++) controller.enqueue(new TextEncoder().encode("y".repeat(30)));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    });
+    assert.equal(chunked.status, 413);
+    const fits = await gateway.raw("/v1/geo/x", { method: "POST", headers: ["CF-Connecting-IP: 203.0.113.22"], body: "z".repeat(100) });
+    assert.equal(fits.status, 200);
+    assert.deepEqual(gateway.upstream.map((seen) => [seen.body.length, seen.headers["content-length"]]), [[100, "100"]]);
+  });
+});
+
+describe("configuration of the new upstream fields", () => {
+  const withUpstream = (fields) => {
+    const config = structuredClone(FIXTURE_CONFIG);
+    Object.assign(config.routes[0].upstream, fields);
+    return config;
+  };
+  const refusals = [
+    [{ maxBodyBytes: -1 }, "routes[0].upstream.maxBodyBytes"],
+    [{ maxBodyBytes: 1.5 }, "routes[0].upstream.maxBodyBytes"],
+    [{ maxBodyBytes: 104_857_601 }, "routes[0].upstream.maxBodyBytes"],
+    [{ stripHeaders: ["bad header"] }, "routes[0].upstream.stripHeaders[0]"],
+    [{ stripHeaders: ["authorization"] }, "routes[0].upstream.stripHeaders[0]"], // the credential's header
+    [{ stripHeaders: ["x-a", "x-a"] }, "routes[0].upstream.stripHeaders"],
+    [{ forwardHeaders: ["cookie"], stripHeaders: ["cookie"] }, "routes[0].upstream.stripHeaders[0]"],
+    [{ forwardHeaders: ["x-kept"] }, "routes[0].upstream.forwardHeaders[0]"], // forwarded already
+    [{ clientIpHeader: "connection" }, "routes[0].upstream.clientIpHeader"],
+    [{ clientIpHeader: "authorization" }, "routes[0].upstream.clientIpHeader"],
+    [{ clientIpHeader: "x-real-ip", forwardHeaders: ["x-real-ip"] }, "routes[0].upstream.clientIpHeader"],
+    [{ clientIpHeader: 7 }, "routes[0].upstream.clientIpHeader"],
+  ];
+  for (const [fields, path] of refusals) {
+    test(`${JSON.stringify(fields)} is refused at ${path}`, () => {
+      assert.throws(() => validateConfig(withUpstream(fields)), { name: "ConfigError", path });
+    });
+  }
+  test("defaults: 1 MiB bodies, nothing more stripped, no client-IP header set", () => {
+    const upstream = validateConfig(FIXTURE_CONFIG).routes[0].upstream;
+    assert.equal(upstream.maxBodyBytes, 1_048_576);
+    assert.deepEqual(upstream.stripHeaders, []);
+    assert.equal(upstream.clientIpHeader, null);
+    const opted = validateConfig(withUpstream({ forwardHeaders: ["x_tenant", "x-http-method-override"] })).routes[0].upstream;
+    assert.deepEqual(opted.forwardHeaders, ["x_tenant", "x-http-method-override"]);
   });
 });
 
