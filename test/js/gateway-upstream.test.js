@@ -113,6 +113,25 @@ describe("attacks through the running gateway", () => {
     }
   });
 
+  test("a body cut off by bodyTimeoutMs never ends cleanly: the client sees it short of its Content-Length", async () => {
+    // /v1/slow has bodyTimeoutMs 150; the upstream announces 1000 bytes and stalls after 12.
+    let outcome;
+    try {
+      const response = await gateway.raw("/v1/slow/stall-sized", { headers: ["CF-Connecting-IP: 203.0.113.30"] });
+      outcome = { status: response.status, head: response.head, length: Buffer.byteLength(response.body) };
+    } catch (error) {
+      outcome = { closed: error.message };
+    }
+    if (outcome.closed === undefined) {
+      // A whole response must be 1000 bytes long; anything else was cut and says so by its length.
+      assert.match(outcome.head, /\r\ncontent-length: 1000(\r\n|$)/i, JSON.stringify(outcome));
+      assert.ok(outcome.length < 1000, JSON.stringify(outcome));
+    } else {
+      assert.match(outcome.closed, /connection closed before a whole response/);
+      assert.match(outcome.closed, /content-length: 1000/i, "the head announced the upstream's length");
+    }
+  });
+
   test("headers an upstream could obey to reinterpret the request, or trust as the client's address, never reach it", async () => {
     const hostile = [
       "X-HTTP-Method-Override: DELETE",
