@@ -6,6 +6,7 @@ import { SUBJECTS } from "./subjects.js";
 import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
+import { CONCURRENCY_ROUTE_NAMES, timeConcurrency } from "./concurrency.js";
 
 // Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
 export { BenchEchoObject, SluiceDurableObject } from "./durable.js";
@@ -187,6 +188,13 @@ const routes = {
       env,
     );
   },
+
+  // Figure 8: a Hono route with the concurrency middleware (memory or durable store), or without.
+  concurrency(params, env, ctx) {
+    return timeConcurrency({ route: params.get("route"), minMs: numberParam(params, "minMs") }, env, ctx);
+  },
+
+  concurrencyRoutes: () => ({ routes: CONCURRENCY_ROUTE_NAMES }),
 
   honoRoutes: () => ({ routes: Object.keys(ROUTES).filter((r) => ROUTES[r] !== undefined), sluiceStatus }),
 };

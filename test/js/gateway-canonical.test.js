@@ -7,15 +7,12 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { random } from "../../bench/worker/workload.js"; // the bench's seeded PRNG (mulberry32)
-import "./helpers/node-wasm.js";
+import { validateConfig } from "../../worker/src/gateway/config.js";
 import { createRouter } from "../../worker/src/gateway/routes.js";
 import { upstreamTarget } from "../../worker/src/gateway/target.js";
 import { route as routeKey } from "../../worker/src/keys.js";
 import { canonicalPath } from "../../worker/src/paths.js";
 import { startGateway } from "./fixtures/gateway/harness.js";
-
-// config.js reaches the core's .wasm: imported once node-wasm.js lets Node load it.
-const { validateConfig } = await import("../../worker/src/gateway/config.js");
 
 const RULE = { algorithm: "fixed-window", windowSec: 60, key: "ip" };
 // The shipped demo's shape: a lenient /api and a strict /api/checkout inside it.

@@ -5,13 +5,10 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { random } from "../../bench/worker/workload.js"; // the bench's seeded PRNG (mulberry32)
+import { validateConfig } from "../../worker/src/gateway/config.js";
 import { secretMasker } from "../../worker/src/gateway/redact.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, UPSTREAM_TOKEN, leakSpellings, setLeakedSecrets, startGateway } from "./fixtures/gateway/harness.js";
-import "./helpers/node-wasm.js";
 import { parseExposition, sample } from "./helpers/prometheus.js";
-
-// config.js reaches the core's .wasm: imported once node-wasm.js lets Node load it.
-const { validateConfig } = await import("../../worker/src/gateway/config.js");
 
 const CLIENT = { "cf-connecting-ip": "203.0.113.7" };
 // Secrets whose characters every encoding changes.

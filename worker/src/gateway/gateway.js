@@ -24,6 +24,7 @@
 // sluice's own (limiter.js here); tests wrap it.
 
 import { nowMs } from "../clock.js";
+import { compose } from "../keys.js";
 import { decisionHeaders, policyHeader, withHeaders } from "../headers.js";
 import { limitedResponse } from "../responses.js";
 import { storeStats } from "../stores/registry.js";
@@ -42,6 +43,48 @@ import { declaresTooLarge, readRequestBody } from "./request-body.js";
 import { createRouter } from "./routes.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
+import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
+import { keyPart } from "./limiter.js";
+
+/** @import { RateLimitDecision } from "../limiter.js" */
+
+// The configuration's types, for users of this module.
+/** @typedef {import("./config.js").GatewayConfig} GatewayConfig */
+/** @typedef {import("./config.js").GatewayConfigInput} GatewayConfigInput */
+/** @typedef {import("./config.js").GatewayRoute} GatewayRoute */
+/** @typedef {import("./config.js").GatewayRule} GatewayRule */
+/** @typedef {import("./config.js").RuleInput} RuleInput */
+/** @typedef {import("./config.js").StoresInput} StoresInput */
+
+/**
+ * What a limiter answers for one request: sluice's decision (every given rule checked, all-or-nothing), or its dev bypass.
+ * @typedef {RateLimitDecision} LimiterOutcome
+ */
+/**
+ * A limiter of the seam. `headers(decision)`, optional: the response headers of a bypassed decision (X-RateLimit-Bypassed).
+ * @typedef {{
+ *   limit(request: Request, env: unknown, ctx: unknown): Promise<LimiterOutcome> | LimiterOutcome;
+ *   headers?(decision: LimiterOutcome): Array<[string, string]>;
+ * }} GatewayLimiter
+ */
+/**
+ * Makes the limiter of some rules of one route, all of one store. Limiters made for different subsets
+ * of a route's rules must share each rule's state (sluice's do: rules are registered by a stable id).
+ * @typedef {(rules: GatewayRule[], context: { route: GatewayRoute }) => GatewayLimiter} LimiterFactory
+ */
+/**
+ * @typedef {object} GatewayOptions
+ * @property {() => number} [now] The clock in milliseconds; default the host's (clock.js).
+ * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now }).
+ * @property {(line: string) => void} [log] Receives one JSON line per request; default console.log.
+ * @property {GatewayMetrics} [metrics]
+ */
+/**
+ * @typedef {object} Gateway
+ * @property {(request: Request, env: object, ctx: { waitUntil(promise: Promise<unknown>): void }) => Promise<Response>} fetch
+ * @property {GatewayMetrics} metrics
+ * @property {GatewayConfig} config
+ */
 
 /**
  * Builds the gateway. `config` is a validated configuration (resolveConfig) or a raw one (validated
@@ -53,6 +96,9 @@ import { upstreamTarget } from "./target.js";
  *  - metrics: a GatewayMetrics to count into; default: a new one.
  * Throws ConfigError naming the field for an invalid configuration, including what the limiters
  * refuse when they are built. Returns { fetch(request, env, ctx), metrics, config }.
+ * @param {GatewayConfig | GatewayConfigInput} config
+ * @param {GatewayOptions} [options]
+ * @returns {Gateway}
  */
 export function createGateway(config, options = {}) {
   const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
@@ -83,6 +129,10 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  // Routes with a `websocket` block proxy upgrades with their connection and message limits.
+  const webSocketProxies = routes.map((route) =>
+    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+  );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
   } catch (error) {
@@ -128,11 +178,12 @@ export function createGateway(config, options = {}) {
     } catch (error) {
       metrics.countLimiterError(route.index);
       record.decision = "limiter_error";
-      record.error = `limiter failed: ${error?.name ?? "error"}`;
+      record.error = `limiter failed: ${/** @type {any} */ (error)?.name ?? "error"}`;
       // Fail closed where a rule could block; a route of shadow rules only never blocks anyway.
       if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
       verdict = null;
     }
+    /** @type {[string, string][]} */
     let rateHeaders = [];
     if (verdict !== null) {
       verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
@@ -141,6 +192,18 @@ export function createGateway(config, options = {}) {
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
+    }
+
+    const webSocketProxy = webSocketProxies[route.index];
+    if (webSocketProxy !== null && isWebSocketUpgrade(request)) {
+      const upgraded = await webSocketProxy({ request, targetUrl: target.url, env, secret, ctx, headers: rateHeaders });
+      record.upstreamStatus = upgraded.upstreamStatus;
+      if (upgraded.refused) record.decision = "connection_limited";
+      if (upgraded.failure !== null) {
+        metrics.countUpstreamFailure(route.index, upgraded.failure);
+        record.error = `upstream ${upgraded.failure}`;
+      }
+      return { response: upgraded.response, route, verdict };
     }
 
     // A body that stalls does so after this request's log line: it is counted, and logged on its own.
@@ -177,6 +240,7 @@ export function createGateway(config, options = {}) {
 
   async function fetch(request, env, ctx) {
     const url = new URL(request.url);
+    /** @type {Record<string, any>} */
     const record = newLogRecord(request);
     // One spelling of the path for everything after this line (../paths.js).
     const canonical = canonicalPath(url.pathname);
@@ -192,7 +256,7 @@ export function createGateway(config, options = {}) {
       } catch (error) {
         // A bug or a broken dependency (a clock or a binding that throws): still one log line and a
         // JSON error that no cache keeps. The message is not logged: it may quote request data.
-        record.error = `internal error: ${error?.name ?? "error"}`;
+        record.error = `internal error: ${/** @type {any} */ (error)?.name ?? "error"}`;
         handled = { response: errorResponse(GatewayError.INTERNAL) };
       }
     }
