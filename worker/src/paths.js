@@ -23,7 +23,7 @@ const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 const LITERAL = /^[A-Za-z0-9\-._~!$&'()*+,=:@]$/;
 const ESCAPE_IN_DECODED = /%[0-9A-Fa-f]{2}/;
 const NON_ASCII = /[^\x00-\x7f]/;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * A path in canonical form, or why it cannot have one.

@@ -278,8 +278,8 @@ export function createGateway(config, options = {}) {
 // again only when the secrets' values change.
 function allSecretsMasker({ routes, admin }) {
   const names = [...new Set([...routes.flatMap((route) => (route.upstream.auth === null ? [] : [route.upstream.auth.secret])), ...(admin === null ? [] : [admin.tokenSecret])])];
-  let made = null;
-  let madeFor = null;
+  let made = /** @type {ReturnType<typeof secretMasker> | null} */ (null);
+  let madeFor = /** @type {string | null} */ (null);
   return (env) => {
     const values = names.map((name) => env?.[name]).filter((value) => typeof value === "string" && value !== "");
     const id = values.join("\u0000");
