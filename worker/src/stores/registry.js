@@ -6,6 +6,9 @@
 //   store: "durable"  a fallback chain: the Durable Object decides; when it fails or is slow, KV (if
 //                     bound), then the isolate's memory, then failMode;
 //   store: "kv"       a fallback chain: KV decides; when it fails, the isolate's memory, then failMode;
+//   store: "redis"    a fallback chain: Redis (over the Upstash REST protocol, URL and token read from
+//                     env) decides exactly; when it fails or is slow, KV if asked for, then the
+//                     isolate's memory, then failMode;
 //   a store object    used as it is (build your own with createFallbackChain and friends).
 //
 // Bindings are named here and looked up in `env` per request, since the middleware is built before
@@ -17,17 +20,24 @@ import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./ch
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
 import { createMemoryStore } from "./memory.js";
+import { DEFAULT_REDIS_ENV, createRedisStore } from "./redis.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** The options that choose and tune the store. */
 export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
-// Those that apply to store: "durable" and "kv" only.
+// Those that apply to store: "durable", "kv" and "redis" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
 /** The binding names wrangler.toml declares for the Durable Object and the KV namespace. */
 export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
+/** For store: "redis", the env variables (wrangler secrets) holding the REST URL and token. */
+export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: DEFAULT_REDIS_ENV.url, redisToken: DEFAULT_REDIS_ENV.token });
 /** What decides, in order, when the named store cannot. */
-export const DEFAULT_FALLBACK = Object.freeze({ durable: Object.freeze(["kv", "memory"]), kv: Object.freeze(["memory"]) });
+export const DEFAULT_FALLBACK = Object.freeze({
+  durable: Object.freeze(["kv", "memory"]),
+  kv: Object.freeze(["memory"]),
+  redis: Object.freeze(["memory"]),
+});
 const FALLBACK_ORDER = ["kv", "memory"];
 
 let memoryStore = null;
@@ -39,16 +49,21 @@ function isPlainObject(value) {
 }
 
 function normalizeBindings(bindings, kind) {
-  if (bindings === undefined) return DEFAULT_BINDINGS;
-  if (!isPlainObject(bindings)) throw new SluiceConfigError("bindings", `must be an object { durable?, kv? }; got ${describe(bindings)}`);
+  const defaults = kind === "redis" ? { kv: DEFAULT_BINDINGS.kv, ...DEFAULT_REDIS_BINDINGS } : DEFAULT_BINDINGS;
+  if (bindings === undefined) return defaults;
+  const known = Object.keys(defaults).join(", ");
+  if (!isPlainObject(bindings)) throw new SluiceConfigError("bindings", `must be an object { ${known.replaceAll(",", "?,")}? }; got ${describe(bindings)}`);
   for (const [name, value] of Object.entries(bindings)) {
-    if (!Object.hasOwn(DEFAULT_BINDINGS, name)) throw new SluiceConfigError(`bindings.${name}`, "is not a binding sluice uses (known: durable, kv)");
-    if (name === "durable" && kind === "kv") throw new SluiceConfigError("bindings.durable", "applies to store 'durable', not 'kv'");
+    if (name === "durable" && kind !== "durable") throw new SluiceConfigError("bindings.durable", `applies to store 'durable', not '${kind}'`);
+    if (Object.hasOwn(DEFAULT_REDIS_BINDINGS, name) && kind !== "redis") {
+      throw new SluiceConfigError(`bindings.${name}`, `applies to store 'redis', not '${kind}'`);
+    }
+    if (!Object.hasOwn(defaults, name)) throw new SluiceConfigError(`bindings.${name}`, `is not a binding sluice uses (known: ${known})`);
     if (typeof value !== "string" || value === "") {
       throw new SluiceConfigError(`bindings.${name}`, `must be the name of a binding in env; got ${describe(value)}`);
     }
   }
-  return Object.freeze({ ...DEFAULT_BINDINGS, ...bindings });
+  return Object.freeze({ ...defaults, ...bindings });
 }
 
 function normalizeFallback(fallback, kind) {
@@ -78,7 +93,7 @@ function shared(id, build) {
 function remoteStore(kind, options) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
-  if (kind === "kv" && options.shards !== undefined) throw new SluiceConfigError("shards", "applies to store 'durable', not 'kv'");
+  if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
   const {
     shards = 1,
     failMode = DEFAULT_FAIL_MODE,
@@ -105,11 +120,17 @@ function remoteStore(kind, options) {
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
     kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
+  const redis =
+    kind === "redis"
+      ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
+          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs }),
+        )
+      : null;
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
-    primary: durable ?? kv,
-    kv: durable !== null ? kv : null,
+    primary: durable ?? redis ?? kv,
+    kv: durable !== null || redis !== null ? kv : null,
     memory: fallback.includes("memory") ? resolveMemory() : null,
     failMode,
     timeoutMs,
@@ -118,7 +139,7 @@ function remoteStore(kind, options) {
     logIntervalMs,
   });
   built.set(id, chain);
-  chains.push({ settings: Object.freeze(settings), chain, durable, kv });
+  chains.push({ settings: Object.freeze(settings), chain, durable, kv, redis });
   return chain;
 }
 
@@ -132,30 +153,31 @@ function resolveMemory() {
  */
 export function resolveStore(options = {}) {
   const { store = "memory" } = options;
-  if (store === "durable" || store === "kv") return remoteStore(store, options);
+  if (store === "durable" || store === "kv" || store === "redis") return remoteStore(store, options);
   const isObject = store !== null && typeof store === "object" && typeof store.decide === "function";
   if (store !== "memory" && !isObject) {
-    throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv' or a store object with decide(); got ${describe(store)}`);
+    throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv', 'redis' or a store object with decide(); got ${describe(store)}`);
   }
   for (const field of REMOTE_FIELDS) {
     if (options[field] !== undefined) {
       const which = isObject ? "a store object (configure it where you build it)" : "'memory'";
-      throw new SluiceConfigError(field, `applies to store 'durable' and 'kv'; this limiter's store is ${which}`);
+      throw new SluiceConfigError(field, `applies to store 'durable', 'kv' and 'redis'; this limiter's store is ${which}`);
     }
   }
   return isObject ? store : resolveMemory();
 }
 
 /**
- * storeStats reports, for every durable or KV chain this isolate built, its settings and counters:
- * decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and those of
- * its Durable Object client and KV store.
+ * storeStats reports, for every durable, KV or Redis chain this isolate built, its settings and
+ * counters: decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and
+ * those of its Durable Object client, Redis store and KV store.
  */
 export function storeStats() {
-  return chains.map(({ settings, chain, durable, kv }) => ({
+  return chains.map(({ settings, chain, durable, kv, redis }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },
   }));
 }

@@ -1,0 +1,358 @@
+// The Redis store: exact counting in Redis (Upstash, or any Redis behind the Upstash REST protocol),
+// with the core's own arithmetic.
+//
+// Redis holds each (rule, key)'s state bytes, as the core exports them (base64 text, since the REST
+// protocol is JSON). The isolate decides; Redis only arbitrates:
+//  1. the isolate takes the last state it saw of each key (a bounded cache; "absent" for a key it has
+//     not seen), imports it into a scratch core, decides all checks at once (all-or-nothing) at its
+//     estimate of Redis's clock, and exports the new states;
+//  2. one script call (redis-cas-script.js, EVALSHA) sets the new states only if every key still
+//     holds the state decided on and the decision time is within `clockToleranceMs` of Redis's TIME;
+//  3. otherwise the script returns the current states and TIME, and the isolate decides again on them,
+//     at that time.
+// So a warm key costs one round trip, a conflict (another isolate wrote since) one more, and the stored
+// history of every key is a serial sequence of the core's own transitions: no isolate ever decides on a
+// state that was not the latest. Denials and peeks are checked the same way (they write nothing).
+//
+// Time: each isolate keeps the offset between Redis's TIME and its own clock, learnt from every reply
+// (against the middle of the round trip, as NTP does), and decides at its clock plus that offset; a
+// decision further than `clockToleranceMs` from TIME is refused (and decided again with the offset the
+// refusal taught), so isolates whose clocks disagree still decide at (nearly) the same instants. The
+// store reads its clock when it decides (after waiting for its turn on the key), not when the request
+// arrived, so the offset and the decision time are both as fresh as they can be. Keys expire (PXAT) once the core says
+// they are back to full quota, and never sooner than two windows after the decision, so idle keys leave
+// Redis by themselves.
+//
+// Requests of one isolate on the same key wait for each other (one script call in flight per key per
+// isolate), so a hot key does not make an isolate race itself.
+import { nowMs as wallClockMs } from "../clock.js";
+import { SluiceConfigError, describe } from "../errors.js";
+import { checkTimeout } from "./deadline.js";
+import { REDIS_CAS_SCRIPT } from "./redis-cas-script.js";
+import { RuleCore } from "./rule-core.js";
+import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
+import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
+
+/** The env variables the REST URL and token are read from, by default (Upstash's own names). */
+export const DEFAULT_REDIS_ENV = Object.freeze({ url: "UPSTASH_REDIS_REST_URL", token: "UPSTASH_REDIS_REST_TOKEN" });
+
+// The scratch core holds one call's keys (at most 16) and is emptied after every decision.
+const SCRATCH_KEYS_PER_RULE = 64;
+
+/**
+ * @typedef {object} RedisStoreOptions
+ * @property {string} [url] The REST URL; default: read from env[urlEnv] at first use.
+ * @property {string} [token] The REST token; default: read from env[tokenEnv] at first use.
+ * @property {string} [urlEnv] The env variable holding the URL. Default "UPSTASH_REDIS_REST_URL".
+ * @property {string} [tokenEnv] The env variable holding the token. Default "UPSTASH_REDIS_REST_TOKEN".
+ * @property {string} [prefix] Prepended to every Redis key. Default "sluice:".
+ * @property {number} [clockToleranceMs] How far a decision's time may be from Redis's TIME. Default 250.
+ * @property {number} [maxAttempts] Script calls per decision before giving up (the chain then falls back). Default 16.
+ * @property {number} [maxCachedKeys] How many keys' last states the isolate remembers. Default 10000.
+ * @property {number} [timeoutMs] Abort the decision (and its HTTP request) after this long. Default Infinity.
+ * @property {typeof fetch} [fetch] The fetch function. Default globalThis.fetch.
+ * @property {() => number} [clock] This isolate's clock (ms since the epoch). Default: the wall clock.
+ */
+
+/**
+ * createRedisStore returns a store that decides exactly, with state kept in Redis and reached over the
+ * Upstash REST protocol. Configuration read from env is checked at first use; a missing or invalid URL
+ * or token throws a SluiceConfigError naming the env variable (the token's value is never shown).
+ * Decisions are taken at Redis's time (options.nowMs is not used); decide needs options.env when the
+ * URL or token come from env.
+ * @param {RedisStoreOptions} [options]
+ */
+export function createRedisStore(options = {}) {
+  const {
+    url,
+    token,
+    urlEnv = DEFAULT_REDIS_ENV.url,
+    tokenEnv = DEFAULT_REDIS_ENV.token,
+    prefix = "sluice:",
+    clockToleranceMs = 250,
+    maxAttempts = 16,
+    maxCachedKeys = 10_000,
+    timeoutMs = Infinity,
+    fetch: fetchFn,
+    clock = wallClockMs,
+  } = options;
+  if (url !== undefined) checkUrl(url, "url");
+  if (token !== undefined) checkToken(token, "token");
+  checkName(urlEnv, "urlEnv");
+  checkName(tokenEnv, "tokenEnv");
+  if (typeof prefix !== "string") throw new SluiceConfigError("prefix", `must be a string; got ${describe(prefix)}`);
+  if (typeof clockToleranceMs !== "number" || !(clockToleranceMs > 0) || clockToleranceMs === Infinity) {
+    throw new SluiceConfigError("clockToleranceMs", `must be a finite number of milliseconds > 0; got ${describe(clockToleranceMs)}`);
+  }
+  checkWhole(maxAttempts, "maxAttempts");
+  checkWhole(maxCachedKeys, "maxCachedKeys");
+  checkTimeout(timeoutMs, "timeoutMs");
+  if (fetchFn !== undefined && typeof fetchFn !== "function") throw new SluiceConfigError("fetch", `must be a function; got ${describe(fetchFn)}`);
+  if (typeof clock !== "function") throw new SluiceConfigError("clock", `must be a function returning ms since the epoch; got ${describe(clock)}`);
+
+  const rules = new RuleCore((rule) => ({
+    algorithm: rule.algorithm,
+    limit: rule.limit,
+    windowMs: rule.windowMs,
+    burst: rule.burst,
+    keyCapacity: SCRATCH_KEYS_PER_RULE,
+  }));
+  const counters = {
+    /** Decisions taken (each is one or more script calls). */
+    decisions: 0,
+    /** HTTP requests sent to the REST endpoint. */
+    roundTrips: 0,
+    /** Script calls refused because another isolate had written the key since this one last saw it. */
+    conflicts: 0,
+    /** Script calls refused because the decision time was too far from Redis's TIME. */
+    clockRefusals: 0,
+    /** Decisions that gave up after maxAttempts refused script calls. */
+    exhausted: 0,
+  };
+  const cache = new Map(); // Redis key -> the last state seen ("" for absent), least recently used first
+  const locks = new Map(); // Redis key -> the tail of the queue of this isolate's decisions on it
+  let client = null;
+  let shaPromise = null;
+  let offsetMs = null; // Redis's TIME minus this isolate's clock, as last measured
+
+  function clientFor(env) {
+    if (client !== null) return client;
+    const resolvedUrl = url ?? fromEnv(env, urlEnv);
+    if (url === undefined) checkUrl(resolvedUrl, `env.${urlEnv}`);
+    const resolvedToken = token ?? fromEnv(env, tokenEnv);
+    if (token === undefined) checkToken(resolvedToken, `env.${tokenEnv}`);
+    client = createUpstashRestClient({
+      url: resolvedUrl,
+      token: resolvedToken,
+      fetch: fetchFn ?? ((...args) => globalThis.fetch(...args)),
+      onRoundTrip: () => counters.roundTrips++,
+    });
+    return client;
+  }
+
+  async function decide(checks, decideOptions = {}) {
+    const { peek = false, env } = decideOptions;
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    const rest = clientFor(env); // config errors throw here, before any request
+    const sha = await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT));
+    const keys = redisKeysOf(checks);
+    const signal = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
+    const release = await lock(keys.unique);
+    try {
+      signal?.throwIfAborted();
+      return await decideLocked(rest, sha, checks, keys, peek, signal);
+    } finally {
+      release();
+    }
+  }
+
+  async function decideLocked(rest, sha, checks, keys, peek, signal) {
+    let states = keys.unique.map((key) => cache.get(key) ?? "");
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      const sentAtMs = localTime();
+      const atMs = Math.round(sentAtMs + (offsetMs ?? 0));
+      const { outcome, next, expiresAtMs } = decideOn(checks, keys, states, atMs, peek);
+      const args = [atMs, clockToleranceMs];
+      for (let u = 0; u < keys.unique.length; u++) args.push(states[u], next[u], expiresAtMs[u]);
+      const reply = await rest.evalScript(REDIS_CAS_SCRIPT, sha, keys.unique, args, signal);
+      const [applied, redisNowMs] = parseReply(reply, keys.unique.length);
+      offsetMs = redisNowMs - (sentAtMs + localTime()) / 2;
+      if (applied) {
+        for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], next[u] === "" ? states[u] : next[u]);
+        counters.decisions++;
+        outcome.store = "redis";
+        return outcome;
+      }
+      const current = reply.slice(2).map(String);
+      const moved = current.some((state, u) => state !== states[u]);
+      if (moved) counters.conflicts++;
+      else counters.clockRefusals++;
+      for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], current[u]);
+      states = current;
+      signal?.throwIfAborted();
+    }
+    counters.exhausted++;
+    throw new Error(`redis store: ${maxAttempts} script calls in a row were refused (contention); not decided`);
+  }
+
+  // Decides every check on `states` at `atMs` in the scratch core, which is left empty again.
+  // Returns the outcome, each unique key's new state ("" when nothing is to be written) and when it expires.
+  function decideOn(checks, keys, states, atMs, peek) {
+    const indices = rules.indicesOf(checks);
+    const core = rules.core;
+    const count = checks.length;
+    const unique = keys.unique.length;
+    const firstCheck = keys.firstCheckOfUnique;
+    const evictionsBefore = evictions(core, indices);
+    try {
+      for (let u = 0; u < unique; u++) {
+        const i = firstCheck[u];
+        core.reset(indices[i], checks[i].key);
+        if (states[u] !== "") importOrForget(core, indices[i], checks[i].key, states[u]);
+      }
+      const coreChecks = new Array(count);
+      for (let i = 0; i < count; i++) coreChecks[i] = { rule: indices[i], key: checks[i].key, cost: checks[i].cost };
+      const outcome = core.checkAll(coreChecks, atMs, { peek });
+      if (evictions(core, indices) !== evictionsBefore) {
+        throw new Error("redis store: a call's keys overflowed the scratch key table");
+      }
+      const next = new Array(unique).fill("");
+      const expiresAtMs = new Array(unique).fill(0);
+      if (outcome.allowed && !peek) {
+        for (let u = 0; u < unique; u++) {
+          const i = firstCheck[u];
+          const bytes = core.exportState(indices[i], checks[i].key);
+          if (bytes === null) continue;
+          next[u] = toBase64(bytes);
+          // Back to full quota by the core's word, and never sooner than two windows (a sliding
+          // counter still weighs the previous window after the current one turns).
+          const rule = checks[i].rule;
+          expiresAtMs[u] = atMs + Math.max(outcome.checks[i].resetMs, 2 * rule.windowMs) + clockToleranceMs;
+        }
+      }
+      return { outcome, next, expiresAtMs };
+    } finally {
+      for (let u = 0; u < unique; u++) {
+        const i = firstCheck[u];
+        core.reset(indices[i], checks[i].key);
+      }
+    }
+  }
+
+  function localTime() {
+    const now = clock();
+    if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`redis store: clock() returned ${String(now)}`);
+    return now;
+  }
+
+  function redisKeysOf(checks) {
+    const unique = [];
+    const firstCheckOfUnique = [];
+    for (let i = 0; i < checks.length; i++) {
+      const name = `${prefix}${checks[i].rule.id}:${checks[i].key}`;
+      if (!unique.includes(name)) {
+        unique.push(name);
+        firstCheckOfUnique.push(i);
+      }
+    }
+    return { unique, firstCheckOfUnique };
+  }
+
+  function remember(key, state) {
+    cache.delete(key);
+    cache.set(key, state);
+    if (cache.size > maxCachedKeys) cache.delete(cache.keys().next().value);
+  }
+
+  // Waits for this isolate's earlier decisions on any of `keys`; returns the function that lets the
+  // next one go. Keys are taken in sorted order, so two multi-key decisions cannot wait on each other.
+  async function lock(keys) {
+    const sorted = [...keys].sort();
+    const releases = [];
+    for (const key of sorted) {
+      const previous = locks.get(key);
+      let release;
+      const mine = new Promise((resolve) => (release = resolve));
+      locks.set(key, mine);
+      releases.push(() => {
+        if (locks.get(key) === mine) locks.delete(key);
+        release();
+      });
+      if (previous !== undefined) await previous;
+    }
+    return () => {
+      for (const release of releases) release();
+    };
+  }
+
+  return {
+    name: "redis",
+    counters,
+    decide,
+    /** The scratch core is emptied after every decision: nothing counts in the isolate. */
+    isolateTables: () => [],
+    isBound: (env) => (url !== undefined || present(env, urlEnv)) && (token !== undefined || present(env, tokenEnv)),
+  };
+}
+
+function parseReply(reply, keyCount) {
+  const valid = Array.isArray(reply) && (reply[0] === 1 || reply[0] === 0) && Number.isFinite(Number(reply[1]));
+  if (!valid || (reply[0] === 0 && reply.length !== keyCount + 2)) throw new Error("redis store: the script's reply is malformed");
+  return [reply[0] === 1, Number(reply[1])];
+}
+
+// A state another core format (or anything else) wrote is unreadable: the key starts over rather than
+// failing every request until it expires.
+function importOrForget(core, index, key, state) {
+  let bytes;
+  try {
+    bytes = fromBase64(state);
+    core.importState(index, key, bytes);
+  } catch (error) {
+    if (bytes !== undefined && !(error instanceof SluiceError && error.status === Status.INVALID_STATE)) throw error;
+    core.reset(index, key);
+  }
+}
+
+function evictions(core, indices) {
+  let total = 0;
+  for (let i = 0; i < indices.length; i++) if (indices.indexOf(indices[i]) === i) total += core.stats(indices[i]).evictions;
+  return total;
+}
+
+function toBase64(bytes) {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
+  return btoa(binary);
+}
+
+function fromBase64(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function present(env, name) {
+  const value = env?.[name];
+  return typeof value === "string" && value !== "";
+}
+
+function fromEnv(env, name) {
+  const value = env?.[name];
+  if (value === undefined || value === null || value === "") {
+    throw new SluiceConfigError(`env.${name}`, "is not set (the Redis store reads its REST URL and token from env; add it with wrangler secret put)");
+  }
+  return value;
+}
+
+function checkUrl(value, field) {
+  let parsed = null;
+  if (typeof value === "string") {
+    try {
+      parsed = new URL(value);
+    } catch {
+      parsed = null;
+    }
+  }
+  if (parsed === null || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) {
+    throw new SluiceConfigError(field, `must be the database's REST URL (https://...); got ${describe(value)}`);
+  }
+}
+
+// The token's value is never shown, not even in part.
+function checkToken(value, field) {
+  if (typeof value !== "string" || value === "" || /[\s]/.test(value)) {
+    throw new SluiceConfigError(field, `must be the database's REST token (a non-empty string without spaces); got ${typeof value === "string" ? "an invalid string" : describe(value)}`);
+  }
+}
+
+function checkName(value, field) {
+  if (typeof value !== "string" || value === "") throw new SluiceConfigError(field, `must name an env variable; got ${describe(value)}`);
+}
+
+function checkWhole(value, field) {
+  if (!Number.isInteger(value) || value < 1) throw new SluiceConfigError(field, `must be a whole number >= 1; got ${describe(value)}`);
+}
