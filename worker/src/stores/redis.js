@@ -115,19 +115,21 @@ export function createRedisStore(options = {}) {
   let shaPromise = null;
   let offsetMs = null; // Redis's TIME minus this isolate's clock, as last measured
 
+  // The client for the URL and token in effect: built at first use, and again if env's values change.
   function clientFor(env) {
-    if (client !== null) return client;
     const resolvedUrl = url ?? fromEnv(env, urlEnv);
-    if (url === undefined) checkUrl(resolvedUrl, `env.${urlEnv}`);
     const resolvedToken = token ?? fromEnv(env, tokenEnv);
+    if (client !== null && client.url === resolvedUrl && client.token === resolvedToken) return client.rest;
+    if (url === undefined) checkUrl(resolvedUrl, `env.${urlEnv}`);
     if (token === undefined) checkToken(resolvedToken, `env.${tokenEnv}`);
-    client = createUpstashRestClient({
+    const rest = createUpstashRestClient({
       url: resolvedUrl,
       token: resolvedToken,
       fetch: fetchFn ?? ((...args) => globalThis.fetch(...args)),
       onRoundTrip: () => counters.roundTrips++,
     });
-    return client;
+    client = { url: resolvedUrl, token: resolvedToken, rest };
+    return rest;
   }
 
   async function decide(checks, decideOptions = {}) {
@@ -166,9 +168,8 @@ export function createRedisStore(options = {}) {
         return outcome;
       }
       const current = reply.slice(2).map(String);
-      const moved = current.some((state, u) => state !== states[u]);
-      if (moved) counters.conflicts++;
-      else counters.clockRefusals++;
+      if (current.some((state, u) => state !== states[u])) counters.conflicts++;
+      if (Math.abs(atMs - redisNowMs) > clockToleranceMs) counters.clockRefusals++;
       for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], current[u]);
       states = current;
       signal?.throwIfAborted();
