@@ -11,6 +11,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "createKvStore",
     "createLimiter",
     "createMemoryStore",
+    "createRedisStore",
     "firstOf",
     "ip",
     "isolateStats",

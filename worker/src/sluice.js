@@ -8,5 +8,6 @@ export { storeStats } from "./stores/registry.js";
 export { createMemoryStore } from "./stores/memory.js";
 export { createDurableStore } from "./stores/durable.js";
 export { createKvStore } from "./stores/kv.js";
+export { createRedisStore } from "./stores/redis.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";

@@ -4,7 +4,7 @@ import type { DurableStoreCounters } from "./durable.js";
 import type { KvStoreCounters } from "./kv.js";
 import type { Store } from "./store.js";
 
-export type StoreOption = "memory" | "durable" | "kv" | Store;
+export type StoreOption = "memory" | "durable" | "kv" | "redis" | Store;
 
 /** durable and kv: the fallback chain's settings. */
 interface ChainSettings {
@@ -41,6 +41,17 @@ export interface KvStoreSettings extends ChainSettings {
   fallback?: readonly [] | readonly ["memory"];
 }
 
+/** The settings of store: "redis": Redis over the Upstash REST protocol, falling back to memory, then failMode. */
+export interface RedisStoreSettings extends ChainSettings {
+  /** The env variables holding the REST URL and token (wrangler secrets), and the KV binding for a kv fallback;
+   * default { redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN", kv: "SLUICE_KV" }. */
+  bindings?: { redisUrl?: string; redisToken?: string; kv?: string };
+  /** Durable only. */
+  shards?: undefined;
+  /** Who decides, in this order, when Redis cannot; default ["memory"]; [] for none. */
+  fallback?: readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"];
+}
+
 /**
  * The options of a limiter or middleware that choose and tune its store. `store` is where counts
  * live; default "memory" (this isolate's instance), which takes no settings, nor does a store object of
@@ -50,21 +61,24 @@ export interface KvStoreSettings extends ChainSettings {
 export type LimiterStoreOptions =
   | ({ store?: "memory" | Store } & { [Setting in keyof DurableStoreSettings]?: undefined })
   | ({ store: "durable" } & DurableStoreSettings)
-  | ({ store: "kv" } & KvStoreSettings);
+  | ({ store: "kv" } & KvStoreSettings)
+  | ({ store: "redis" } & RedisStoreSettings);
 
 export declare const STORE_FIELDS: readonly string[];
 /** { durable: "SLUICE_DO", kv: "SLUICE_KV" }: the names wrangler.toml declares. */
 export declare const DEFAULT_BINDINGS: Readonly<{ durable: string; kv: string }>;
 /** durable: ["kv", "memory"]; kv: ["memory"]. */
-export declare const DEFAULT_FALLBACK: Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"] }>;
+export declare const DEFAULT_FALLBACK: Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"]; redis: readonly ["memory"] }>;
+/** { redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" }: the env variables store "redis" reads. */
+export declare const DEFAULT_REDIS_BINDINGS: Readonly<{ redisUrl: string; redisToken: string }>;
 
 /** Turns the store options into a store; throws SluiceConfigError naming the option. */
 export declare function resolveStore(options?: LimiterStoreOptions): Store;
 
 /** The settings and counters of one durable or KV chain built in this isolate. */
 export interface StoreStats {
-  store: "durable" | "kv";
-  bindings: { durable?: string; kv: string };
+  store: "durable" | "kv" | "redis";
+  bindings: { durable?: string; kv: string; redisUrl?: string; redisToken?: string };
   /** Durable only. */
   shards?: number | "key";
   fallback: ReadonlyArray<"kv" | "memory">;
@@ -78,6 +92,8 @@ export interface StoreStats {
   counters: FallbackChainCounters;
   /** The Durable Object client's counters (requests spread over objects, undone charges), or null. */
   durable: DurableStoreCounters | null;
+  /** The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null. */
+  redis: { decisions: number; roundTrips: number; conflicts: number; clockRefusals: number; exhausted: number } | null;
   /** The KV store's counters (reads, writes, failures), or null when the chain has no KV. */
   kv: KvStoreCounters | null;
 }

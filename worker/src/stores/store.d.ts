@@ -47,7 +47,7 @@ export interface TimedStoreOptions extends StoreOptions {
   nowMs: number;
 }
 
-export type StoreName = "memory" | "durable" | "kv";
+export type StoreName = "memory" | "durable" | "kv" | "redis";
 
 /** The answer to one call: the deciding check's decision, every check's own, and who decided. */
 export interface Outcome extends Decision {
@@ -61,7 +61,7 @@ export interface Outcome extends Decision {
   /** Which store decided; "none" when no store could and the chain's failMode did. */
   store: StoreName | "none";
   /** Present when the store that should have decided failed: which one, and why. */
-  fallback?: { from: "durable" | "kv"; reason: string };
+  fallback?: { from: "durable" | "kv" | "redis"; reason: string };
   /** True when the chain answered from its memory of an earlier denial, without asking the store. */
   preFiltered?: true;
 }
