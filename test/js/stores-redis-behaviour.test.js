@@ -93,7 +93,7 @@ test("several rules in one call are all-or-nothing: a denial charges none of the
   ];
   const store = isolate();
   assert.equal((await decide(store, checks)).allowed, true);
-  const wideKey = `sluice:${wide.id}:k`;
+  const wideKey = `sluice:s:${wide.id}:k`;
   const stateBefore = await bridge.command("GET", wideKey);
   const denied = await decide(isolate(), checks);
   assert.equal(denied.allowed, false);
@@ -107,7 +107,7 @@ test("a peek charges nothing", async () => {
   const store = isolate();
   const peeked = await decide(store, checks, { peek: true });
   assert.equal(peeked.allowed, true);
-  assert.equal(await bridge.command("EXISTS", `sluice:${checks[0].rule.id}:k`), 0);
+  assert.equal(await bridge.command("EXISTS", `sluice:s:${checks[0].rule.id}:k`), 0);
   assert.equal((await decide(store, checks)).remaining, 1);
 });
 
@@ -116,7 +116,7 @@ test("a key's state expires in Redis after it has been idle", async () => {
   const toleranceMs = 50;
   const checks = [{ rule: rule({ name: "idle", limit: 1, windowMs }), key: "k", cost: 1 }];
   const store = isolate({ clockToleranceMs: toleranceMs });
-  const redisKey = `sluice:${checks[0].rule.id}:k`;
+  const redisKey = `sluice:s:${checks[0].rule.id}:k`;
   assert.equal((await decide(store, checks)).allowed, true);
   const [seconds, micros] = await bridge.command("TIME");
   const redisNowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
@@ -214,7 +214,7 @@ test('store: "redis" in the middleware limits across "isolates" and reads its se
   assert.equal(stats.counters.decided.redis, 3);
   assert.equal(stats.counters.fallbacks, 0);
   assert.equal(stats.redis.decisions, 3);
-  assert.equal(await bridge.command("EXISTS", "sluice:mw-redis|sliding-log|2|60000|0:client"), 1);
+  assert.equal(await bridge.command("EXISTS", "sluice:s:mw-redis|sliding-log|2|60000|0:client"), 1);
   // A missing secret is a configuration error, not a fallback.
   const errors = [];
   const misconfigured = new Hono();

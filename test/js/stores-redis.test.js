@@ -65,6 +65,32 @@ describe("Redis store across isolates", () => {
     });
   }
 
+  test("sustained contention on one key from 4 isolates: every decision is Redis's, counted once", async () => {
+    // Every decision admits and writes, so every isolate races the others for the key on every call.
+    const BIG = 1_000_000;
+    const PER_ISOLATE = 40;
+    const checks = [{ rule: rule({ name: "contention", limit: BIG, windowMs: HOUR }), key: "hot", cost: 1 }];
+    const store = redisStore("contention:", { maxAttempts: 4 }); // few attempts: losers must get their turn by holding the key
+    const lanes = await Promise.all(
+      Array.from({ length: ISOLATES }, async (_, isolate) => {
+        const outcomes = [];
+        for (let i = 0; i < PER_ISOLATE; i++) outcomes.push((await send(isolate, { op: "decide", store, checks, nowMs: Date.now() })).outcome);
+        return outcomes;
+      }),
+    );
+    const all = lanes.flat();
+    assert.ok(all.every((o) => o.store === "redis" && o.allowed));
+    // The last admitted left BIG - 160; a peek reports what one more would leave.
+    assert.equal(Math.min(...all.map((o) => o.remaining)), BIG - ISOLATES * PER_ISOLATE);
+    const peek = await send(0, { op: "decide", store, checks, nowMs: Date.now(), peek: true });
+    assert.equal(peek.outcome.remaining, BIG - ISOLATES * PER_ISOLATE - 1);
+    // Each admitted decision saw a different remaining count: no two decided on the same state.
+    assert.equal(new Set(all.map((o) => o.remaining)).size, all.length);
+    const counters = await Promise.all(Array.from({ length: ISOLATES }, (_, i) => send(i, { op: "counters", store })));
+    assert.equal(counters.reduce((sum, c) => sum + c.exhausted, 0), 0);
+    console.log(`contention: ${JSON.stringify(counters.map(({ decisions, roundTrips, conflicts, held }) => ({ decisions, roundTrips, conflicts, held })))}`);
+  });
+
   test("isolates whose clocks are hours apart take the same decisions as isolates that agree", async () => {
     // Requests one after another, round-robin: the sequence of (allowed, remaining) must not depend on
     // the isolates' clocks. With their own clocks, isolates an hour apart would count in different

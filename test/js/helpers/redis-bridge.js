@@ -12,10 +12,15 @@
 //
 // Replies map as the REST API maps them: simple and bulk strings to strings, integers to numbers, nil
 // to null, arrays to arrays. Arguments (strings or numbers) are sent as bulk strings.
+// Scripts: Upstash accepts shebang flags redis-server 7.0 refuses (@upstash/ratelimit's scripts say
+// `#!lua flags=allow-key-locking`); the bridge drops flags Redis does not know from EVAL and SCRIPT LOAD
+// and translates EVALSHA's digest of the original script to the digest of the one Redis holds.
 // Redis is reached over node:net in RESP2, one connection, commands pipelined in order.
 //
 // Test knobs: setDelay(ms) holds every reply that long (a slow database); echoAuthorization(true) makes
-// error replies quote the request's Authorization header (a hostile or careless proxy).
+// error replies quote the request's Authorization header (a hostile or careless proxy). `requests`
+// counts the HTTP requests served (the bench's round trips, counted the same way for every client).
+import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import { connect } from "node:net";
 import { freePort } from "./redis-server.js";
@@ -118,6 +123,18 @@ function parseReply(buffer, start) {
   }
 }
 
+// The shebang flags redis-server 7.0 knows.
+const REDIS_SCRIPT_FLAGS = new Set(["no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"]);
+const sha1 = (text) => createHash("sha1").update(text).digest("hex");
+
+/** A script as redis-server 7.0 accepts it: unknown shebang flags dropped. */
+function adaptScript(script) {
+  const match = /^#!lua flags=([^\n]*)/.exec(script);
+  if (match === null) return script;
+  const kept = match[1].split(",").map((f) => f.trim()).filter((f) => REDIS_SCRIPT_FLAGS.has(f));
+  return `#!lua${kept.length > 0 ? ` flags=${kept.join(",")}` : ""}${script.slice(match[0].length)}`;
+}
+
 function isError(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value) && typeof value.error === "string";
 }
@@ -138,12 +155,32 @@ export async function startBridge({ redisPort, token, exclude = [] }) {
   let connection = null;
   let delayMs = 0;
   let echo = false;
+  let requests = 0;
+  const digests = new Map(); // sha1 of a script as sent -> sha1 of the script Redis holds
+  const adapt = (command) => {
+    const name = String(command[0]).toUpperCase();
+    if ((name === "EVAL" || name === "EVAL_RO") && typeof command[1] === "string") {
+      const script = adaptScript(command[1]);
+      if (script !== command[1]) digests.set(sha1(command[1]), sha1(script));
+      return [command[0], script, ...command.slice(2)];
+    }
+    if ((name === "EVALSHA" || name === "EVALSHA_RO") && digests.has(String(command[1]))) {
+      return [command[0], digests.get(String(command[1])), ...command.slice(2)];
+    }
+    if (name === "SCRIPT" && String(command[1]).toUpperCase() === "LOAD" && typeof command[2] === "string") {
+      const script = adaptScript(command[2]);
+      if (script !== command[2]) digests.set(sha1(command[2]), sha1(script));
+      return [command[0], command[1], script];
+    }
+    return command;
+  };
   const connectionOf = () => {
     if (connection === null || connection.broken) connection = new RespConnection(redisPort);
     return connection;
   };
 
   const server = createServer(async (request, response) => {
+    requests++;
     const chunks = [];
     for await (const chunk of request) chunks.push(chunk);
     const reply = (status, body) => {
@@ -169,17 +206,17 @@ export async function startBridge({ redisPort, token, exclude = [] }) {
     try {
       if (path === "") {
         if (!Array.isArray(body) || body.length === 0) return reply(400, { error: "ERR the body must be a command array" });
-        const [{ value }] = await connectionOf().send([body]);
+        const [{ value }] = await connectionOf().send([adapt(body)]);
         if (isError(value)) return reply(400, { error: echo ? `${value.error} (request had ${authorization})` : value.error });
         return reply(200, { result: toJson(value, base64) });
       }
       if (path === "/pipeline" || path === "/multi-exec") {
         if (!Array.isArray(body) || !body.every(Array.isArray)) return reply(400, { error: "ERR the body must be an array of commands" });
         if (path === "/pipeline") {
-          const replies = await connectionOf().send(body);
+          const replies = await connectionOf().send(body.map(adapt));
           return reply(200, replies.map(({ value }) => (isError(value) ? { error: value.error } : { result: toJson(value, base64) })));
         }
-        const replies = await connectionOf().send([["MULTI"], ...body, ["EXEC"]]);
+        const replies = await connectionOf().send([["MULTI"], ...body.map(adapt), ["EXEC"]]);
         const exec = replies.at(-1).value;
         if (isError(exec) || exec === null) return reply(400, { error: isError(exec) ? exec.error : "EXECABORT" });
         return reply(200, exec.map((value) => (isError(value) ? { error: value.error } : { result: toJson(value, base64) })));
@@ -203,6 +240,10 @@ export async function startBridge({ redisPort, token, exclude = [] }) {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    /** requests is how many HTTP requests the bridge has served. */
+    get requests() {
+      return requests;
+    },
     /** setDelay holds every reply `ms` before sending it. */
     setDelay(ms) {
       delayMs = ms;

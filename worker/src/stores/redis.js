@@ -9,7 +9,8 @@
 //  2. one script call (redis-cas-script.js, EVALSHA) sets the new states only if every key still
 //     holds the state decided on and the decision time is within `clockToleranceMs` of Redis's TIME;
 //  3. otherwise the script returns the current states and TIME, and the isolate decides again on them,
-//     at that time.
+//     at that time. An isolate that lost twice in one decision reserves the keys for its next call,
+//     so that isolates nearer to Redis cannot starve it (redis-cas-script.js, "Fairness").
 // So a warm key costs one round trip, a conflict (another isolate wrote since) one more, and the stored
 // history of every key is a serial sequence of the core's own transitions: no isolate ever decides on a
 // state that was not the latest. Denials and peeks are checked the same way (they write nothing).
@@ -47,7 +48,8 @@ const SCRATCH_KEYS_PER_RULE = 64;
  * @property {string} [tokenEnv] The env variable holding the token. Default "UPSTASH_REDIS_REST_TOKEN".
  * @property {string} [prefix] Prepended to every Redis key. Default "sluice:".
  * @property {number} [clockToleranceMs] How far a decision's time may be from Redis's TIME. Default 250.
- * @property {number} [maxAttempts] Script calls per decision before giving up (the chain then falls back). Default 16.
+ * @property {number} [maxAttempts] Refused script calls per decision before giving up (the chain then falls back). Default 16.
+ * @property {number} [reserveMs] How long an isolate that lost twice holds the keys for its next call. Default 1000.
  * @property {number} [maxCachedKeys] How many keys' last states the isolate remembers. Default 10000.
  * @property {number} [timeoutMs] Abort the decision (and its HTTP request) after this long. Default Infinity.
  * @property {typeof fetch} [fetch] The fetch function. Default globalThis.fetch.
@@ -71,6 +73,7 @@ export function createRedisStore(options = {}) {
     prefix = "sluice:",
     clockToleranceMs = 250,
     maxAttempts = 16,
+    reserveMs = 1000,
     maxCachedKeys = 10_000,
     timeoutMs = Infinity,
     fetch: fetchFn,
@@ -85,6 +88,7 @@ export function createRedisStore(options = {}) {
     throw new SluiceConfigError("clockToleranceMs", `must be a finite number of milliseconds > 0; got ${describe(clockToleranceMs)}`);
   }
   checkWhole(maxAttempts, "maxAttempts");
+  checkWhole(reserveMs, "reserveMs");
   checkWhole(maxCachedKeys, "maxCachedKeys");
   checkTimeout(timeoutMs, "timeoutMs");
   if (fetchFn !== undefined && typeof fetchFn !== "function") throw new SluiceConfigError("fetch", `must be a function; got ${describe(fetchFn)}`);
@@ -106,6 +110,8 @@ export function createRedisStore(options = {}) {
     conflicts: 0,
     /** Script calls refused because the decision time was too far from Redis's TIME. */
     clockRefusals: 0,
+    /** Script calls refused because another isolate held a key (it had lost twice); answered after a wait. */
+    held: 0,
     /** Decisions that gave up after maxAttempts refused script calls. */
     exhausted: 0,
   };
@@ -114,6 +120,8 @@ export function createRedisStore(options = {}) {
   let client = null;
   let shaPromise = null;
   let offsetMs = null; // Redis's TIME minus this isolate's clock, as last measured
+  let roundTripMs = 1; // the last script call's round trip, as this isolate's clock measured it
+  let ticket = null; // names this store's reservations (made at first use: no randomness at global scope)
 
   // The client for the URL and token in effect: built at first use, and again if env's values change.
   function clientFor(env) {
@@ -139,6 +147,7 @@ export function createRedisStore(options = {}) {
     }
     const rest = clientFor(env); // config errors throw here, before any request
     const sha = await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT));
+    ticket ??= crypto.randomUUID();
     const keys = redisKeysOf(checks);
     const signal = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
     const release = await lock(keys.unique);
@@ -152,25 +161,40 @@ export function createRedisStore(options = {}) {
 
   async function decideLocked(rest, sha, checks, keys, peek, signal) {
     let states = keys.unique.map((key) => cache.get(key) ?? "");
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const n = keys.unique.length;
+    const scriptKeys = [...keys.unique, ...keys.holds];
+    let refused = 0;
+    // Calls refused because another isolate held a key do not count as attempts (the holder is about
+    // to succeed), but are bounded too: a holder that died releases its hold after reserveMs.
+    for (let calls = 0; refused < maxAttempts && calls < 4 * maxAttempts; calls++) {
       const sentAtMs = localTime();
       const atMs = Math.round(sentAtMs + (offsetMs ?? 0));
       const { outcome, next, expiresAtMs } = decideOn(checks, keys, states, atMs, peek);
-      const args = [atMs, clockToleranceMs];
-      for (let u = 0; u < keys.unique.length; u++) args.push(states[u], next[u], expiresAtMs[u]);
-      const reply = await rest.evalScript(REDIS_CAS_SCRIPT, sha, keys.unique, args, signal);
-      const [applied, redisNowMs] = parseReply(reply, keys.unique.length);
-      offsetMs = redisNowMs - (sentAtMs + localTime()) / 2;
+      const args = [atMs, clockToleranceMs, ticket, refused >= 2 ? reserveMs : 0];
+      for (let u = 0; u < n; u++) args.push(states[u], next[u], expiresAtMs[u]);
+      const reply = await rest.evalScript(REDIS_CAS_SCRIPT, sha, scriptKeys, args, signal);
+      const [applied, redisNowMs, heldMs] = parseReply(reply, n);
+      const receivedAtMs = localTime();
+      offsetMs = redisNowMs - (sentAtMs + receivedAtMs) / 2;
+      roundTripMs = Math.max(1, receivedAtMs - sentAtMs);
       if (applied) {
         for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], next[u] === "" ? states[u] : next[u]);
         counters.decisions++;
         outcome.store = "redis";
         return outcome;
       }
-      const current = reply.slice(2).map(String);
+      const current = reply.slice(3).map(String);
+      for (let u = 0; u < n; u++) remember(keys.unique[u], current[u]);
+      if (heldMs > 0) {
+        counters.held++;
+        states = current;
+        // The holder needs about one round trip; never wait past its hold.
+        await sleep(Math.min(heldMs, roundTripMs), signal);
+        continue;
+      }
+      refused++;
       if (current.some((state, u) => state !== states[u])) counters.conflicts++;
       if (Math.abs(atMs - redisNowMs) > clockToleranceMs) counters.clockRefusals++;
-      for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], current[u]);
       states = current;
       signal?.throwIfAborted();
     }
@@ -228,17 +252,21 @@ export function createRedisStore(options = {}) {
     return now;
   }
 
+  // A key's state lives at `<prefix>s:<rule id>:<key>` and its hold at `<prefix>h:<rule id>:<key>`: the
+  // letter after the prefix keeps the two apart whatever a client puts in its key.
   function redisKeysOf(checks) {
     const unique = [];
+    const holds = [];
     const firstCheckOfUnique = [];
     for (let i = 0; i < checks.length; i++) {
-      const name = `${prefix}${checks[i].rule.id}:${checks[i].key}`;
-      if (!unique.includes(name)) {
-        unique.push(name);
+      const name = `${checks[i].rule.id}:${checks[i].key}`;
+      if (!unique.includes(`${prefix}s:${name}`)) {
+        unique.push(`${prefix}s:${name}`);
+        holds.push(`${prefix}h:${name}`);
         firstCheckOfUnique.push(i);
       }
     }
-    return { unique, firstCheckOfUnique };
+    return { unique, holds, firstCheckOfUnique };
   }
 
   function remember(key, state) {
@@ -280,8 +308,21 @@ export function createRedisStore(options = {}) {
 
 function parseReply(reply, keyCount) {
   const valid = Array.isArray(reply) && (reply[0] === 1 || reply[0] === 0) && Number.isFinite(Number(reply[1]));
-  if (!valid || (reply[0] === 0 && reply.length !== keyCount + 2)) throw new Error("redis store: the script's reply is malformed");
-  return [reply[0] === 1, Number(reply[1])];
+  if (!valid || (reply[0] === 0 && (reply.length !== keyCount + 3 || !(Number(reply[2]) >= 0)))) {
+    throw new Error("redis store: the script's reply is malformed");
+  }
+  return [reply[0] === 1, Number(reply[1]), reply[0] === 1 ? 0 : Number(reply[2])];
+}
+
+function sleep(ms, signal) {
+  signal?.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
 }
 
 // A state another core format (or anything else) wrote is unreadable: the key starts over rather than
