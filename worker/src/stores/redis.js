@@ -34,6 +34,16 @@ import { RuleCore } from "./rule-core.js";
 import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
 import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 
+/** @typedef {import("./store.js").StoreCheck} StoreCheck */
+/** @typedef {import("./store.js").StoreOptions} StoreOptions */
+/** @typedef {import("./store.js").Outcome} Outcome */
+/** @typedef {import("./upstash-rest.js").UpstashRestClient} UpstashRestClient */
+/** @typedef {import("../../../wasm-bindings/sluice.js").SluiceCore} SluiceCore */
+/**
+ * The Redis keys of one call: each state key once, its hold key, and the first check on it.
+ * @typedef {{ unique: string[], holds: string[], firstCheckOfUnique: number[] }} CallKeys
+ */
+
 /** The env variables the REST URL and token are read from, by default (Upstash's own names). */
 export const DEFAULT_REDIS_ENV = Object.freeze({ url: "UPSTASH_REDIS_REST_URL", token: "UPSTASH_REDIS_REST_TOKEN" });
 
@@ -115,15 +125,25 @@ export function createRedisStore(options = {}) {
     /** Decisions that gave up after maxAttempts refused script calls. */
     exhausted: 0,
   };
-  const cache = new Map(); // Redis key -> the last state seen ("" for absent), least recently used first
-  const locks = new Map(); // Redis key -> the tail of the queue of this isolate's decisions on it
+  /** @type {Map<string, string>} Redis key -> the last state seen ("" for absent), least recently used first */
+  const cache = new Map();
+  /** @type {Map<string, Promise<void>>} Redis key -> the tail of the queue of this isolate's decisions on it */
+  const locks = new Map();
+  /** @type {{ url: string, token: string, rest: UpstashRestClient } | null} */
   let client = null;
+  /** @type {Promise<string> | null} */
   let shaPromise = null;
-  let offsetMs = null; // Redis's TIME minus this isolate's clock, as last measured
+  /** @type {number | null} Redis's TIME minus this isolate's clock, as last measured */
+  let offsetMs = null;
   let roundTripMs = 1; // the last script call's round trip, as this isolate's clock measured it
-  let ticket = null; // names this store's reservations (made at first use: no randomness at global scope)
+  /** @type {string | null} names this store's holds (made at first use: no randomness at global scope) */
+  let ticket = null;
 
-  // The client for the URL and token in effect: built at first use, and again if env's values change.
+  /**
+   * The client for the URL and token in effect: built at first use, and again if env's values change.
+   * @param {unknown} env
+   * @returns {UpstashRestClient}
+   */
   function clientFor(env) {
     const resolvedUrl = url ?? fromEnv(env, urlEnv);
     const resolvedToken = token ?? fromEnv(env, tokenEnv);
@@ -140,6 +160,12 @@ export function createRedisStore(options = {}) {
     return rest;
   }
 
+  /**
+   * decide checks every (rule, key, cost) of one request, all-or-nothing, at Redis's time.
+   * @param {readonly StoreCheck[]} checks
+   * @param {StoreOptions} [decideOptions]
+   * @returns {Promise<Outcome>}
+   */
   async function decide(checks, decideOptions = {}) {
     const { peek = false, env } = decideOptions;
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
@@ -147,19 +173,29 @@ export function createRedisStore(options = {}) {
     }
     const rest = clientFor(env); // config errors throw here, before any request
     const sha = await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT));
-    ticket ??= crypto.randomUUID();
+    const caller = (ticket ??= crypto.randomUUID());
     const keys = redisKeysOf(checks);
     const signal = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
     const release = await lock(keys.unique);
     try {
       signal?.throwIfAborted();
-      return await decideLocked(rest, sha, checks, keys, peek, signal);
+      return await decideLocked(rest, sha, caller, checks, keys, peek, signal);
     } finally {
       release();
     }
   }
 
-  async function decideLocked(rest, sha, checks, keys, peek, signal) {
+  /**
+   * @param {UpstashRestClient} rest
+   * @param {string} sha
+   * @param {string} caller this store's ticket
+   * @param {readonly StoreCheck[]} checks
+   * @param {CallKeys} keys
+   * @param {boolean} peek
+   * @param {AbortSignal | undefined} signal
+   * @returns {Promise<Outcome>}
+   */
+  async function decideLocked(rest, sha, caller, checks, keys, peek, signal) {
     let states = keys.unique.map((key) => cache.get(key) ?? "");
     const n = keys.unique.length;
     const scriptKeys = [...keys.unique, ...keys.holds];
@@ -170,7 +206,8 @@ export function createRedisStore(options = {}) {
       const sentAtMs = localTime();
       const atMs = Math.round(sentAtMs + (offsetMs ?? 0));
       const { outcome, next, expiresAtMs } = decideOn(checks, keys, states, atMs, peek);
-      const args = [atMs, clockToleranceMs, ticket, refused >= 2 ? reserveMs : 0];
+      /** @type {Array<string | number>} */
+      const args = [atMs, clockToleranceMs, caller, refused >= 2 ? reserveMs : 0];
       for (let u = 0; u < n; u++) args.push(states[u], next[u], expiresAtMs[u]);
       const reply = await rest.evalScript(REDIS_CAS_SCRIPT, sha, scriptKeys, args, signal);
       const [applied, redisNowMs, heldMs] = parseReply(reply, n);
@@ -180,10 +217,9 @@ export function createRedisStore(options = {}) {
       if (applied) {
         for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], next[u] === "" ? states[u] : next[u]);
         counters.decisions++;
-        outcome.store = "redis";
-        return outcome;
+        return /** @type {Outcome} */ ({ ...outcome, store: "redis" });
       }
-      const current = reply.slice(3).map(String);
+      const current = /** @type {unknown[]} */ (reply).slice(3).map(String);
       for (let u = 0; u < n; u++) remember(keys.unique[u], current[u]);
       if (heldMs > 0) {
         counters.held++;
@@ -202,8 +238,15 @@ export function createRedisStore(options = {}) {
     throw new Error(`redis store: ${maxAttempts} script calls in a row were refused (contention); not decided`);
   }
 
-  // Decides every check on `states` at `atMs` in the scratch core, which is left empty again.
-  // Returns the outcome, each unique key's new state ("" when nothing is to be written) and when it expires.
+  /**
+   * Decides every check on `states` at `atMs` in the scratch core, which is left empty again.
+   * Returns the outcome, each unique key's new state ("" when nothing is to be written) and when it expires.
+   * @param {readonly StoreCheck[]} checks
+   * @param {CallKeys} keys
+   * @param {string[]} states
+   * @param {number} atMs
+   * @param {boolean} peek
+   */
   function decideOn(checks, keys, states, atMs, peek) {
     const indices = rules.indicesOf(checks);
     const core = rules.core;
@@ -223,7 +266,9 @@ export function createRedisStore(options = {}) {
       if (evictions(core, indices) !== evictionsBefore) {
         throw new Error("redis store: a call's keys overflowed the scratch key table");
       }
+      /** @type {string[]} */
       const next = new Array(unique).fill("");
+      /** @type {number[]} */
       const expiresAtMs = new Array(unique).fill(0);
       if (outcome.allowed && !peek) {
         for (let u = 0; u < unique; u++) {
@@ -246,17 +291,25 @@ export function createRedisStore(options = {}) {
     }
   }
 
+  /** @returns {number} this isolate's clock, checked */
   function localTime() {
     const now = clock();
     if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`redis store: clock() returned ${String(now)}`);
     return now;
   }
 
-  // A key's state lives at `<prefix>s:<rule id>:<key>` and its hold at `<prefix>h:<rule id>:<key>`: the
-  // letter after the prefix keeps the two apart whatever a client puts in its key.
+  /**
+   * A key's state lives at `<prefix>s:<rule id>:<key>` and its hold at `<prefix>h:<rule id>:<key>`: the
+   * letter after the prefix keeps the two apart whatever a client puts in its key.
+   * @param {readonly StoreCheck[]} checks
+   * @returns {CallKeys}
+   */
   function redisKeysOf(checks) {
+    /** @type {string[]} */
     const unique = [];
+    /** @type {string[]} */
     const holds = [];
+    /** @type {number[]} */
     const firstCheckOfUnique = [];
     for (let i = 0; i < checks.length; i++) {
       const name = `${checks[i].rule.id}:${checks[i].key}`;
@@ -269,20 +322,34 @@ export function createRedisStore(options = {}) {
     return { unique, holds, firstCheckOfUnique };
   }
 
+  /**
+   * @param {string} key
+   * @param {string} state
+   */
   function remember(key, state) {
     cache.delete(key);
     cache.set(key, state);
-    if (cache.size > maxCachedKeys) cache.delete(cache.keys().next().value);
+    if (cache.size > maxCachedKeys) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
   }
 
-  // Waits for this isolate's earlier decisions on any of `keys`; returns the function that lets the
-  // next one go. Keys are taken in sorted order, so two multi-key decisions cannot wait on each other.
+  /**
+   * Waits for this isolate's earlier decisions on any of `keys`; returns the function that lets the
+   * next one go. Keys are taken in sorted order, so two multi-key decisions cannot wait on each other.
+   * @param {readonly string[]} keys
+   * @returns {Promise<() => void>}
+   */
   async function lock(keys) {
     const sorted = [...keys].sort();
+    /** @type {Array<() => void>} */
     const releases = [];
     for (const key of sorted) {
       const previous = locks.get(key);
-      let release;
+      /** @type {() => void} */
+      let release = () => {};
+      /** @type {Promise<void>} */
       const mine = new Promise((resolve) => (release = resolve));
       locks.set(key, mine);
       releases.push(() => {
@@ -302,10 +369,16 @@ export function createRedisStore(options = {}) {
     decide,
     /** The scratch core is emptied after every decision: nothing counts in the isolate. */
     isolateTables: () => [],
+    /** @param {unknown} env */
     isBound: (env) => (url !== undefined || present(env, urlEnv)) && (token !== undefined || present(env, tokenEnv)),
   };
 }
 
+/**
+ * @param {unknown} reply the script's reply
+ * @param {number} keyCount
+ * @returns {[applied: boolean, redisNowMs: number, heldMs: number]}
+ */
 function parseReply(reply, keyCount) {
   const valid = Array.isArray(reply) && (reply[0] === 1 || reply[0] === 0) && Number.isFinite(Number(reply[1]));
   if (!valid || (reply[0] === 0 && (reply.length !== keyCount + 3 || !(Number(reply[2]) >= 0)))) {
@@ -314,6 +387,11 @@ function parseReply(reply, keyCount) {
   return [reply[0] === 1, Number(reply[1]), reply[0] === 1 ? 0 : Number(reply[2])];
 }
 
+/**
+ * @param {number} ms
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<void>}
+ */
 function sleep(ms, signal) {
   signal?.throwIfAborted();
   return new Promise((resolve, reject) => {
@@ -325,9 +403,16 @@ function sleep(ms, signal) {
   });
 }
 
-// A state another core format (or anything else) wrote is unreadable: the key starts over rather than
-// failing every request until it expires.
+/**
+ * A state another core format (or anything else) wrote is unreadable: the key starts over rather than
+ * failing every request until it expires.
+ * @param {SluiceCore} core
+ * @param {number} index
+ * @param {string} key
+ * @param {string} state base64
+ */
 function importOrForget(core, index, key, state) {
+  /** @type {Uint8Array | undefined} */
   let bytes;
   try {
     bytes = fromBase64(state);
@@ -338,18 +423,24 @@ function importOrForget(core, index, key, state) {
   }
 }
 
+/**
+ * @param {SluiceCore} core
+ * @param {number[]} indices
+ */
 function evictions(core, indices) {
   let total = 0;
   for (let i = 0; i < indices.length; i++) if (indices.indexOf(indices[i]) === i) total += core.stats(indices[i]).evictions;
   return total;
 }
 
+/** @param {Uint8Array} bytes */
 function toBase64(bytes) {
   let binary = "";
   for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
   return btoa(binary);
 }
 
+/** @param {string} text */
 function fromBase64(text) {
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
@@ -357,19 +448,41 @@ function fromBase64(text) {
   return bytes;
 }
 
+/**
+ * @param {unknown} env
+ * @param {string} name
+ */
 function present(env, name) {
-  const value = env?.[name];
+  const value = envValue(env, name);
   return typeof value === "string" && value !== "";
 }
 
+/**
+ * @param {unknown} env
+ * @param {string} name
+ * @returns {string}
+ */
 function fromEnv(env, name) {
-  const value = env?.[name];
+  const value = envValue(env, name);
   if (value === undefined || value === null || value === "") {
     throw new SluiceConfigError(`env.${name}`, "is not set (the Redis store reads its REST URL and token from env; add it with wrangler secret put)");
   }
-  return value;
+  return /** @type {string} */ (value);
 }
 
+/**
+ * @param {unknown} env
+ * @param {string} name
+ * @returns {unknown}
+ */
+function envValue(env, name) {
+  return env !== null && typeof env === "object" ? /** @type {Record<string, unknown>} */ (env)[name] : undefined;
+}
+
+/**
+ * @param {unknown} value
+ * @param {string} field
+ */
 function checkUrl(value, field) {
   let parsed = null;
   if (typeof value === "string") {
@@ -384,17 +497,31 @@ function checkUrl(value, field) {
   }
 }
 
-// The token's value is never shown, not even in part.
+/**
+ * The token's value is never shown, not even in part.
+ * @param {unknown} value
+ * @param {string} field
+ */
 function checkToken(value, field) {
   if (typeof value !== "string" || value === "" || /[\s]/.test(value)) {
     throw new SluiceConfigError(field, `must be the database's REST token (a non-empty string without spaces); got ${typeof value === "string" ? "an invalid string" : describe(value)}`);
   }
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} field
+ */
 function checkName(value, field) {
   if (typeof value !== "string" || value === "") throw new SluiceConfigError(field, `must name an env variable; got ${describe(value)}`);
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} field
+ */
 function checkWhole(value, field) {
-  if (!Number.isInteger(value) || value < 1) throw new SluiceConfigError(field, `must be a whole number >= 1; got ${describe(value)}`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new SluiceConfigError(field, `must be a whole number >= 1; got ${describe(value)}`);
+  }
 }

@@ -14,6 +14,7 @@
 
 /** RedisReplyError is an error reply from Redis (through the REST endpoint), e.g. NOSCRIPT. */
 export class RedisReplyError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = "RedisReplyError";
@@ -38,15 +39,21 @@ export class RedisReplyError extends Error {
 export function createUpstashRestClient({ url, token, fetch: fetchFn = globalThis.fetch, onRoundTrip = () => {} }) {
   const endpoint = url.endsWith("/") ? url.slice(0, -1) : url;
   const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+  /** @param {string} text */
   const redact = (text) => (token === "" ? text : text.split(token).join("[token]"));
 
+  /**
+   * @param {Array<string | number>} command
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<unknown>}
+   */
   async function send(command, signal) {
     onRoundTrip();
     let response;
     try {
       response = await fetchFn(endpoint, { method: "POST", headers, body: JSON.stringify(command), signal });
     } catch (error) {
-      throw new Error(`redis: request failed: ${redact(String(error?.message ?? error))}`);
+      throw new Error(`redis: request failed: ${redact(error instanceof Error ? error.message : String(error))}`);
     }
     const text = await response.text();
     let body;
@@ -64,6 +71,14 @@ export function createUpstashRestClient({ url, token, fetch: fetchFn = globalThi
     return body.result;
   }
 
+  /**
+   * @param {string} script
+   * @param {string} sha
+   * @param {string[]} keys
+   * @param {Array<string | number>} args
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<unknown>}
+   */
   async function evalScript(script, sha, keys, args, signal) {
     try {
       return await send(["EVALSHA", sha, keys.length, ...keys, ...args], signal);
@@ -76,7 +91,11 @@ export function createUpstashRestClient({ url, token, fetch: fetchFn = globalThi
   return { send, evalScript };
 }
 
-/** sha1Hex is the hex SHA-1 of `text` (the name EVALSHA knows a script by). */
+/**
+ * sha1Hex is the hex SHA-1 of `text` (the name EVALSHA knows a script by).
+ * @param {string} text
+ * @returns {Promise<string>}
+ */
 export async function sha1Hex(text) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text)));
   let hex = "";
