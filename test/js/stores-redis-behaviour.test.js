@@ -4,7 +4,6 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 
-import "./helpers/node-wasm.js";
 import { startBridge } from "./helpers/redis-bridge.js";
 import { startRedis } from "./helpers/redis-server.js";
 

@@ -34,11 +34,9 @@ import { RuleCore } from "./rule-core.js";
 import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
 import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 
-/** @typedef {import("./store.js").StoreCheck} StoreCheck */
-/** @typedef {import("./store.js").StoreOptions} StoreOptions */
-/** @typedef {import("./store.js").Outcome} Outcome */
-/** @typedef {import("./upstash-rest.js").UpstashRestClient} UpstashRestClient */
-/** @typedef {import("../../../wasm-bindings/sluice.js").SluiceCore} SluiceCore */
+/** @import { IsolateTable, Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { UpstashRestClient } from "./upstash-rest.js" */
+/** @import { SluiceCore } from "../../../wasm-bindings/sluice.js" */
 /**
  * The Redis keys of one call: each state key once, its hold key, and the first check on it.
  * @typedef {{ unique: string[], holds: string[], firstCheckOfUnique: number[] }} CallKeys
@@ -50,6 +48,27 @@ export const DEFAULT_REDIS_ENV = Object.freeze({ url: "UPSTASH_REDIS_REST_URL", 
 // The scratch core holds one call's keys (at most 16) and is emptied after every decision.
 const SCRATCH_KEYS_PER_RULE = 64;
 
+/**
+ * @typedef {object} RedisStoreCounters
+ * @property {number} decisions Decisions taken (each one or more script calls).
+ * @property {number} roundTrips HTTP requests sent to the REST endpoint.
+ * @property {number} conflicts Script calls refused because another isolate had written a key since this one last saw it.
+ * @property {number} clockRefusals Script calls refused because the decision time was too far from Redis's TIME.
+ * @property {number} held Script calls refused because another isolate held a key (it had lost twice); answered after a wait.
+ * @property {number} exhausted Decisions that gave up after maxAttempts refused script calls.
+ */
+/**
+ * The exact store over Redis (Upstash REST protocol). Decisions are taken at Redis's time; decide and
+ * reset need options.env when the URL or token come from env.
+ * @typedef {{
+ *   readonly name: "redis";
+ *   readonly counters: Readonly<RedisStoreCounters>;
+ *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
+ *   isolateTables(): IsolateTable[];
+ *   isBound(env: unknown): boolean;
+ * }} RedisStore
+ */
 /**
  * @typedef {object} RedisStoreOptions
  * @property {string} [url] The REST URL; default: read from env[urlEnv] at first use.
@@ -73,6 +92,7 @@ const SCRATCH_KEYS_PER_RULE = 64;
  * Decisions are taken at Redis's time (options.nowMs is not used); decide needs options.env when the
  * URL or token come from env.
  * @param {RedisStoreOptions} [options]
+ * @returns {RedisStore}
  */
 export function createRedisStore(options = {}) {
   const {
@@ -111,6 +131,7 @@ export function createRedisStore(options = {}) {
     burst: rule.burst,
     keyCapacity: SCRATCH_KEYS_PER_RULE,
   }));
+  /** @type {RedisStoreCounters} */
   const counters = {
     /** Decisions taken (each is one or more script calls). */
     decisions: 0,
@@ -363,10 +384,31 @@ export function createRedisStore(options = {}) {
     };
   }
 
+  /**
+   * reset forgets the keys of `checks` (back to their full quota) in Redis, in one round trip. An
+   * isolate that still remembers an older state finds the key gone at its next call and decides again.
+   * @param {readonly StoreCheck[]} checks
+   * @param {StoreOptions} [resetOptions]
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions = {}) {
+    const rest = clientFor(resetOptions.env);
+    const { unique } = redisKeysOf(checks);
+    const signal = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
+    const release = await lock(unique);
+    try {
+      await rest.send(["DEL", ...unique], signal);
+      for (const key of unique) cache.delete(key);
+    } finally {
+      release();
+    }
+  }
+
   return {
     name: "redis",
     counters,
     decide,
+    reset,
     /** The scratch core is emptied after every decision: nothing counts in the isolate. */
     isolateTables: () => [],
     /** @param {unknown} env */
