@@ -526,6 +526,7 @@ function envValue(env, name) {
  * @param {string} field
  */
 function checkUrl(value, field) {
+  /** @type {URL | null} */
   let parsed = null;
   if (typeof value === "string") {
     try {
