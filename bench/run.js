@@ -26,7 +26,7 @@ const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
 // --render rewrites the reports (results.md, results.svg, docs/bench.md's section) from bench/results.json,
 // measuring nothing: for working on the reports.
-// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable, redis) runs
+// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable, concurrency, redis) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
@@ -83,7 +83,7 @@ async function main() {
   const script = await bundleWorker();
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
-  // Figure 8 runs against a local redis-server behind the Upstash REST bridge, started for the run.
+  // Figure 9 runs against a local redis-server behind the Upstash REST bridge, started for the run.
   const redis = wanted("redis") ? await startRedisForBench() : null;
   const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...fresh, ...(redis === null ? [] : REDIS_ISOLATES)];
   const workerd = await Workerd.start(script, names, {
@@ -106,6 +106,7 @@ async function main() {
     if (wanted("burst")) results.figures.newKeysInOneRequest = await figureBurst(workerd);
     if (wanted("hono")) results.figures.hono = await figureHono(workerd);
     if (wanted("durable")) results.figures.durableObject = await figureDurableObject(workerd);
+    if (wanted("concurrency")) results.figures.concurrency = await figureConcurrency(workerd);
     if (redis !== null) results.figures.redis = await figureRedis(workerd, redis.bridge, { plan: PLAN, log, durableIsolate: DURABLE_ISOLATE });
   } finally {
     await workerd.stop();
@@ -347,6 +348,27 @@ const DURABLE_CASES = {
 const DURABLE_FLOOR = "echo, 1 check per request";
 const DURABLE_ISOLATE = "durable";
 const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject" };
+
+// Figure 8: the concurrency middleware's added cost per request, memory and durable, as a ratio to the
+// same Hono route without it (in the isolate that has the Durable Object bound). Each request is an
+// acquisition before the handler and a release when its body has been read.
+async function figureConcurrency(workerd) {
+  log("figure 8: the concurrency middleware");
+  const { routes } = await workerd.call(DURABLE_ISOLATE, "concurrencyRoutes");
+  const runs = await interleave(routes, PLAN.reps, (route) => workerd.call(DURABLE_ISOLATE, "concurrency", { route, minMs: PLAN.minMs }));
+  const perRequest = (r) => (r.ms * 1000) / r.requests;
+  const bare = runs.bare.map(perRequest);
+  const rows = {};
+  for (const route of routes) {
+    const us = runs[route].map(perRequest);
+    rows[route] = {
+      microsecondsPerRequest: summary(us),
+      addedMicroseconds: route === "bare" ? null : summary(us.map((u, i) => u - bare[i])),
+      ratioToBare: median(ratios(us, bare)),
+    };
+  }
+  return { routes: rows, note: "µs per request through app.fetch inside one isolate, body read to the end; ratioToBare = time with the middleware / time without" };
+}
 
 async function figureDurableObject(workerd) {
   log("figure 7: the Durable Object store");

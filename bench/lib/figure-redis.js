@@ -1,11 +1,11 @@
-// Figure 8: the Redis store beside the Durable Object store and beside @upstash/ratelimit, against one
+// Figure 9: the Redis store beside the Durable Object store and beside @upstash/ratelimit, against one
 // local redis-server reached through the Upstash REST bridge (test/js/helpers/redis-bridge.js), in the
 // same run. Round trips are the HTTP requests the bridge served, counted the same way for both clients.
 import { startBridge } from "../../test/js/helpers/redis-bridge.js";
 import { startRedis } from "../../test/js/helpers/redis-server.js";
 import { median, rotate, summary } from "./stats.js";
 
-/** The isolates figure 8 drives (four, for the contention case). */
+/** The isolates figure 9 drives (four, for the contention case). */
 export const REDIS_ISOLATES = ["redis-0", "redis-1", "redis-2", "redis-3"];
 const TOKEN = "bench-local-token";
 const ADMIT_ALL = 1_000_000_000;
@@ -49,7 +49,7 @@ const AGREEMENT = { limit: 20, keys: 10, count: 200, exact: ["fixed-window", "to
  * over `plan.reps` repetitions, then the admitted counts. Throws when the exact algorithms disagree.
  */
 export async function figureRedis(workerd, bridge, { plan, log, durableIsolate }) {
-  log("figure 8: the Redis store and @upstash/ratelimit");
+  log("figure 9: the Redis store and @upstash/ratelimit");
   const names = Object.keys(CASES);
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   for (let rep = 0; rep < plan.reps; rep++) {
@@ -82,7 +82,7 @@ export async function figureRedis(workerd, bridge, { plan, log, durableIsolate }
     admitted[algorithm].exact = exact;
     admitted[algorithm].expected = exact ? AGREEMENT.keys * AGREEMENT.limit : null;
     if (exact && !(admitted[algorithm].sluice === admitted[algorithm].expected && admitted[algorithm].upstash === admitted[algorithm].expected)) {
-      throw new Error(`figure 8: ${algorithm} admitted ${JSON.stringify(admitted[algorithm])}; both must admit ${admitted[algorithm].expected}`);
+      throw new Error(`figure 9: ${algorithm} admitted ${JSON.stringify(admitted[algorithm])}; both must admit ${admitted[algorithm].expected}`);
     }
   }
   return {

@@ -144,7 +144,7 @@ export function renderMarkdown(results) {
       `Round trips are the RPCs the store made, counted on the binding. ${d.note[0].toUpperCase()}${d.note.slice(1)}.`,
   );
   if (f.redis !== undefined) {
-    out.push("", "## 8. Redis store and @upstash/ratelimit", "");
+    out.push("", "## 9. Redis store and @upstash/ratelimit", "");
     const r = f.redis;
     out.push(
       table(

@@ -65,7 +65,7 @@ export class Workerd {
   /**
    * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
    * name -> its Durable Object bindings ({ BINDING: class name exported by the script }). `bindings`:
-   * worker name -> plain env values (figure 8's Redis URL and token).
+   * worker name -> plain env values (figure 9's Redis URL and token).
    */
   static async start(scriptPath, names, { routes = {}, durableObjects = {}, bindings = {} } = {}) {
     const w = new Workerd();

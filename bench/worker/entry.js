@@ -7,6 +7,7 @@ import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, ke
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
 import { countRedis, timeRedis } from "./redis.js";
+import { CONCURRENCY_ROUTE_NAMES, timeConcurrency } from "./concurrency.js";
 
 // Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
 export { BenchEchoObject, SluiceDurableObject } from "./durable.js";
@@ -189,7 +190,7 @@ const routes = {
     );
   },
 
-  // Figure 8: decisions through the Redis store or @upstash/ratelimit (bench/worker/redis.js).
+  // Figure 9: decisions through the Redis store or @upstash/ratelimit (bench/worker/redis.js).
   redis(params, env) {
     const common = { subject: params.get("subject"), algorithm: params.get("algorithm"), limit: numberParam(params, "limit"), run: params.get("run") };
     if (params.get("mode") === "count") {
@@ -197,6 +198,13 @@ const routes = {
     }
     return timeRedis({ ...common, keys: params.get("keys"), minMs: numberParam(params, "minMs") }, env);
   },
+
+  // Figure 8: a Hono route with the concurrency middleware (memory or durable store), or without.
+  concurrency(params, env, ctx) {
+    return timeConcurrency({ route: params.get("route"), minMs: numberParam(params, "minMs") }, env, ctx);
+  },
+
+  concurrencyRoutes: () => ({ routes: CONCURRENCY_ROUTE_NAMES }),
 
   honoRoutes: () => ({ routes: Object.keys(ROUTES).filter((r) => ROUTES[r] !== undefined), sluiceStatus }),
 };

@@ -1,4 +1,4 @@
-// Figure 8: the Redis store (worker/src/stores/redis.js) and its peer, @upstash/ratelimit, against the
+// Figure 9: the Redis store (worker/src/stores/redis.js) and its peer, @upstash/ratelimit, against the
 // same local redis-server through the Upstash REST bridge (test/js/helpers/redis-bridge.js), both
 // reaching it with fetch from workerd isolates as a Worker reaches Upstash.
 //

@@ -2,6 +2,8 @@
 // The framework-free entry; the Hono middleware is sluice/hono, the Durable Object class
 // sluice/durable-object (it imports cloudflare:workers, so it has an entry of its own).
 export { createLimiter } from "./limiter.js";
+export { createConcurrencyLimiter } from "./concurrency/limiter.js";
+export { createMessageLimiter, limitMessages } from "./websocket/message-limit.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { isolateStats } from "./isolate.js";
 export { storeStats } from "./stores/registry.js";
@@ -20,6 +22,12 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./limiter.js").NothingCounted} NothingCounted */
 /** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
 /** @typedef {import("./limiter.js").SkippedDecision} SkippedDecision */
+/** @typedef {import("./concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./concurrency/options.js").ConcurrencyCommonOptions<Args>} ConcurrencyOptions */
+/** @typedef {import("./websocket/message-limit.js").MessageLimitOptions} MessageLimitOptions */
+/** @typedef {import("./websocket/message-limit.js").MessageLimiter} MessageLimiter */
+/** @typedef {import("./websocket/message-limit.js").MessageGate} MessageGate */
+/** @typedef {import("./websocket/message-limit.js").GateSnapshot} GateSnapshot */
 /** @typedef {import("./keys.js").IpOptions} IpOptions */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
 /** @typedef {import("./keys.js").KeyHelper} KeyHelper */

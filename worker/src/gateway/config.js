@@ -10,6 +10,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { STORES, sameRule, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
+import { validateWebSocket } from "./websocket-config.js";
 import {
   BINDING_DESCRIPTION,
   BINDING_NAME,
@@ -82,6 +83,7 @@ import {
  * @property {Method[]} methods
  * @property {RuleInput[]} rules
  * @property {UpstreamInput} upstream
+ * @property {import("./websocket-config.js").WebSocketInput} [websocket] WebSocket upgrades: connection and message limits
  */
 /**
  * The host's settings of the durable and kv stores (shards, timeoutMs, failMode, fallback, ...), for every rule using them.
@@ -141,6 +143,7 @@ import {
  *   readonly storeGroups: readonly (readonly number[])[];
  *   readonly canBlock: boolean;
  *   readonly upstream: GatewayUpstream;
+ *   readonly websocket: import("./websocket-config.js").WebSocketLimitsConfig | null;
  * }} GatewayRoute
  */
 /**
@@ -182,7 +185,7 @@ const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
 const RESPONSE_FIELDS = ["code", "problemJson", "headers"];
-const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream"];
+const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream", "websocket"];
 const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "bodyTimeoutMs", "forwardHeaders", "cacheControl"];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
 const ADMIN_FIELDS = ["path", "tokenSecret"];
@@ -381,6 +384,8 @@ function validateRoute(raw, index, rulesByName) {
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
     canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
+    // WebSocket upgrades: connection and message limits (websocket-config.js), or null.
+    websocket: raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods }),
   });
 }
 

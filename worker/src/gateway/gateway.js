@@ -22,6 +22,7 @@
 // sluice's own (limiter.js here); tests wrap it.
 
 import { nowMs } from "../clock.js";
+import { compose } from "../keys.js";
 import { decisionHeaders, policyHeader, withHeaders } from "../headers.js";
 import { limitedResponse } from "../responses.js";
 import { storeStats } from "../stores/registry.js";
@@ -37,6 +38,8 @@ import { proxyRequest } from "./proxy.js";
 import { createRouter } from "./routes.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
+import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
+import { keyPart } from "./limiter.js";
 
 /** @import { RateLimitDecision } from "../limiter.js" */
 
@@ -120,6 +123,10 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  // Routes with a `websocket` block proxy upgrades with their connection and message limits.
+  const webSocketProxies = routes.map((route) =>
+    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+  );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
   } catch (error) {
@@ -167,6 +174,7 @@ export function createGateway(config, options = {}) {
       if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
       verdict = null;
     }
+    /** @type {[string, string][]} */
     let rateHeaders = [];
     if (verdict !== null) {
       verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
@@ -175,6 +183,18 @@ export function createGateway(config, options = {}) {
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
+    }
+
+    const webSocketProxy = webSocketProxies[route.index];
+    if (webSocketProxy !== null && isWebSocketUpgrade(request)) {
+      const upgraded = await webSocketProxy({ request, targetUrl: target.url, env, secret, ctx, headers: rateHeaders });
+      record.upstreamStatus = upgraded.upstreamStatus;
+      if (upgraded.refused) record.decision = "connection_limited";
+      if (upgraded.failure !== null) {
+        metrics.countUpstreamFailure(route.index, upgraded.failure);
+        record.error = `upstream ${upgraded.failure}`;
+      }
+      return { response: upgraded.response, route, verdict };
     }
 
     // A body that stalls does so after this request's log line: it is counted, and logged on its own.
