@@ -110,6 +110,24 @@ test("a peek charges nothing", async () => {
   assert.equal((await decide(store, checks)).remaining, 1);
 });
 
+test("reset forgets a key in Redis: back to its full quota, in every isolate", async () => {
+  const checks = [{ rule: rule({ name: "reset", limit: 2 }), key: "k", cost: 1 }];
+  const a = isolate();
+  const b = isolate();
+  await decide(a, checks);
+  await decide(a, checks);
+  assert.equal((await decide(b, checks)).allowed, false);
+  const before = a.counters.roundTrips;
+  await a.reset(checks);
+  assert.equal(a.counters.roundTrips - before, 1);
+  assert.equal(await bridge.command("EXISTS", `sluice:s:${checks[0].rule.id}:k`), 0);
+  // b still remembers the full key: its call finds it gone and decides again on a fresh state.
+  const after = await decide(b, checks);
+  assert.equal(after.allowed, true);
+  assert.equal(after.remaining, 1);
+  assert.equal((await decide(a, checks)).remaining, 0);
+});
+
 test("a key's state expires in Redis after it has been idle", async () => {
   const windowMs = 100;
   const toleranceMs = 50;
