@@ -19,13 +19,14 @@ import { Workerd } from "./lib/workerd.js";
 import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
 import { BENCH_PAGE, withBenchResults } from "./lib/readme-section.js";
+import { REDIS_ISOLATES, figureRedis, startRedisForBench } from "./lib/figure-redis.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
 // --render rewrites the reports (results.md, results.svg, docs/bench.md's section) from bench/results.json,
 // measuring nothing: for working on the reports.
-// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable, concurrency) runs
+// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable, concurrency, redis) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
@@ -82,10 +83,16 @@ async function main() {
   const script = await bundleWorker();
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
-  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...fresh];
+  // Figure 9 runs against a local redis-server behind the Upstash REST bridge, started for the run.
+  const redis = wanted("redis") ? await startRedisForBench() : null;
+  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...fresh, ...(redis === null ? [] : REDIS_ISOLATES)];
   const workerd = await Workerd.start(script, names, {
     routes: { hono: [`${HONO_HOST}/*`] },
     durableObjects: { [DURABLE_ISOLATE]: DURABLE_OBJECTS },
+    bindings: redis?.bindings ?? {},
+  }).catch(async (error) => {
+    await redis?.stop();
+    throw error;
   });
   const results = { machine, quick, plan: PLAN, baseline: BASELINE, subjects: SUBJECT_INFO, figures: {} };
   try {
@@ -100,8 +107,10 @@ async function main() {
     if (wanted("hono")) results.figures.hono = await figureHono(workerd);
     if (wanted("durable")) results.figures.durableObject = await figureDurableObject(workerd);
     if (wanted("concurrency")) results.figures.concurrency = await figureConcurrency(workerd);
+    if (redis !== null) results.figures.redis = await figureRedis(workerd, redis.bridge, { plan: PLAN, log, durableIsolate: DURABLE_ISOLATE });
   } finally {
     await workerd.stop();
+    await redis?.stop();
   }
   if (only !== null) {
     console.log(JSON.stringify(results.figures, null, 2));

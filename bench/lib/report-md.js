@@ -164,6 +164,42 @@ export function renderMarkdown(results) {
         `release when its body has been read to the end. ${c.note[0].toUpperCase()}${c.note.slice(1)}.`,
     );
   }
+  if (f.redis !== undefined) {
+    out.push("", "## 9. Redis store and @upstash/ratelimit", "");
+    const r = f.redis;
+    out.push(
+      table(
+        ["case", "decisions/s", "round trips per decision", "conflicts per decision"],
+        Object.entries(r.rows).map(([name, row]) => [
+          name,
+          `${si(row.decisionsPerSecond.median)}/s`,
+          row.roundTripsPerDecision.toFixed(2),
+          row.conflictsPerDecision === null ? "" : row.conflictsPerDecision.toFixed(3),
+        ]),
+      ),
+    );
+    const a = r.agreement;
+    out.push(
+      "",
+      `Admitted, ${a.isolates} isolates sending ${a.count} decisions each at once over ${a.keys} keys, limit ${a.limit} per key per hour:`,
+      "",
+      table(
+        ["algorithm", "sluice (store: 'redis')", "@upstash/ratelimit", "exact"],
+        Object.entries(r.admitted).map(([algorithm, row]) => [
+          algorithm === "sliding-counter" ? "sliding counter (Upstash: slidingWindow)" : algorithm,
+          String(row.sluice),
+          String(row.upstash),
+          row.exact ? `both must be ${row.expected}` : "approximate in both",
+        ]),
+      ),
+      "",
+      "Each isolate decides one request at a time through createRedisStore (the store the middleware's store: 'redis' uses) " +
+        "or @upstash/ratelimit (no ephemeral cache, no timeout), both over fetch to the same Redis. Cold keys: a new key per decision; " +
+        "warm keys: 100 keys in turn, after one pass; one key from 4 isolates: four isolates on one key at once (contention). " +
+        "Round trips are the HTTP requests the bridge served. The durable row is figure 7's first durable case, measured in this figure's repetitions. " +
+        `${r.note[0].toUpperCase()}${r.note.slice(1)}.`,
+    );
+  }
   out.push("");
   return out.join("\n");
 }

@@ -64,9 +64,10 @@ export class Workerd {
 
   /**
    * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
-   * name -> its Durable Object bindings ({ BINDING: class name exported by the script }).
+   * name -> its Durable Object bindings ({ BINDING: class name exported by the script }). `bindings`:
+   * worker name -> plain env values (figure 9's Redis URL and token).
    */
-  static async start(scriptPath, names, { routes = {}, durableObjects = {} } = {}) {
+  static async start(scriptPath, names, { routes = {}, durableObjects = {}, bindings = {} } = {}) {
     const w = new Workerd();
     w.#inspectorPort = await freePort();
     const worker = (name) => ({
@@ -75,6 +76,7 @@ export class Workerd {
       durableObjects: Object.fromEntries(
         Object.entries(durableObjects[name] ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }]),
       ),
+      bindings: bindings[name] ?? {},
       modules: true,
       scriptPath,
       modulesRoot: root,

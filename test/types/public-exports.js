@@ -14,6 +14,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "createLimiter",
     "createMemoryStore",
     "createMessageLimiter",
+    "createRedisStore",
     "firstOf",
     "ip",
     "isolateStats",
