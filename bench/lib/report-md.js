@@ -143,6 +143,27 @@ export function renderMarkdown(results) {
       "one SQLite row per check first, the least a durable counter writes, so its answer waits for the commit as sluice's does. " +
       `Round trips are the RPCs the store made, counted on the binding. ${d.note[0].toUpperCase()}${d.note.slice(1)}.`,
   );
+  const c = f.concurrency;
+  if (c !== undefined) {
+    out.push("", "## 8. Concurrency middleware", "");
+    out.push(
+      table(
+        ["route", "us per request", "added us", "vs bare"],
+        Object.entries(c.routes).map(([route, r]) => [
+          route,
+          r.microsecondsPerRequest.median.toFixed(1),
+          r.addedMicroseconds === null ? "" : `+${r.addedMicroseconds.median.toFixed(1)}`,
+          `x${r.ratioToBare.toFixed(2)}`,
+        ]),
+      ),
+    );
+    out.push(
+      "",
+      "A Hono route with concurrency() (store 'memory', then 'durable': one object per client key) against the same route " +
+        "without it, in the isolate that has the Durable Object bound. Each request is an acquisition before the handler and a " +
+        `release when its body has been read to the end. ${c.note[0].toUpperCase()}${c.note.slice(1)}.`,
+    );
+  }
   if (f.redis !== undefined) {
     out.push("", "## 9. Redis store and @upstash/ratelimit", "");
     const r = f.redis;

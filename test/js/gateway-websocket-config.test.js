@@ -3,7 +3,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import "./helpers/node-wasm.js";
 
 const { ConfigError, validateConfig } = await import("../../worker/src/gateway/config.js");
 

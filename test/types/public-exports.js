@@ -3,6 +3,7 @@
 // to it. So a name the types promise is one the module has, and the other way round.
 export const PUBLIC_EXPORTS = /** @type {const} */ ({
   sluice: [
+    "ChunkLimitError",
     "SluiceConfigError",
     "apiKey",
     "compose",
@@ -17,6 +18,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "firstOf",
     "ip",
     "isolateStats",
+    "limitChunks",
     "limitMessages",
     "route",
     "storeStats",

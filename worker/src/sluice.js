@@ -3,7 +3,7 @@
 // sluice/durable-object (it imports cloudflare:workers, so it has an entry of its own).
 export { createLimiter } from "./limiter.js";
 export { createConcurrencyLimiter } from "./concurrency/limiter.js";
-export { createMessageLimiter, limitMessages } from "./websocket/message-limit.js";
+export { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } from "./websocket/message-limit.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { isolateStats } from "./isolate.js";
 export { storeStats } from "./stores/registry.js";
