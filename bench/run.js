@@ -325,11 +325,13 @@ async function figureWasm(workerd, fresh) {
 // storage or core) is the round trip's floor, and the memory store the same checks without one.
 const DURABLE_CASES = {
   "echo, 1 check per request": { target: "echo", rules: 1, shards: 1, inFlight: 1 },
+  "echo, 1 check per request, 8 in flight": { target: "echo", rules: 1, shards: 1, inFlight: 8 },
   "echo writing 1 row, 1 check per request": { target: "echo-write", rules: 1, shards: 1, inFlight: 1 },
   "echo writing 4 rows, 4 checks per request": { target: "echo-write", rules: 4, shards: 1, inFlight: 1 },
   "durable, 1 check per request": { target: "durable", rules: 1, shards: 1, inFlight: 1 },
   "durable, 4 checks per request": { target: "durable", rules: 4, shards: 1, inFlight: 1 },
   "durable, 1 check per request, 8 in flight": { target: "durable", rules: 1, shards: 1, inFlight: 8 },
+  "durable without storage, 1 check per request, 8 in flight": { target: "durable-memory", rules: 1, shards: 1, inFlight: 8 },
   "durable, 4 checks per request, 8 in flight": { target: "durable", rules: 4, shards: 1, inFlight: 8 },
   "durable, 4 checks on 4 keys, 4 shards": { target: "durable", rules: 4, shards: 4, spread: true, inFlight: 1 },
   "memory, 1 check per request": { target: "memory", rules: 1, shards: 1, inFlight: 1 },
@@ -337,7 +339,7 @@ const DURABLE_CASES = {
 };
 const DURABLE_FLOOR = "echo, 1 check per request";
 const DURABLE_ISOLATE = "durable";
-const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject" };
+const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject", BENCH_MEMORY_OBJECT: "BenchMemoryObject" };
 
 async function figureDurableObject(workerd) {
   log("figure 7: the Durable Object store");

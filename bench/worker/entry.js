@@ -8,7 +8,7 @@ import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
 
 // Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
-export { BenchEchoObject, SluiceDurableObject } from "./durable.js";
+export { BenchEchoObject, BenchMemoryObject, SluiceDurableObject } from "./durable.js";
 
 const STATE = Symbol.for("sluice.bench");
 function state() {
