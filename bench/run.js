@@ -331,6 +331,7 @@ const DURABLE_CASES = {
   "durable, 1 check per request": { target: "durable", rules: 1, shards: 1, inFlight: 1 },
   "durable, 4 checks per request": { target: "durable", rules: 4, shards: 1, inFlight: 1 },
   "durable, 1 check per request, 8 in flight": { target: "durable", rules: 1, shards: 1, inFlight: 8 },
+  "durable, 1 check per request, 64 in flight": { target: "durable", rules: 1, shards: 1, inFlight: 64 },
   "durable without storage, 1 check per request, 8 in flight": { target: "durable-memory", rules: 1, shards: 1, inFlight: 8 },
   "durable, 4 checks per request, 8 in flight": { target: "durable", rules: 4, shards: 1, inFlight: 8 },
   "durable, 4 checks on 4 keys, 4 shards": { target: "durable", rules: 4, shards: 4, spread: true, inFlight: 1 },

@@ -1,6 +1,6 @@
 // Types of wasm-bindings/sluice.js, the loader of sluice.wasm.
 
-export declare const ABI_VERSION: 3;
+export declare const ABI_VERSION: 4;
 export declare const MAX_KEY_BYTES: 512;
 export declare const MAX_CHECKS_PER_CALL: 16;
 
@@ -97,5 +97,7 @@ export declare class SluiceCore {
   exportState(rule: number, key: string | Uint8Array): Uint8Array | null;
   importState(rule: number, key: string | Uint8Array, state: Uint8Array): void;
   stats(rule: number): TableStats;
+  lend(rule: number, key: string | Uint8Array, wanted: number, leaseMs: number, nowMs: number): { units: number; expiresAtMs: number; remaining: number };
+  giveBack(rule: number, key: string | Uint8Array, units: number, expiresAtMs: number): number;
   readonly memoryBytes: number;
 }

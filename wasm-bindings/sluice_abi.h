@@ -15,7 +15,7 @@
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 3
+#define SLUICE_ABI_VERSION 4
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
@@ -56,6 +56,13 @@ int32_t sluice_export_state(uint32_t rule, uint32_t key_length);
 int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length);
 /* Writes f64 { keys, slots, memory_bytes, evictions, evictions_of_exhausted } at the outcome offset. */
 int32_t sluice_stats(uint32_t rule);
+/* Leases (sluice/lease.hpp). Lends up to `wanted` units of the key at the start of the key area for at
+ * most lease_ms from now_ms; writes f64 { units, expires_at_ms, remaining } at the outcome offset and
+ * returns the units lent (>= 0) or a negative status. */
+int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms);
+/* Gives back `units` unused units of a lease of that key that expires at expires_at_ms; returns how
+ * many the key took back (>= 0) or a negative status. */
+int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, double expires_at_ms);
 
 #ifdef __cplusplus
 }
