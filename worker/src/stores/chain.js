@@ -63,6 +63,9 @@ export function createFallbackChain(options = {}) {
   checkLogOptions(log, logIntervalMs);
 
   const primaryName = primary.name ?? "durable";
+  // After a local miss (decide below), the primary's remote half only: asking `decide` would count the
+  // request twice in the lease's rate.
+  const primaryRemote = primary.decideLocally !== undefined ? { decide: primary.decideRemotely } : primary;
   const fallbacks = [kv === null ? null : [kv, kv.name ?? "kv"], memory === null ? null : [memory, memory.name ?? "memory"]].filter(
     (entry) => entry !== null,
   );
@@ -99,6 +102,15 @@ export function createFallbackChain(options = {}) {
         return denied;
       }
     }
+    // A primary that holds part of the count here (a lease: leases.js) decides from it first, with no
+    // I/O, before the breaker: what it holds stays good while the primary is unreachable.
+    if (primary.decideLocally !== undefined) {
+      const local = primary.decideLocally(checks, decideOptions);
+      if (local !== null) {
+        counters.decided[primaryName]++;
+        return local;
+      }
+    }
     return decideInOrder(checks, decideOptions, nowMs);
   }
 
@@ -110,7 +122,7 @@ export function createFallbackChain(options = {}) {
       failures.push(`${primaryName} skipped: ${breaker.reason}`);
     } else {
       try {
-        const outcome = await ask(primary, primaryName, checks, decideOptions);
+        const outcome = await ask(primaryRemote, primaryName, checks, decideOptions);
         breaker?.succeeded();
         counters.decided[primaryName]++;
         if (denials !== null) denials.remember(checks, outcome, nowMs);

@@ -23,6 +23,10 @@ const MIN_RESIDENT_KEYS = 64;
 const MAX_RESIDENT_KEYS = 16_384;
 const SLOT_BYTES = 24; // KeyTable: a 64-bit tag and two 64-bit words per key
 
+// The algorithms whose leases are exact (sluice/lease.hpp), and the most units one lease may carry.
+const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
+const MAX_LEASE_UNITS = 1 << 20;
+
 // Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).
 const SWEEP_INTERVAL_MS = 60_000;
 
@@ -123,13 +127,17 @@ export class SluiceDurableObject extends DurableObject {
     const nowMs = this.nowMs();
     const peek = options.peek === true;
     const undoable = options.undoable === true && !peek;
+    // Units given back first, so that this very call may admit or lend them again.
+    const returned = options.giveBack === undefined ? null : this.#takeBack(options.giveBack, nowMs);
     const indices = this.resident(checks);
     const core = this.#rules.core;
     const before = undoable ? checks.map((c, i) => core.exportState(indices[i], c.key)) : null;
     const coreChecks = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) coreChecks[i] = { rule: indices[i], key: checks[i].key, cost: checks[i].cost };
     const outcome = core.checkAll(coreChecks, nowMs, { peek });
-    if (!outcome.allowed || peek) return outcome;
+    if (returned !== null) outcome.returned = returned;
+    if (!outcome.allowed || peek) return this.#answerWithoutCharge(outcome);
+    if (options.lend !== undefined && !undoable) outcome.leases = this.#lend(checks, indices, options.lend, nowMs);
     const undo = undoable ? [] : null;
     for (let i = 0; i < checks.length; i++) {
       // Two checks on one rule and key are one charge; store it once.
@@ -142,6 +150,46 @@ export class SluiceDurableObject extends DurableObject {
     if (undo !== null) outcome.undo = undo;
     // Nothing queued (an object without storage): nothing to wait for.
     return this.#pending.size === 0 ? outcome : this.flushed().then(() => outcome);
+  }
+
+  // A denial or a peek charged nothing: it is answered at once. Units given back in the same call are
+  // queued all the same; losing them to a crash only strands them (the count errs high, never low).
+  #answerWithoutCharge(outcome) {
+    if (this.#pending.size > 0) this.flushed().catch(() => {});
+    return outcome;
+  }
+
+  // Lends units of the checks' keys (leases.js asks; lease.hpp decides how many): per check, null or
+  // { units, expiresAtMs, validForMs, remaining }. validForMs lets the isolate time the lease on its
+  // own clock, started before it sent the call, so that it ends no later than the object's.
+  #lend(checks, indices, { wanted, leaseMs }, nowMs) {
+    const core = this.#rules.core;
+    const leases = new Array(checks.length).fill(null);
+    for (let i = 0; i < checks.length; i++) {
+      const units = wanted?.[i] ?? 0;
+      if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm)) continue;
+      const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
+      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs };
+    }
+    return leases;
+  }
+
+  // Takes back the unused units of leases ({ rule, key, units, expiresAtMs } each); returns how many
+  // each key took (0 when its lease's window is over).
+  #takeBack(giveBack, nowMs) {
+    if (!Array.isArray(giveBack)) throw new TypeError("giveBack must be an array");
+    const returned = new Array(giveBack.length).fill(0);
+    for (let i = 0; i < giveBack.length; i++) {
+      const { rule, key, units, expiresAtMs } = giveBack[i];
+      if (!LENDING_ALGORITHMS.includes(rule?.algorithm)) continue;
+      const [index] = this.resident([{ rule, key }]);
+      returned[i] = this.#rules.core.giveBack(index, key, units, expiresAtMs);
+      if (returned[i] === 0) continue;
+      // The row lives until the key is back to full quota, which a lease's end may come before.
+      const resetMs = this.#rules.core.peek(index, key, 1, nowMs).resetMs;
+      this.persist(rule.id, key, index, nowMs + resetMs);
+    }
+    return returned;
   }
 
   /**

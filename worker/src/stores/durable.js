@@ -41,6 +41,8 @@ export function createDurableStore(options = {}) {
 
   const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % shards}`;
 
+  // decideOptions.lend and .giveBack (leases.js) pass through to the object when every check lives
+  // in one; a request spread over objects takes no lease.
   function decide(checks, decideOptions = {}) {
     const namespace = resolveBinding(binding, decideOptions.env, "durable store binding");
     const peek = decideOptions.peek === true;
@@ -48,7 +50,7 @@ export function createDurableStore(options = {}) {
     const parts = partition(checks, objectName);
     const work =
       parts.length === 1
-        ? namespace.get(namespace.idFromName(parts[0].objectName)).decide(parts[0].checks, { peek }).then(asDurable)
+        ? namespace.get(namespace.idFromName(parts[0].objectName)).decide(parts[0].checks, objectOptions(peek, decideOptions)).then(asDurable)
         : decideSpread(namespace, checks, parts, peek);
     return withDeadline(work, timeoutMs, "the Durable Object");
   }
@@ -84,10 +86,19 @@ export function createDurableStore(options = {}) {
     name: "durable",
     counters,
     decide,
+    /** objectOf names the object that counts `key` (leases.js groups give-backs by it). */
+    objectOf: objectName,
     /** The objects keep every count: nothing in the isolate. */
     isolateTables: () => [],
     isBound: (env) => isBound(binding, env),
   };
+}
+
+function objectOptions(peek, { lend, giveBack }) {
+  const options = { peek };
+  if (lend !== undefined) options.lend = lend;
+  if (giveBack !== undefined && giveBack.length > 0) options.giveBack = giveBack;
+  return options;
 }
 
 function asDurable(outcome) {

@@ -4,7 +4,8 @@
 //
 //   store: "memory"   the isolate's own instance (the default);
 //   store: "durable"  a fallback chain: the Durable Object decides; when it fails or is slow, KV (if
-//                     bound), then the isolate's memory, then failMode;
+//                     bound), then the isolate's memory, then failMode; with `lease`, hot keys are
+//                     decided from quota the object lent this isolate (leases.js) first;
 //   store: "kv"       a fallback chain: KV decides; when it fails, the isolate's memory, then failMode;
 //   a store object    used as it is (build your own with createFallbackChain and friends).
 //
@@ -16,11 +17,12 @@ import { checkBreakerOptions } from "./breaker.js";
 import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
+import { checkLeaseOptions, createLeasedStore } from "./leases.js";
 import { createMemoryStore } from "./memory.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** The options that choose and tune the store. */
-export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
+export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "lease", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
 // Those that apply to store: "durable" and "kv" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
@@ -79,6 +81,8 @@ function remoteStore(kind, options) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind === "kv" && options.shards !== undefined) throw new SluiceConfigError("shards", "applies to store 'durable', not 'kv'");
+  if (kind === "kv" && options.lease !== undefined) throw new SluiceConfigError("lease", "applies to store 'durable', not 'kv'");
+  const lease = kind === "durable" ? checkLeaseOptions(options.lease) : null;
   const {
     shards = 1,
     failMode = DEFAULT_FAIL_MODE,
@@ -91,6 +95,7 @@ function remoteStore(kind, options) {
     store: kind,
     bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
     shards: kind === "durable" ? shards : undefined,
+    lease: lease ?? undefined,
     fallback,
     failMode,
     timeoutMs,
@@ -105,10 +110,15 @@ function remoteStore(kind, options) {
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
     kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
+  // Leases wrap the object's client; one per client and lease settings, shared like it.
+  const leased =
+    lease === null
+      ? null
+      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => createLeasedStore({ durable, ...lease }));
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
-    primary: durable ?? kv,
+    primary: leased ?? durable ?? kv,
     kv: durable !== null ? kv : null,
     memory: fallback.includes("memory") ? resolveMemory() : null,
     failMode,
@@ -118,7 +128,7 @@ function remoteStore(kind, options) {
     logIntervalMs,
   });
   built.set(id, chain);
-  chains.push({ settings: Object.freeze(settings), chain, durable, kv });
+  chains.push({ settings: Object.freeze(settings), chain, durable, leased, kv });
   return chain;
 }
 
@@ -127,7 +137,7 @@ function resolveMemory() {
 }
 
 /**
- * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
+ * resolveStore turns the store options ({ store, bindings, shards, lease, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
  */
 export function resolveStore(options = {}) {
@@ -152,10 +162,11 @@ export function resolveStore(options = {}) {
  * its Durable Object client and KV store.
  */
 export function storeStats() {
-  return chains.map(({ settings, chain, durable, kv }) => ({
+  return chains.map(({ settings, chain, durable, leased, kv }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    lease: leased === null ? null : { ...leased.counters },
     kv: kv === null ? null : { ...kv.counters },
   }));
 }
