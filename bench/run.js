@@ -25,7 +25,7 @@ const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
 // --render rewrites the reports (results.md, results.svg, docs/bench.md's section) from bench/results.json,
 // measuring nothing: for working on the reports.
-// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable) runs
+// --only=hono,durable (figure names: wasm, hotKey, keys, burst, hono, durable, leases) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
@@ -82,10 +82,13 @@ async function main() {
   const script = await bundleWorker();
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
-  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...fresh];
+  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...LEASE_ISOLATES, ...fresh];
   const workerd = await Workerd.start(script, names, {
     routes: { hono: [`${HONO_HOST}/*`] },
-    durableObjects: { [DURABLE_ISOLATE]: DURABLE_OBJECTS },
+    durableObjects: {
+      [DURABLE_ISOLATE]: DURABLE_OBJECTS,
+      ...Object.fromEntries(LEASE_ISOLATES.map((name) => [name, { SLUICE_DO: { className: "SluiceDurableObject", scriptName: DURABLE_ISOLATE } }])),
+    },
   });
   const results = { machine, quick, plan: PLAN, baseline: BASELINE, subjects: SUBJECT_INFO, figures: {} };
   try {
@@ -99,6 +102,7 @@ async function main() {
     if (wanted("burst")) results.figures.newKeysInOneRequest = await figureBurst(workerd);
     if (wanted("hono")) results.figures.hono = await figureHono(workerd);
     if (wanted("durable")) results.figures.durableObject = await figureDurableObject(workerd);
+    if (wanted("leases")) results.figures.leases = await figureLeases(workerd);
   } finally {
     await workerd.stop();
   }
@@ -139,16 +143,25 @@ async function interleave(subjects, reps, measure) {
   return samples;
 }
 
-// Figure rows: per subject, the median rate and the median per-repetition ratio to the baseline.
+// Figure rows: per subject, the median rate, the median per-repetition ratio to the baseline, and its
+// own cost per decision: its time per decision minus the no-op limiter's in the same repetition (the
+// loop, the clock and the key string cost everyone the same), in ns, median and range.
 function rateRows(samples) {
   const base = samples[BASELINE];
+  const noop = samples[NOOP];
   return Object.fromEntries(
     Object.entries(samples).map(([subject, values]) => [
       subject,
-      { decisionsPerSecond: summary(values), ratio: base === undefined ? null : median(ratios(values, base)), samples: values },
+      {
+        decisionsPerSecond: summary(values),
+        ratio: base === undefined ? null : median(ratios(values, base)),
+        ownNanoseconds: noop === undefined || subject === NOOP ? null : summary(values.map((rate, i) => 1e9 / rate - 1e9 / noop[i])),
+        samples: values,
+      },
     ]),
   );
 }
+const NOOP = "harness-only";
 
 const rate = (r) => (r.decisions / r.ms) * 1000;
 
@@ -375,6 +388,87 @@ async function figureDurableObject(workerd) {
       "local workerd runs the object in the same process as the isolate: a round trip costs serialization and scheduling, " +
       "no network, so these rates are a ceiling for one object, not what an object in another location answers",
   };
+}
+
+// Figure 8: one rule (LEASE_LIMIT per minute, fixed window) shared by four isolates, each running
+// LEASE_IN_FLIGHT request loops at once, through store "memory", "durable" and "durable" with leases,
+// on one hot key and on a Zipf mix of 1,000 keys. Admissions are counted per key and minute and
+// compared with the limit: memory counts per isolate (up to 4 x the limit), durable and leased exactly.
+const LEASE_ISOLATES = ["lease-0", "lease-1", "lease-2", "lease-3"];
+const LEASE_LIMIT = 10_000;
+const LEASE_IN_FLIGHT = 8;
+const LEASE_TARGETS = ["memory", "durable", "leased"];
+
+async function figureLeases(workerd) {
+  log("figure 8: one rule over 4 isolates: memory, durable, leased");
+  const cases = LEASE_TARGETS.flatMap((target) => ["hot", "zipf"].map((dist) => `${target}, ${dist === "hot" ? "one hot key" : "Zipf mix of 1,000 keys"}`));
+  const caseOf = (name) => ({ target: name.slice(0, name.indexOf(",")), dist: name.includes("hot key") ? "hot" : "zipf" });
+  let run = 0;
+  const started = Date.now();
+  const runs = await interleave(cases, PLAN.reps, async (name) => {
+    const { target, dist } = caseOf(name);
+    const runId = `${started}-${run++}`;
+    const parts = await Promise.all(
+      LEASE_ISOLATES.map((isolate, i) =>
+        workerd.call(isolate, "leases", { target, dist, limit: LEASE_LIMIT, windowMs: 60_000, runId, inFlight: LEASE_IN_FLIGHT, minMs: PLAN.minMs * 2, isolate: i }),
+      ),
+    );
+    const decisions = parts.reduce((sum, p) => sum + p.decisions, 0);
+    const ms = Math.max(...parts.map((p) => p.ms));
+    const admitted = {};
+    const latency = {};
+    for (const p of parts) {
+      for (const [slot, n] of Object.entries(p.admitted)) admitted[slot] = (admitted[slot] ?? 0) + n;
+      for (const [bucket, n] of Object.entries(p.latency)) latency[bucket] = (latency[bucket] ?? 0) + n;
+    }
+    return {
+      decisionsPerSecond: (decisions / ms) * 1000,
+      roundTripsPer1000: (parts.reduce((sum, p) => sum + p.roundTrips, 0) / decisions) * 1000,
+      p50Ms: percentileOf(latency, 0.5),
+      p99Ms: percentileOf(latency, 0.99),
+      mostAdmittedPerKeyAndMinute: Math.max(0, ...Object.values(admitted)),
+    };
+  });
+  const rows = {};
+  for (const name of cases) {
+    const r = runs[name];
+    const most = Math.max(...r.map((x) => x.mostAdmittedPerKeyAndMinute));
+    rows[name] = {
+      ...caseOf(name),
+      decisionsPerSecond: summary(r.map((x) => x.decisionsPerSecond)),
+      roundTripsPer1000Decisions: median(r.map((x) => x.roundTripsPer1000)),
+      p50AddedMs: median(r.map((x) => x.p50Ms)),
+      p99AddedMs: median(r.map((x) => x.p99Ms)),
+      mostAdmittedPerKeyAndMinute: most,
+      limit: LEASE_LIMIT,
+      overAdmitted: Math.max(0, most - LEASE_LIMIT),
+    };
+  }
+  for (const dist of ["one hot key", "Zipf mix of 1,000 keys"]) {
+    const leased = rows[`leased, ${dist}`];
+    leased.decisionsRatioToDurable = median(ratios(runs[`leased, ${dist}`].map((x) => x.decisionsPerSecond), runs[`durable, ${dist}`].map((x) => x.decisionsPerSecond)));
+  }
+  return {
+    rows,
+    isolates: LEASE_ISOLATES.length,
+    inFlightPerIsolate: LEASE_IN_FLIGHT,
+    limitPerMinute: LEASE_LIMIT,
+    note:
+      "four isolates of one workerd process, each with 8 request loops; the object's commits go to a local disk; " +
+      "latency is per decision on workerd's local clock (whole milliseconds); admissions are counted per key and minute over every isolate",
+  };
+}
+
+// The value below which `share` of the decisions fall, from a histogram of whole milliseconds.
+function percentileOf(histogram, share) {
+  const buckets = Object.entries(histogram).map(([ms, n]) => [Number(ms), n]).sort((a, b) => a[0] - b[0]);
+  const total = buckets.reduce((sum, [, n]) => sum + n, 0);
+  let seen = 0;
+  for (const [ms, n] of buckets) {
+    seen += n;
+    if (seen >= share * total) return ms;
+  }
+  return null;
 }
 
 runScript(main);

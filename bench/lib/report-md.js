@@ -11,6 +11,20 @@ const times = (r) => (r === null || r === undefined ? "" : ` (x${r.toFixed(2)})`
 const table = (head, rows) =>
   [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
+// Each limiter's own cost per decision: its time minus the no-op limiter's, per repetition, in ns
+// (median, and the range over repetitions). Columns as in the figure above it.
+function ownCostTable(figure, label) {
+  const cols = Object.keys(figure);
+  const subjects = Object.keys(figure[cols[0]]).filter((s) => figure[cols[0]][s].ownNanoseconds);
+  if (subjects.length === 0) return "";
+  const cell = (o) => (o ? `${o.median.toFixed(0)} ns (${o.min.toFixed(0)} to ${o.max.toFixed(0)})` : "");
+  return [
+    "Own cost per decision (the limiter's time minus the no-op limiter's, per repetition: median, and range):",
+    "",
+    table(["limiter", ...cols], subjects.map((s) => [label(s), ...cols.map((c) => cell(figure[c][s]?.ownNanoseconds))])),
+  ].join("\n");
+}
+
 export function renderMarkdown(results) {
   const { machine: m, figures: f, subjects } = results;
   const label = (name) => subjects[name]?.label ?? name;
@@ -45,6 +59,8 @@ export function renderMarkdown(results) {
     ),
   );
 
+  out.push("", ownCostTable(hot, label));
+
   out.push("", "## 2. Decisions per second over many keys (after the keys exist)", "");
   const cols = Object.keys(f.manyKeys);
   out.push(
@@ -53,6 +69,7 @@ export function renderMarkdown(results) {
       Object.keys(f.manyKeys[cols[0]]).map((s) => [label(s), ...cols.map((c) => `${si(f.manyKeys[c][s].decisionsPerSecond.median)}/s${times(f.manyKeys[c][s].ratio)}`)]),
     ),
   );
+  out.push("", ownCostTable(f.manyKeys, label));
   out.push("", "Zipf: rank r drawn with weight 1/r (s = 1). Keys are IPv4 address strings. Each decision builds its key string, as a Worker gets a new header string per request; \"strings reused\" passes string objects built once instead (V8 then has each string's hash cached in it, which a Map lookup skips hashing for, and at 1M keys each string is a cache miss; neither happens to a header).");
 
   out.push("", "## 3. Bytes per key", "");
@@ -143,6 +160,30 @@ export function renderMarkdown(results) {
       "one SQLite row per check first, the least a durable counter writes, so its answer waits for the commit as sluice's does. " +
       `Round trips are the RPCs the store made, counted on the binding. ${d.note[0].toUpperCase()}${d.note.slice(1)}.`,
   );
+
+  if (f.leases !== undefined) {
+    out.push("", "## 8. One rule over 4 isolates: memory, durable, leased", "");
+    const l = f.leases;
+    out.push(
+      table(
+        ["store, keys", "decisions/s", "round trips per 1,000 decisions", "p50 / p99 added ms", "most admitted per key and minute", "over the limit", "vs durable"],
+        Object.entries(l.rows).map(([name, r]) => [
+          name,
+          `${si(r.decisionsPerSecond.median)}/s`,
+          r.roundTripsPer1000Decisions.toFixed(1),
+          `${r.p50AddedMs} / ${r.p99AddedMs}`,
+          `${r.mostAdmittedPerKeyAndMinute.toLocaleString("en")} of ${r.limit.toLocaleString("en")}`,
+          r.overAdmitted.toLocaleString("en"),
+          r.decisionsRatioToDurable === undefined ? "" : `x${r.decisionsRatioToDurable.toFixed(1)}`,
+        ]),
+      ),
+    );
+    out.push(
+      "",
+      `Store "memory", store "durable", and store "durable" with \`lease: true\` (docs/leases.md), as the middleware builds them, ` +
+        `one fixed-window rule of ${l.limitPerMinute.toLocaleString("en")} per minute per key; ${l.note}.`,
+    );
+  }
   out.push("");
   return out.join("\n");
 }

@@ -64,7 +64,8 @@ export class Workerd {
 
   /**
    * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
-   * name -> its Durable Object bindings ({ BINDING: class name exported by the script }).
+   * name -> its Durable Object bindings ({ BINDING: class name exported by the script, or
+   * { className, scriptName } for another worker's }).
    */
   static async start(scriptPath, names, { routes = {}, durableObjects = {} } = {}) {
     const w = new Workerd();
@@ -73,7 +74,11 @@ export class Workerd {
       name,
       routes: routes[name],
       durableObjects: Object.fromEntries(
-        Object.entries(durableObjects[name] ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }]),
+        // A class name, or { className, scriptName } for a class another worker defines.
+        Object.entries(durableObjects[name] ?? {}).map(([binding, target]) => [
+          binding,
+          typeof target === "string" ? { className: target, useSQLite: true } : { ...target, useSQLite: true },
+        ]),
       ),
       modules: true,
       scriptPath,

@@ -6,6 +6,7 @@ import { SUBJECTS } from "./subjects.js";
 import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
+import { timeLeases } from "./leases.js";
 
 // Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
 export { BenchEchoObject, BenchMemoryObject, SluiceDurableObject } from "./durable.js";
@@ -183,6 +184,23 @@ const routes = {
         spread: params.get("spread") === "1",
         inFlight: numberParam(params, "inFlight"),
         minMs: numberParam(params, "minMs"),
+      },
+      env,
+    );
+  },
+
+  // Figure 8: one rule shared by the isolates that run this at once, through memory, durable or leases.
+  leases(params, env) {
+    return timeLeases(
+      {
+        target: params.get("target"),
+        dist: params.get("dist"),
+        limit: numberParam(params, "limit"),
+        windowMs: numberParam(params, "windowMs"),
+        runId: params.get("runId"),
+        inFlight: numberParam(params, "inFlight"),
+        minMs: numberParam(params, "minMs"),
+        isolate: numberParam(params, "isolate"),
       },
       env,
     );
