@@ -97,13 +97,35 @@ const routes = {
 
   // Times decisions over `keys` keys in `dist` order ("hot", "uniform", "zipf") for at least minMs,
   // after a warm-up of a quarter of that, with key strings built per decision or reused (`strings`).
+  // `phase`: "warm" runs the warm-up alone, "timed" the timed loop alone (bench/run.js sends the spin
+  // request between them), and by default both.
   async time(params) {
     const { subject, limiter } = instance(params);
     const { keyAt, order } = workload(numberParam(params, "keys"), params.get("dist"), params.get("strings") ?? "fresh");
     const minMs = numberParam(params, "minMs");
+    const phase = params.get("phase");
     const run = subject.asynchronous ? timeAsync : timeSync;
-    await run(limiter.decide, keyAt, order, minMs / 4);
+    if (phase !== "timed") {
+      const warm = await run(limiter.decide, keyAt, order, minMs / 4);
+      if (phase === "warm") return warm;
+    }
     return await run(limiter.decide, keyAt, order, minMs);
+  },
+
+  // Unrelated hot code, run untimed between a warm-up and its timed loop: V8 may compile a function
+  // optimised during a short warm-up and leave the code uninstalled until the isolate next enters
+  // it from a fresh request; a request of other hot code first gets it installed. It also tells
+  // bench/run.js which workerd thread runs this isolate (the one that ran this spin).
+  spin(params) {
+    const ms = numberParam(params, "ms");
+    const start = performance.now();
+    let x = 0x9e3779b9;
+    let rounds = 0;
+    while (performance.now() - start < ms) {
+      for (let i = 0; i < 4096; i++) x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + i;
+      rounds++;
+    }
+    return { rounds, x: x >>> 0 };
   },
 
   // What a limiter holds: its key count and, for sluice, its linear memory and table.
