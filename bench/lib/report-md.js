@@ -41,7 +41,7 @@ export function renderMarkdown(results) {
   out.push("");
   out.push(
     `Every limiter runs in its own workerd isolate. Each figure is the median of ${results.plan.reps} interleaved repetitions ` +
-      `(loops of at least ${results.plan.minMs} ms, timed inside the request with workerd's millisecond clock); ` +
+      `(loops of at least ${results.plan.minMs} ms${results.timing === "thread" ? "; figures 1 and 2 timed by the on-CPU time of the isolate's workerd thread, after an untimed spin request, the others by workerd's millisecond clock" : ", timed inside the request with workerd's millisecond clock"}); ` +
       `(xN) is the median per-repetition ratio to the plain-JS fixed window (${results.baseline}) of the same run. ` +
       `Each decision reads Date.now() and is handed a newly built key string, as a Worker's request is (except in the columns marked reused). Absolute numbers drift with the machine's load; ratios hold better.`,
   );
