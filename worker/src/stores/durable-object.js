@@ -48,7 +48,7 @@ const SWEEP = "DELETE FROM sluice_keys WHERE expires_at <= ?";
 const NEXT_EXPIRY = "SELECT MIN(expires_at) AS next FROM sluice_keys";
 
 /** residentKeys is how many keys of `rule` the object keeps in memory. */
-export function residentKeys(rule) {
+function residentKeys(rule) {
   const bytesPerKey = SLOT_BYTES + (rule.algorithm === "sliding-log" ? 4 * rule.limit : 0);
   return Math.max(MIN_RESIDENT_KEYS, Math.min(MAX_RESIDENT_KEYS, Math.floor(RESIDENT_BYTES_PER_RULE / bytesPerKey)));
 }

@@ -27,6 +27,8 @@ export interface DurableStoreSettings extends ChainSettings {
   bindings?: { durable?: string; kv?: string };
   /** How many objects share the keys (by a hash of the key), or "key" for one per key; default 1. */
   shards?: number | "key";
+  /** Let isolates decide hot keys from quota the object lent them, exactly (docs/leases.md); default off. */
+  lease?: boolean | { leaseMs?: number; maxLeaseUnits?: number; maxKeys?: number };
   /** Who decides, in this order, when the object cannot; default ["kv", "memory"]; [] for none. */
   fallback?: readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"];
 }
@@ -37,6 +39,8 @@ export interface KvStoreSettings extends ChainSettings {
   bindings?: { kv?: string };
   /** Durable only. */
   shards?: undefined;
+  /** Durable only. */
+  lease?: undefined;
   /** Who decides when KV cannot; default ["memory"]; [] for none. */
   fallback?: readonly [] | readonly ["memory"];
 }
@@ -80,6 +84,18 @@ export interface StoreStats {
   durable: DurableStoreCounters | null;
   /** The KV store's counters (reads, writes, failures), or null when the chain has no KV. */
   kv: KvStoreCounters | null;
+  /** Durable with `lease` only: its settings. */
+  lease?: { leaseMs: number; maxLeaseUnits: number; maxKeys: number };
+  /** The leases' counters (round trips, leased decisions, leases granted, units lent / returned / stranded), or null without `lease`. */
+  leases: {
+    roundTrips: number;
+    leasedDecisions: number;
+    leasesGranted: number;
+    unitsLent: number;
+    leasesExpired: number;
+    unitsReturned: number;
+    unitsStranded: number;
+  } | null;
 }
 
 /** storeStats reports every durable or KV chain this isolate built, with its counters. */

@@ -95,7 +95,7 @@ function remoteStore(kind, options) {
     store: kind,
     bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
     shards: kind === "durable" ? shards : undefined,
-    lease: lease ?? undefined,
+    ...(lease === null ? {} : { lease }),
     fallback,
     failMode,
     timeoutMs,
@@ -159,14 +159,14 @@ export function resolveStore(options = {}) {
 /**
  * storeStats reports, for every durable or KV chain this isolate built, its settings and counters:
  * decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and those of
- * its Durable Object client and KV store.
+ * its Durable Object client, its leases (`leases`, null without) and KV store.
  */
 export function storeStats() {
   return chains.map(({ settings, chain, durable, leased, kv }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
-    lease: leased === null ? null : { ...leased.counters },
+    leases: leased === null ? null : { ...leased.counters },
     kv: kv === null ? null : { ...kv.counters },
   }));
 }

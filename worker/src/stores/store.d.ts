@@ -62,6 +62,8 @@ export interface Outcome extends Decision {
   store: StoreName | "none";
   /** Present when the store that should have decided failed: which one, and why. */
   fallback?: { from: "durable" | "kv"; reason: string };
+  /** true when the isolate decided from quota the Durable Object lent it (store "durable" with `lease`). */
+  lease?: true;
   /** True when the chain answered from its memory of an earlier denial, without asking the store. */
   preFiltered?: true;
 }
