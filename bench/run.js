@@ -5,7 +5,7 @@
 // figure is reported as the median over repetitions and as the median of per-repetition ratios
 // against the plain-JS fixed window. Writes bench/results.json, bench/results.md, bench/results.svg.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -84,7 +84,12 @@ async function main() {
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
   const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...LEASE_ISOLATES, ...fresh];
+  // BENCH_DO_DIR puts the objects' SQLite files elsewhere (a tmpfs, say: figure 7 then shows the
+  // object's own work rather than the local disk's sync, which Cloudflare does not pay on the object's thread).
+  const durableObjectsPersist = process.env.BENCH_DO_DIR ? join(process.env.BENCH_DO_DIR, `sluice-bench-${process.pid}`) : undefined;
+  if (durableObjectsPersist) log(`Durable Object storage in ${durableObjectsPersist}`);
   const workerd = await Workerd.start(script, names, {
+    durableObjectsPersist,
     routes: { hono: [`${HONO_HOST}/*`] },
     durableObjects: {
       [DURABLE_ISOLATE]: DURABLE_OBJECTS,
@@ -109,6 +114,7 @@ async function main() {
     if (wanted("leases")) results.figures.leases = await figureLeases(workerd);
   } finally {
     await workerd.stop();
+    if (durableObjectsPersist) rmSync(durableObjectsPersist, { recursive: true, force: true });
   }
   results.timingMisses = timing.misses ?? 0;
   if (only !== null) {

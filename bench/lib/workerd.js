@@ -65,9 +65,10 @@ export class Workerd {
   /**
    * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
    * name -> its Durable Object bindings ({ BINDING: class name exported by the script, or
-   * { className, scriptName } for another worker's }).
+   * { className, scriptName } for another worker's }). `durableObjectsPersist`: a directory for the
+   * objects' SQLite files (default: miniflare's temporary directory).
    */
-  static async start(scriptPath, names, { routes = {}, durableObjects = {} } = {}) {
+  static async start(scriptPath, names, { routes = {}, durableObjects = {}, durableObjectsPersist } = {}) {
     const w = new Workerd();
     w.#inspectorPort = await freePort();
     const worker = (name) => ({
@@ -91,6 +92,7 @@ export class Workerd {
     w.#mf = new Miniflare({
       inspectorPort: w.#inspectorPort,
       workers: names.map(worker),
+      ...(durableObjectsPersist === undefined ? {} : { durableObjectsPersist }),
     });
     await w.#mf.ready;
     for (const name of names) w.#workers.set(name, await w.#mf.getWorker(name));

@@ -29,6 +29,7 @@ const MAX_LEASE_UNITS = 1 << 20;
 
 // Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).
 const SWEEP_INTERVAL_MS = 60_000;
+const RESOLVED = Promise.resolve();
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS sluice_keys (
@@ -265,29 +266,17 @@ export class SluiceDurableObject extends DurableObject {
   persist(ruleId, key, index, expiresAtMs) {
     const state = this.#rules.core.exportState(index, key);
     this.#queue(ruleId, key, state, expiresAtMs);
+    this.#writePending();
     return state;
   }
 
   /**
-   * flushed resolves once every queued state is written, in one transaction for all the calls that
-   * queued before it ran. The write happens in a later task than the call that queued it, so calls
-   * arriving meanwhile join it; the output gate holds every answer until the transaction is durable.
+   * flushed resolves once every state persist() queued is written (in this version at once: see
+   * persist). Kept so that callers need not know when writes happen.
    */
   flushed() {
-    if (this.#flush === null) {
-      this.#flush = new Promise((resolve, reject) => {
-        setTimeout(() => {
-          this.#flush = null;
-          try {
-            this.#writePending();
-            resolve();
-          } catch (error) {
-            reject(error);
-          }
-        }, 0);
-      });
-    }
-    return this.#flush;
+    this.#writePending();
+    return RESOLVED;
   }
 
   #queue(ruleId, key, state, expiresAtMs) {
@@ -301,13 +290,11 @@ export class SluiceDurableObject extends DurableObject {
     this.#pending.clear();
     let earliestExpiryMs = Infinity;
     try {
-      this.ctx.storage.transactionSync(() => {
-        for (const row of rows) {
-          if (row.state === null) this.#sql.exec(FORGET, row.rule, row.key);
-          else this.#sql.exec(WRITE, row.rule, row.key, row.state, row.expiresAtMs);
-          if (row.expiresAtMs < earliestExpiryMs) earliestExpiryMs = row.expiresAtMs;
-        }
-      });
+      for (const row of rows) {
+        if (row.state === null) this.#sql.exec(FORGET, row.rule, row.key);
+        else this.#sql.exec(WRITE, row.rule, row.key, row.state, row.expiresAtMs);
+        if (row.expiresAtMs < earliestExpiryMs) earliestExpiryMs = row.expiresAtMs;
+      }
     } catch (error) {
       // What the core holds was never stored: forget it all, so every key is read again from storage.
       this.#rules.discard();
