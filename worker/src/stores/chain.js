@@ -7,9 +7,49 @@ import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";
 import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
 
+/** @import { BreakerOptions } from "./breaker.js" */
+/** @import { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, TimedStoreOptions } from "./store.js" */
+
+/**
+ * @typedef {object} FallbackChainOptions
+ * @property {Store} primary The store that should decide (normally the Durable Object store).
+ * @property {Store | null} [kv] Decides when the primary cannot.
+ * @property {Store | null} [memory] The isolate's store, tried after kv; leave it out to go straight to failMode. A fallback
+ *   whose binding env lacks (isBound(env) false) is passed over.
+ * @property {"open" | "closed"} [failMode] "open" admits and "closed" denies when no store answers. Default "open".
+ * @property {number} [timeoutMs] How long each store may take before the next is asked. Default 50.
+ * @property {BreakerOptions | boolean} [breaker] After `failures` primary failures in a row, skip the primary for
+ *   `cooldownMs`, then let one request probe it. Default { failures: 5, cooldownMs: 10000 }; false turns it off.
+ * @property {number} [failClosedRetryAfterMs] retryAfterMs of a fail-closed denial. Default 1000.
+ * @property {boolean} [preFilter] Deny keys the primary denied from this isolate until their retry time. Default true.
+ * @property {number} [preFilterMaxKeys] The most denied keys remembered. Default 10000.
+ * @property {(line: string) => void} [log] Where fallbacks are reported. Default console.warn.
+ * @property {number} [logIntervalMs] Fallbacks are logged at most once per interval. Default 60000.
+ */
+/**
+ * @typedef {object} FallbackChainCounters
+ * @property {Record<string, number>} decided Decisions per store that took them; "failMode" when none could.
+ * @property {number} fallbacks Decisions the primary did not take because it failed.
+ * @property {number} preFiltered Denials answered from the isolate's memory of earlier denials.
+ * @property {Record<string, number>} errors Per store: calls that threw or rejected.
+ * @property {Record<string, number>} timeouts Per store: calls that did not answer within timeoutMs.
+ * @property {number} circuitOpened Times the primary's circuit breaker opened.
+ * @property {number} circuitSkipped Decisions that skipped the primary while its breaker was open (counted among fallbacks too).
+ */
+/**
+ * A store made of others. decide takes options.nowMs, the isolate's clock (the primary may keep its own).
+ * @typedef {{
+ *   readonly name: "chain";
+ *   readonly counters: Readonly<FallbackChainCounters>;
+ *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options: TimedStoreOptions): Promise<void>;
+ *   isolateTables(rule: NormalizedRule): IsolateTable[];
+ * }} FallbackChain
+ */
+
 const FAIL_MODES = ["open", "closed"];
 /** What happens when no store can answer, by default: admit. */
-export const DEFAULT_FAIL_MODE = "open";
+export const DEFAULT_FAIL_MODE = /** @type {const} */ ("open");
 /** How long each store may take, by default: above a Durable Object's usual round trip in one location. */
 export const DEFAULT_TIMEOUT_MS = 50;
 
@@ -32,8 +72,11 @@ export const DEFAULT_TIMEOUT_MS = 50;
  *
  * decide needs options.nowMs (the isolate's clock; the primary may keep its own).
  * `counters` is live: decisions per store, fallbacks, pre-filtered denials, failures per store.
+ * @param {FallbackChainOptions} options
+ * @returns {FallbackChain}
  */
-export function createFallbackChain(options = {}) {
+export function createFallbackChain(options = /** @type {any} */ ({})) {
+
   const {
     primary,
     kv = null,
@@ -65,7 +108,13 @@ export function createFallbackChain(options = {}) {
   const primaryName = primary.name ?? "durable";
   // After a local miss (decide below), the primary's remote half only: asking `decide` would count the
   // request twice in the lease's rate.
-  const primaryRemote = primary.decideLocally !== undefined ? { decide: primary.decideRemotely } : primary;
+  const leased =
+    typeof primary.decideLocally === "function" && typeof primary.decideRemotely === "function"
+      ? /** @type {Required<Pick<Store, "decideLocally" | "decideRemotely">>} */ (primary)
+      : null;
+  /** @type {Store} */
+  const primaryRemote =
+    leased === null ? primary : { name: primaryName, decide: (checks, options) => leased.decideRemotely(checks, options) };
   const fallbacks = [kv === null ? null : [kv, kv.name ?? "kv"], memory === null ? null : [memory, memory.name ?? "memory"]].filter(
     (entry) => entry !== null,
   );
@@ -104,8 +153,8 @@ export function createFallbackChain(options = {}) {
     }
     // A primary that holds part of the count here (a lease: leases.js) decides from it first, with no
     // I/O, before the breaker: what it holds stays good while the primary is unreachable.
-    if (primary.decideLocally !== undefined) {
-      const local = primary.decideLocally(checks, decideOptions);
+    if (leased !== null) {
+      const local = leased.decideLocally(checks, decideOptions);
       if (local !== null) {
         counters.decided[primaryName]++;
         return local;
@@ -119,7 +168,7 @@ export function createFallbackChain(options = {}) {
     const gate = breaker === null ? "closed" : breaker.admit(nowMs);
     if (gate === "open") {
       counters.circuitSkipped++;
-      failures.push(`${primaryName} skipped: ${breaker.reason}`);
+      failures.push(`${primaryName} skipped: ${/** @type {CircuitBreaker} */ (breaker).reason}`);
     } else {
       try {
         const outcome = await ask(primaryRemote, primaryName, checks, decideOptions);
@@ -133,7 +182,7 @@ export function createFallbackChain(options = {}) {
       }
     }
     counters.fallbacks++;
-    for (const [store, name] of fallbacks) {
+    for (const [store, name] of /** @type {Array<[Store, string]>} */ (fallbacks)) {
       if (store.isBound?.(decideOptions.env) === false) {
         failures.push(`${name} not bound`);
         continue;
@@ -192,7 +241,23 @@ export function createFallbackChain(options = {}) {
     return tables;
   }
 
-  return { name: "chain", counters, decide, isolateTables };
+  /**
+   * reset forgets the keys of `checks` in every store of the chain that may count them (a fallback
+   * whose binding env lacks is passed over), and in the pre-filter's memory of denials.
+   * @param {readonly StoreCheck[]} checks
+   * @param {TimedStoreOptions} resetOptions
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions) {
+    denials?.forget(checks);
+    const stores = /** @type {Store[]} */ ([primary, kv, memory].filter((store) => store !== null)).filter((store) => store.isBound?.(resetOptions.env) !== false);
+    for (const store of stores) {
+      if (typeof store.reset !== "function") throw new TypeError(`sluice: the ${store.name} store of this chain has no reset()`);
+    }
+    await Promise.all(stores.map((store) => /** @type {Required<Store>} */ (store).reset(checks, resetOptions)));
+  }
+
+  return { name: "chain", counters, decide, reset, isolateTables };
 }
 
 function checkStore(store, field, optional) {

@@ -3,10 +3,11 @@
 // SluiceDurableObject runs the same wasm core as the isolates, and it is the only writer of its keys,
 // so the core's own key table is the cache: a key's state is loaded from SQLite the first time the
 // object sees it (after a start, or after the table evicted something), and from then on every call is
-// decided in memory. Storage is written, never read, on the hot path: the keys a call charged are
-// queued, and every call that arrives before the queue is flushed shares one transaction. A call that
-// charged waits for that flush, so the runtime's output gate holds its answer until the write is
-// durable: nothing admitted is acknowledged before it is stored, and a restarted object forgets nothing.
+// decided in memory. Storage is written, never read, on the hot path: a call writes the rows of the
+// keys it charged (one upsert each, no SELECT), into the runtime's implicit transaction, which takes
+// every write made by every call before its commit runs; the output gate holds each answer until that
+// commit is durable. Nothing admitted is acknowledged before it is stored, and a restarted object
+// forgets nothing.
 //
 // The Worker side, createDurableStore, is in durable.js; the leases it may take are in leases.js.
 import { DurableObject } from "cloudflare:workers";
@@ -14,6 +15,33 @@ import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings
 import { nowMs as wallClockMs } from "../clock.js";
 import { sameBytes } from "./bytes.js";
 import { RuleCore } from "./rule-core.js";
+
+/** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
+/** @import { StoreCheck } from "./store.js" */
+
+/**
+ * Takes back one charge of an undoable decide (a request spread over several objects).
+ * @typedef {object} UndoToken
+ * @property {string} rule
+ * @property {string} key
+ * @property {ArrayBuffer | Uint8Array | null} before
+ * @property {ArrayBuffer | Uint8Array} after
+ * @property {number} afterExpiresAtMs
+ */
+/**
+ * A lease lent with a decision (leases.js keeps it): units charged to the key, usable until
+ * expiresAtMs on the object's clock, which is validForMs after the decision.
+ * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number }} Lease
+ */
+/**
+ * Unused units of a lease, given back.
+ * @typedef {{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }} GiveBack
+ */
+/**
+ * The object's answer: the core's Outcome, with `undo` when decide was called with `undoable` and
+ * charged, `leases` when it was asked to lend, `returned` when units were given back.
+ * @typedef {Outcome & { undo?: UndoToken[], leases?: (Lease | null)[], returned?: number[] }} ObjectOutcome
+ */
 
 // How many keys of a rule stay resident: a table of about RESIDENT_BYTES_PER_RULE (64 rules then fit
 // the module's memory), between these bounds. Keys beyond it are evicted and reloaded from storage
@@ -29,7 +57,6 @@ const MAX_LEASE_UNITS = 1 << 20;
 
 // Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).
 const SWEEP_INTERVAL_MS = 60_000;
-const RESOLVED = Promise.resolve();
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS sluice_keys (
@@ -55,21 +82,12 @@ function residentKeys(rule) {
 }
 
 /**
- * @typedef {object} PendingRow A key state waiting for the next flush (state null: delete the row).
- * @property {string} rule
- * @property {string} key
- * @property {Uint8Array | ArrayBuffer | null} state
- * @property {number} expiresAtMs
- */
-
-/**
  * SluiceDurableObject counts keys exactly. Export it from the Worker's main module and bind it with a
  * `new_sqlite_classes` migration (see docs/stores.md).
  *
- * Subclasses (a concurrency RPC, a test fixture) decide through the same three steps the RPCs below
- * use: `this.resident(checks)` for the rule indices with every key loaded, the core itself
- * (`this.core`), then `this.persist(rule, key, index, expiresAtMs)` for every key they changed and
- * `await this.flushed()` before answering.
+ * Subclasses (a concurrency RPC, a test fixture) decide through the same steps the RPCs below use:
+ * `this.resident(checks)` for the rule indices with every key loaded, the core itself (`this.core`),
+ * then `this.persist(ruleId, key, index, expiresAtMs)` for every key they changed, before answering.
  */
 export class SluiceDurableObject extends DurableObject {
   /** persistence false keeps nothing in storage (the bench's "from memory" object). */
@@ -82,23 +100,26 @@ export class SluiceDurableObject extends DurableObject {
     burst: rule.burst,
     keyCapacity: residentKeys(rule),
   }));
+  /** @type {SqlStorage} */
   #sql;
+  /** @type {boolean} */
   #persistent;
   // rule id -> the keys whose state the core holds as storage has it (or newer).
+  /** @type {Map<string, Set<string>>} */
   #loaded = new Map();
   #loadedGeneration = -1;
   // rule id -> the core's eviction count when #loaded was last known good for that rule.
+  /** @type {Map<string, number>} */
   #evictions = new Map();
-  // "rule\nkey" -> the newest state not yet written; the flush writes them in one transaction.
-  #pending = new Map();
-  #flush = null;
   // When the sweep alarm is due (ms), or null when none is scheduled.
+  /** @type {number | null} */
   #alarmAtMs = null;
 
+  /** @param {DurableObjectState} ctx @param {any} env */
   constructor(ctx, env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#persistent = this.constructor.persistence !== false;
+    this.#persistent = /** @type {typeof SluiceDurableObject} */ (this.constructor).persistence !== false;
     this.#sql.exec(SCHEMA);
     ctx.blockConcurrencyWhile(async () => {
       this.#alarmAtMs = await ctx.storage.getAlarm();
@@ -106,6 +127,7 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   /** nowMs is the object's clock: every decision it makes is taken at this instant. */
+  /** @returns {number} */
   nowMs() {
     return wallClockMs();
   }
@@ -119,7 +141,11 @@ export class SluiceDurableObject extends DurableObject {
    * decide checks every (rule, key, cost) of one request, all-or-nothing, and returns the Outcome
    * (without `store`, which the client adds). Options: `peek` charges nothing; `undoable` adds
    * `undo`, the tokens that let undo() take the charge back (for requests spread over shards).
-   * An admitted request's answer waits for its charge to be stored; a denial or a peek does not.
+   * Leases (leases.js): `lend` { wanted: units per check, leaseMs } lends to the checks' keys when
+   * the request is admitted (answer: `leases`); `giveBack` returns unused units first (`returned`).
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ peek?: boolean, undoable?: boolean, lend?: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} [options]
+   * @returns {ObjectOutcome}
    */
   decide(checks, options = {}) {
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
@@ -135,10 +161,12 @@ export class SluiceDurableObject extends DurableObject {
     const before = undoable ? checks.map((c, i) => core.exportState(indices[i], c.key)) : null;
     const coreChecks = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) coreChecks[i] = { rule: indices[i], key: checks[i].key, cost: checks[i].cost };
+    /** @type {ObjectOutcome} */
     const outcome = core.checkAll(coreChecks, nowMs, { peek });
     if (returned !== null) outcome.returned = returned;
-    if (!outcome.allowed || peek) return this.#answerWithoutCharge(outcome);
+    if (!outcome.allowed || peek) return outcome;
     if (options.lend !== undefined && !undoable) outcome.leases = this.#lend(checks, indices, options.lend, nowMs);
+    /** @type {UndoToken[] | null} */
     const undo = undoable ? [] : null;
     for (let i = 0; i < checks.length; i++) {
       // Two checks on one rule and key are one charge; store it once.
@@ -146,17 +174,9 @@ export class SluiceDurableObject extends DurableObject {
       const { rule, key } = checks[i];
       const expiresAtMs = nowMs + outcome.checks[i].resetMs;
       const after = this.persist(rule.id, key, indices[i], expiresAtMs);
-      if (undo !== null) undo.push({ rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs });
+      if (undo !== null && before !== null && after !== null) undo.push({ rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs });
     }
     if (undo !== null) outcome.undo = undo;
-    // Nothing queued (an object without storage): nothing to wait for.
-    return this.#pending.size === 0 ? outcome : this.flushed().then(() => outcome);
-  }
-
-  // A denial or a peek charged nothing: it is answered at once. Units given back in the same call are
-  // queued all the same; losing them to a crash only strands them (the count errs high, never low).
-  #answerWithoutCharge(outcome) {
-    if (this.#pending.size > 0) this.flushed().catch(() => {});
     return outcome;
   }
 
@@ -198,32 +218,49 @@ export class SluiceDurableObject extends DurableObject {
    * that charge left it (otherwise someone was charged since, and the charge stays: the store then
    * errs towards denying, never admitting). Returns how many charges it took back.
    */
-  async undo(tokens) {
+  /** @param {readonly UndoToken[]} tokens @returns {number} */
+  undo(tokens) {
     let undone = 0;
     const core = this.#rules.core;
     for (const token of tokens) {
       const index = this.#indexOfId(token.rule);
       // A rule the core no longer holds was dropped with its keys: nothing of it is resident, so the
-      // stored (or pending) row is the truth.
+      // stored row is the truth.
       const current = index === undefined ? this.#storedState(token.rule, token.key) : this.#residentState(index, token.rule, token.key);
       if (current === null || !sameBytes(current, token.after)) continue;
       if (index !== undefined) {
         if (token.before === null) core.reset(index, token.key);
         else core.importState(index, token.key, new Uint8Array(token.before));
       }
-      this.#queue(token.rule, token.key, token.before === null ? null : token.before, token.afterExpiresAtMs);
+      this.#write(token.rule, token.key, token.before, token.afterExpiresAtMs);
       undone++;
     }
-    await this.flushed();
     return undone;
+  }
+
+  /**
+   * reset forgets the (rule, key) of each check: they are back to their full quota. Returns how many
+   * stored keys it removed.
+   * @param {readonly StoreCheck[]} checks
+   * @returns {number}
+   */
+  reset(checks) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    let removed = 0;
+    for (const { rule, key } of checks) {
+      const index = this.#indexOfId(rule.id);
+      if (index !== undefined) this.#rules.core.reset(index, key);
+      removed += this.#persistent ? this.#sql.exec(FORGET, rule.id, key).rowsWritten : 0;
+    }
+    return removed;
   }
 
   /** alarm sweeps the keys that are back to their full quota, then schedules the next sweep. */
   async alarm() {
     this.#alarmAtMs = null;
     const nowMs = this.nowMs();
-    // Rows not yet written are newer than what the sweep reads: write them first.
-    this.#writePending();
     this.#sql.exec(SWEEP, nowMs);
     const next = this.#sql.exec(NEXT_EXPIRY).one().next;
     if (next !== null) await this.#scheduleSweep(next, nowMs);
@@ -260,58 +297,39 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   /**
-   * persist queues the state the core now holds for (rule id, key) for the next flush, and returns
-   * those bytes. `expiresAtMs` is when the key is back to its full quota (the sweep's cue).
+   * persist writes the state the core now holds for (rule id, key) and returns those bytes.
+   * `expiresAtMs` is when the key is back to its full quota (the sweep's cue). The write joins the
+   * runtime's implicit transaction; the answer of the call that made it waits for its commit.
+   * @param {string} ruleId @param {string} key @param {number} index @param {number} expiresAtMs
+   * @returns {Uint8Array | null}
    */
   persist(ruleId, key, index, expiresAtMs) {
     const state = this.#rules.core.exportState(index, key);
-    this.#queue(ruleId, key, state, expiresAtMs);
-    this.#writePending();
+    this.#write(ruleId, key, state, expiresAtMs);
     return state;
   }
 
-  /**
-   * flushed resolves once every state persist() queued is written (in this version at once: see
-   * persist). Kept so that callers need not know when writes happen.
-   */
-  flushed() {
-    this.#writePending();
-    return RESOLVED;
-  }
-
-  #queue(ruleId, key, state, expiresAtMs) {
+  // Upserts a key's row (or deletes it, for a null state) and makes sure a sweep is scheduled.
+  #write(ruleId, key, state, expiresAtMs) {
     if (!this.#persistent) return;
-    this.#pending.set(`${ruleId}\n${key}`, { rule: ruleId, key, state, expiresAtMs });
-  }
-
-  #writePending() {
-    if (this.#pending.size === 0) return;
-    const rows = [...this.#pending.values()];
-    this.#pending.clear();
-    let earliestExpiryMs = Infinity;
     try {
-      for (const row of rows) {
-        if (row.state === null) this.#sql.exec(FORGET, row.rule, row.key);
-        else this.#sql.exec(WRITE, row.rule, row.key, row.state, row.expiresAtMs);
-        if (row.expiresAtMs < earliestExpiryMs) earliestExpiryMs = row.expiresAtMs;
-      }
+      if (state === null) this.#sql.exec(FORGET, ruleId, key);
+      else this.#sql.exec(WRITE, ruleId, key, state, expiresAtMs);
     } catch (error) {
-      // What the core holds was never stored: forget it all, so every key is read again from storage.
+      // The core holds a state storage does not: forget it all, so every key is read again from storage.
       this.#rules.discard();
       throw error;
     }
-    if (this.#alarmAtMs === null && earliestExpiryMs !== Infinity) this.#scheduleSweep(earliestExpiryMs, this.nowMs());
+    if (this.#alarmAtMs === null) this.#scheduleSweep(expiresAtMs, this.nowMs());
   }
 
-  // Loads one key into the core: its pending state, else its stored row, else a fresh key.
+  // Loads one key into the core: its stored row, or a fresh key.
   #load(core, index, ruleId, key) {
     const state = this.#storedState(ruleId, key);
     if (state === null || !importable(core, index, key, state)) core.reset(index, key);
   }
 
   #storedState(ruleId, key) {
-    const pending = this.#pending.get(`${ruleId}\n${key}`);
-    if (pending !== undefined) return pending.state;
     if (!this.#persistent) return null;
     const { value } = this.#sql.exec(READ, ruleId, key).next();
     return value === undefined ? null : value.state;
@@ -346,7 +364,7 @@ export class SluiceDurableObject extends DurableObject {
     let evicted = false;
     for (let i = 0; i < checks.length; i++) evicted = this.#evictedSince(checks[i].rule.id, indices[i]) || evicted;
     if (evicted) throw new Error("sluice: a call's keys overflowed the Durable Object's key table");
-    for (const { rule, key } of checks) this.#loaded.get(rule.id).add(key);
+    for (const { rule, key } of checks) this.#loaded.get(rule.id)?.add(key);
     return indices;
   }
 

@@ -22,11 +22,40 @@ const MAX_PENDING_RETURNS = 256;
 const WARM_REQUESTS = 2;
 const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
 
+/** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { DurableStore } from "./durable.js" */
+
+/**
+ * The leases' counters (storeStats().leases).
+ * @typedef {object} LeaseCounters
+ * @property {number} roundTrips Calls to the object.
+ * @property {number} leasedDecisions Decisions taken from a lease in this isolate, with no round trip.
+ * @property {number} leasesGranted Leases the object granted.
+ * @property {number} unitsLent Units those leases carried.
+ * @property {number} leasesExpired Leases that ended with units unused.
+ * @property {number} unitsReturned Unused units the object took back.
+ * @property {number} unitsStranded Unused units that could not go back: admitted by no one until their window ends.
+ */
+
 /**
  * @typedef {object} LeaseOptions
  * @property {number} [leaseMs] How long a lease lasts at most (it also ends with the key's window). Default 1000.
  * @property {number} [maxLeaseUnits] The most units one lease asks for. Default 1000.
  * @property {number} [maxKeys] How many keys this isolate tracks. Default 10,000.
+ */
+
+/**
+ * The store createLeasedStore returns: a durable store whose hot keys are decided from leases.
+ * @typedef {{
+ *   readonly name: "durable";
+ *   readonly counters: Readonly<LeaseCounters>;
+ *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Outcome | Promise<Outcome>;
+ *   decideLocally(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
+ *   decideRemotely(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
+ *   isolateTables(): [];
+ *   isBound(env: unknown): boolean;
+ * }} LeasedStore
  */
 
 /**
@@ -41,10 +70,11 @@ export function checkLeaseOptions(lease) {
   if (lease === null || typeof lease !== "object" || Array.isArray(lease)) {
     throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys? }; got ${describe(lease)}`);
   }
-  for (const field of Object.keys(lease)) {
+  const given = /** @type {LeaseOptions} */ (lease);
+  for (const field of Object.keys(given)) {
     if (!["leaseMs", "maxLeaseUnits", "maxKeys"].includes(field)) throw new SluiceConfigError(`lease.${field}`, "is not a lease option (known: leaseMs, maxLeaseUnits, maxKeys)");
   }
-  const { leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS, maxKeys = DEFAULT_MAX_KEYS } = lease;
+  const { leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS, maxKeys = DEFAULT_MAX_KEYS } = given;
   if (!Number.isInteger(leaseMs) || leaseMs < 1 || leaseMs > MAX_LEASE_MS) {
     throw new SluiceConfigError("lease.leaseMs", `must be a whole number of milliseconds from 1 to ${MAX_LEASE_MS}; got ${describe(leaseMs)}`);
   }
@@ -65,19 +95,21 @@ export function checkLeaseOptions(lease) {
  *   here; unused units of ended leases go back with the call.
  * - decide(checks, options): decideLocally, else decideRemotely.
  * `counters` is live: round trips, leases granted, units lent / used here / given back / stranded.
- * @param {{durable: object} & LeaseOptions} options
+ * @param {{durable: DurableStore} & LeaseOptions} options
+ * @returns {LeasedStore}
  */
 export function createLeasedStore(options) {
   const { durable } = options;
   if (durable === null || typeof durable !== "object" || typeof durable.decide !== "function" || typeof durable.objectOf !== "function") {
     throw new SluiceConfigError("durable", `must be a store from createDurableStore; got ${describe(durable)}`);
   }
-  const { leaseMs, maxLeaseUnits, maxKeys } = checkLeaseOptions({
+  const { leaseMs, maxLeaseUnits, maxKeys } = /** @type {{leaseMs: number, maxLeaseUnits: number, maxKeys: number}} */ (checkLeaseOptions({
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     maxLeaseUnits: options.maxLeaseUnits ?? DEFAULT_MAX_LEASE_UNITS,
     maxKeys: options.maxKeys ?? DEFAULT_MAX_KEYS,
-  });
+  }));
 
+  /** @type {LeaseCounters} */
   const counters = {
     /** Calls to the object (each decides a request; some also lend or take units back). */
     roundTrips: 0,
@@ -118,7 +150,9 @@ export function createLeasedStore(options) {
   }
 
   function dropOldest() {
-    const [id, entry] = keys.entries().next().value;
+    const oldest = keys.entries().next().value;
+    if (oldest === undefined) return;
+    const [id, entry] = oldest;
     keys.delete(id);
     if (entry.units > 0) giveBackLater(entry);
   }
@@ -168,7 +202,9 @@ export function createLeasedStore(options) {
     }
     counters.leasedDecisions++;
     const { limit, remaining, resetMs } = decisions[deciding];
-    return { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding, checks: decisions, store: "durable", lease: true };
+    /** @type {Outcome} */
+    const outcome = { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding, checks: decisions, store: "durable", lease: true };
+    return outcome;
   }
 
   // Local when a lease covers the request, else a call to the object.
@@ -204,7 +240,7 @@ export function createLeasedStore(options) {
     counters.roundTrips++;
     let outcome;
     try {
-      outcome = await durable.decide(checks, { ...decideOptions, lend, giveBack });
+      outcome = await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack }));
     } catch (error) {
       if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
       throw error;
@@ -255,12 +291,27 @@ export function createLeasedStore(options) {
     }
   }
 
+  /**
+   * reset forgets the checks' keys in the object, and this isolate's leases of them (their units
+   * were charged to the state the reset forgets). Leases other isolates hold stay good until they end.
+   * @param {readonly StoreCheck[]} checks
+   * @param {object} resetOptions
+   */
+  async function reset(checks, resetOptions) {
+    for (const check of checks) {
+      const entry = keys.get(`${check.rule.id}\n${check.key}`);
+      if (entry !== undefined) entry.units = 0;
+    }
+    await durable.reset(checks, resetOptions);
+  }
+
   return {
     name: "durable",
     counters,
     decide,
     decideLocally,
     decideRemotely,
+    reset,
     /** Leases live in this isolate's JS heap (at most maxKeys keys), not in the core's tables. */
     isolateTables: () => [],
     isBound: (env) => durable.isBound(env),
