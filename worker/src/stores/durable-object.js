@@ -3,11 +3,11 @@
 // SluiceDurableObject runs the same wasm core as the isolates, and it is the only writer of its keys,
 // so the core's own key table is the cache: a key's state is loaded from SQLite the first time the
 // object sees it (after a start, or after the table evicted something), and from then on every call is
-// decided in memory. Storage is written, never read, on the hot path: a call writes the rows of the
-// keys it charged (one upsert each, no SELECT), into the runtime's implicit transaction, which takes
-// every write made by every call before its commit runs; the output gate holds each answer until that
-// commit is durable. Nothing admitted is acknowledged before it is stored, and a restarted object
-// forgets nothing.
+// decided in memory. Storage is written, never read, on the hot path: the keys a call charged are
+// queued, and every call that arrives before the queue is flushed (a task later) shares one
+// transaction, one row per key however many calls charged it. A call that charged answers only after
+// that flush, so the runtime's output gate holds its answer until the write is durable: nothing
+// admitted is acknowledged before it is stored, and a restarted object forgets nothing.
 //
 // The Worker side, createDurableStore, is in durable.js; the leases it may take are in leases.js.
 import { DurableObject } from "cloudflare:workers";
@@ -87,7 +87,8 @@ function residentKeys(rule) {
  *
  * Subclasses (a concurrency RPC, a test fixture) decide through the same steps the RPCs below use:
  * `this.resident(checks)` for the rule indices with every key loaded, the core itself (`this.core`),
- * then `this.persist(ruleId, key, index, expiresAtMs)` for every key they changed, before answering.
+ * then `this.persist(ruleId, key, index, expiresAtMs)` for every key they changed, and
+ * `await this.flushed()` before answering.
  */
 export class SluiceDurableObject extends DurableObject {
   /** persistence false keeps nothing in storage (the bench's "from memory" object). */
@@ -111,6 +112,11 @@ export class SluiceDurableObject extends DurableObject {
   // rule id -> the core's eviction count when #loaded was last known good for that rule.
   /** @type {Map<string, number>} */
   #evictions = new Map();
+  // "rule\nkey" -> the newest state not yet written; the flush writes them in one transaction.
+  /** @type {Map<string, { rule: string, key: string, state: Uint8Array | ArrayBuffer | null, expiresAtMs: number }>} */
+  #pending = new Map();
+  /** @type {Promise<void> | null} */
+  #flush = null;
   // When the sweep alarm is due (ms), or null when none is scheduled.
   /** @type {number | null} */
   #alarmAtMs = null;
@@ -143,9 +149,10 @@ export class SluiceDurableObject extends DurableObject {
    * `undo`, the tokens that let undo() take the charge back (for requests spread over shards).
    * Leases (leases.js): `lend` { wanted: units per check, leaseMs } lends to the checks' keys when
    * the request is admitted (answer: `leases`); `giveBack` returns unused units first (`returned`).
+   * An admitted request's answer waits for its charge to be stored (a promise); a denial or a peek does not.
    * @param {readonly StoreCheck[]} checks
    * @param {{ peek?: boolean, undoable?: boolean, lend?: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} [options]
-   * @returns {ObjectOutcome}
+   * @returns {ObjectOutcome | Promise<ObjectOutcome>}
    */
   decide(checks, options = {}) {
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
@@ -164,7 +171,12 @@ export class SluiceDurableObject extends DurableObject {
     /** @type {ObjectOutcome} */
     const outcome = core.checkAll(coreChecks, nowMs, { peek });
     if (returned !== null) outcome.returned = returned;
-    if (!outcome.allowed || peek) return outcome;
+    if (!outcome.allowed || peek) {
+      // Units given back in this call are queued all the same: losing them to a crash only strands
+      // them (the count errs high, never low), so nothing waits for them.
+      if (this.#pending.size > 0) this.flushed().catch(() => {});
+      return outcome;
+    }
     if (options.lend !== undefined && !undoable) outcome.leases = this.#lend(checks, indices, options.lend, nowMs);
     /** @type {UndoToken[] | null} */
     const undo = undoable ? [] : null;
@@ -177,7 +189,8 @@ export class SluiceDurableObject extends DurableObject {
       if (undo !== null && before !== null && after !== null) undo.push({ rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs });
     }
     if (undo !== null) outcome.undo = undo;
-    return outcome;
+    // Nothing queued (an object without storage): nothing to wait for.
+    return this.#pending.size === 0 ? outcome : this.flushed().then(() => outcome);
   }
 
   // Lends units of the checks' keys (leases.js asks; lease.hpp decides how many): per check, null or
@@ -218,23 +231,24 @@ export class SluiceDurableObject extends DurableObject {
    * that charge left it (otherwise someone was charged since, and the charge stays: the store then
    * errs towards denying, never admitting). Returns how many charges it took back.
    */
-  /** @param {readonly UndoToken[]} tokens @returns {number} */
-  undo(tokens) {
+  /** @param {readonly UndoToken[]} tokens @returns {Promise<number>} */
+  async undo(tokens) {
     let undone = 0;
     const core = this.#rules.core;
     for (const token of tokens) {
       const index = this.#indexOfId(token.rule);
       // A rule the core no longer holds was dropped with its keys: nothing of it is resident, so the
-      // stored row is the truth.
+      // stored (or pending) row is the truth.
       const current = index === undefined ? this.#storedState(token.rule, token.key) : this.#residentState(index, token.rule, token.key);
       if (current === null || !sameBytes(current, token.after)) continue;
       if (index !== undefined) {
         if (token.before === null) core.reset(index, token.key);
         else core.importState(index, token.key, new Uint8Array(token.before));
       }
-      this.#write(token.rule, token.key, token.before, token.afterExpiresAtMs);
+      this.#queue(token.rule, token.key, token.before, token.afterExpiresAtMs);
       undone++;
     }
+    await this.flushed();
     return undone;
   }
 
@@ -252,6 +266,7 @@ export class SluiceDurableObject extends DurableObject {
     for (const { rule, key } of checks) {
       const index = this.#indexOfId(rule.id);
       if (index !== undefined) this.#rules.core.reset(index, key);
+      this.#pending.delete(`${rule.id}\n${key}`);
       removed += this.#persistent ? this.#sql.exec(FORGET, rule.id, key).rowsWritten : 0;
     }
     return removed;
@@ -261,6 +276,8 @@ export class SluiceDurableObject extends DurableObject {
   async alarm() {
     this.#alarmAtMs = null;
     const nowMs = this.nowMs();
+    // Rows not yet written are newer than what the sweep reads: write them first.
+    this.#writePending();
     this.#sql.exec(SWEEP, nowMs);
     const next = this.#sql.exec(NEXT_EXPIRY).one().next;
     if (next !== null) await this.#scheduleSweep(next, nowMs);
@@ -297,39 +314,76 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   /**
-   * persist writes the state the core now holds for (rule id, key) and returns those bytes.
-   * `expiresAtMs` is when the key is back to its full quota (the sweep's cue). The write joins the
-   * runtime's implicit transaction; the answer of the call that made it waits for its commit.
+   * persist queues the state the core now holds for (rule id, key) for the next flush, and returns
+   * those bytes. `expiresAtMs` is when the key is back to its full quota (the sweep's cue).
    * @param {string} ruleId @param {string} key @param {number} index @param {number} expiresAtMs
    * @returns {Uint8Array | null}
    */
   persist(ruleId, key, index, expiresAtMs) {
     const state = this.#rules.core.exportState(index, key);
-    this.#write(ruleId, key, state, expiresAtMs);
+    this.#queue(ruleId, key, state, expiresAtMs);
     return state;
   }
 
-  // Upserts a key's row (or deletes it, for a null state) and makes sure a sweep is scheduled.
-  #write(ruleId, key, state, expiresAtMs) {
+  /**
+   * flushed resolves once every queued state is written, in one transaction for all the calls that
+   * queued before it ran. The write happens in a later task than the call that queued it, so calls
+   * arriving meanwhile join it; the output gate holds every answer until the transaction is durable.
+   * @returns {Promise<void>}
+   */
+  flushed() {
+    if (this.#flush === null) {
+      this.#flush = new Promise((resolve, reject) => {
+        setTimeout(() => {
+          this.#flush = null;
+          try {
+            this.#writePending();
+            resolve();
+          } catch (error) {
+            reject(error);
+          }
+        }, 0);
+      });
+    }
+    return this.#flush;
+  }
+
+  /** @param {string} ruleId @param {string} key @param {Uint8Array | ArrayBuffer | null} state @param {number} expiresAtMs */
+  #queue(ruleId, key, state, expiresAtMs) {
     if (!this.#persistent) return;
+    this.#pending.set(`${ruleId}\n${key}`, { rule: ruleId, key, state, expiresAtMs });
+  }
+
+  #writePending() {
+    if (this.#pending.size === 0) return;
+    const rows = [...this.#pending.values()];
+    this.#pending.clear();
+    let earliestExpiryMs = Infinity;
     try {
-      if (state === null) this.#sql.exec(FORGET, ruleId, key);
-      else this.#sql.exec(WRITE, ruleId, key, state, expiresAtMs);
+      this.ctx.storage.transactionSync(() => {
+        for (const row of rows) {
+          if (row.state === null) this.#sql.exec(FORGET, row.rule, row.key);
+          else this.#sql.exec(WRITE, row.rule, row.key, row.state, row.expiresAtMs);
+          if (row.expiresAtMs < earliestExpiryMs) earliestExpiryMs = row.expiresAtMs;
+        }
+      });
     } catch (error) {
-      // The core holds a state storage does not: forget it all, so every key is read again from storage.
+      // What the core holds was never stored: forget it all, so every key is read again from storage.
       this.#rules.discard();
       throw error;
     }
-    if (this.#alarmAtMs === null) this.#scheduleSweep(expiresAtMs, this.nowMs());
+    if (this.#alarmAtMs === null && earliestExpiryMs !== Infinity) this.#scheduleSweep(earliestExpiryMs, this.nowMs());
   }
 
-  // Loads one key into the core: its stored row, or a fresh key.
+  // Loads one key into the core: its pending state, else its stored row, else a fresh key.
   #load(core, index, ruleId, key) {
     const state = this.#storedState(ruleId, key);
     if (state === null || !importable(core, index, key, state)) core.reset(index, key);
   }
 
   #storedState(ruleId, key) {
+    const pending = this.#pending.get(`${ruleId}\n${key}`);
+    if (pending !== undefined) return pending.state;
     if (!this.#persistent) return null;
     const { value } = this.#sql.exec(READ, ruleId, key).next();
     return value === undefined ? null : value.state;
