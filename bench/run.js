@@ -20,13 +20,14 @@ import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
 import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
 import { BENCH_PAGE, withBenchResults } from "./lib/readme-section.js";
+import { REDIS_ISOLATES, figureRedis, startRedisForBench } from "./lib/figure-redis.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
 // --render rewrites the reports (results.md, results.svg, docs/bench.md's section) from bench/results.json,
 // measuring nothing: for working on the reports.
-// --only=hono,durable (figure names: wasm, hotKey, keys, burst, hono, durable, leases) runs
+// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable, concurrency, redis, leases) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
@@ -83,11 +84,13 @@ async function main() {
   const script = await bundleWorker();
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
-  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...LEASE_ISOLATES, ...fresh];
   // BENCH_DO_DIR puts the objects' SQLite files elsewhere (a tmpfs, say: figure 7 then shows the
   // object's own work rather than the local disk's sync, which Cloudflare does not pay on the object's thread).
   const durableObjectsPersist = process.env.BENCH_DO_DIR ? join(process.env.BENCH_DO_DIR, `sluice-bench-${process.pid}`) : undefined;
   if (durableObjectsPersist) log(`Durable Object storage in ${durableObjectsPersist}`);
+  // Figure 9 runs against a local redis-server behind the Upstash REST bridge, started for the run.
+  const redis = wanted("redis") ? await startRedisForBench() : null;
+  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...LEASE_ISOLATES, ...fresh, ...(redis === null ? [] : REDIS_ISOLATES)];
   const workerd = await Workerd.start(script, names, {
     durableObjectsPersist,
     routes: { hono: [`${HONO_HOST}/*`] },
@@ -95,6 +98,10 @@ async function main() {
       [DURABLE_ISOLATE]: DURABLE_OBJECTS,
       ...Object.fromEntries(LEASE_ISOLATES.map((name) => [name, { SLUICE_DO: { className: "SluiceDurableObject", scriptName: DURABLE_ISOLATE } }])),
     },
+    bindings: redis?.bindings ?? {},
+  }).catch(async (error) => {
+    await redis?.stop();
+    throw error;
   });
   const pid = workerdPid();
   timing = pid === null ? { kind: "wall", pid: null } : { kind: "thread", pid };
@@ -112,8 +119,11 @@ async function main() {
     if (wanted("hono")) results.figures.hono = await figureHono(workerd);
     if (wanted("durable")) results.figures.durableObject = await figureDurableObject(workerd);
     if (wanted("leases")) results.figures.leases = await figureLeases(workerd);
+    if (wanted("concurrency")) results.figures.concurrency = await figureConcurrency(workerd);
+    if (redis !== null) results.figures.redis = await figureRedis(workerd, redis.bridge, { plan: PLAN, log, durableIsolate: DURABLE_ISOLATE });
   } finally {
     await workerd.stop();
+    await redis?.stop();
     if (durableObjectsPersist) rmSync(durableObjectsPersist, { recursive: true, force: true });
   }
   results.timingMisses = timing.misses ?? 0;
@@ -399,6 +409,27 @@ const DURABLE_FLOOR = "echo, 1 check per request";
 const DURABLE_ISOLATE = "durable";
 const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject", BENCH_MEMORY_OBJECT: "BenchMemoryObject" };
 
+// Figure 8: the concurrency middleware's added cost per request, memory and durable, as a ratio to the
+// same Hono route without it (in the isolate that has the Durable Object bound). Each request is an
+// acquisition before the handler and a release when its body has been read.
+async function figureConcurrency(workerd) {
+  log("figure 8: the concurrency middleware");
+  const { routes } = await workerd.call(DURABLE_ISOLATE, "concurrencyRoutes");
+  const runs = await interleave(routes, PLAN.reps, (route) => workerd.call(DURABLE_ISOLATE, "concurrency", { route, minMs: PLAN.minMs }));
+  const perRequest = (r) => (r.ms * 1000) / r.requests;
+  const bare = runs.bare.map(perRequest);
+  const rows = {};
+  for (const route of routes) {
+    const us = runs[route].map(perRequest);
+    rows[route] = {
+      microsecondsPerRequest: summary(us),
+      addedMicroseconds: route === "bare" ? null : summary(us.map((u, i) => u - bare[i])),
+      ratioToBare: median(ratios(us, bare)),
+    };
+  }
+  return { routes: rows, note: "µs per request through app.fetch inside one isolate, body read to the end; ratioToBare = time with the middleware / time without" };
+}
+
 async function figureDurableObject(workerd) {
   log("figure 7: the Durable Object store");
   const cases = Object.keys(DURABLE_CASES);
@@ -434,7 +465,7 @@ async function figureDurableObject(workerd) {
   };
 }
 
-// Figure 8: one rule (LEASE_LIMIT per minute, fixed window) shared by four isolates, each running
+// Figure 10: one rule (LEASE_LIMIT per minute, fixed window) shared by four isolates, each running
 // LEASE_IN_FLIGHT request loops at once, through store "memory", "durable" and "durable" with leases,
 // on one hot key and on a Zipf mix of 1,000 keys. Admissions are counted per key and minute and
 // compared with the limit: memory counts per isolate (up to 4 x the limit), durable and leased exactly.
@@ -444,7 +475,7 @@ const LEASE_IN_FLIGHT = 8;
 const LEASE_TARGETS = ["memory", "durable", "leased"];
 
 async function figureLeases(workerd) {
-  log("figure 8: one rule over 4 isolates: memory, durable, leased");
+  log("figure 10: one rule over 4 isolates: memory, durable, leased");
   const cases = LEASE_TARGETS.flatMap((target) => ["hot", "zipf"].map((dist) => `${target}, ${dist === "hot" ? "one hot key" : "Zipf mix of 1,000 keys"}`));
   const caseOf = (name) => ({ target: name.slice(0, name.indexOf(",")), dist: name.includes("hot key") ? "hot" : "zipf" });
   let run = 0;

@@ -235,6 +235,23 @@ SLUICE_EXPORT(sluice_stats) int32_t sluice_stats(uint32_t rule) {
   return 0;
 }
 
+SLUICE_EXPORT(sluice_concurrency)
+int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms) {
+  g_key0.valid = false;
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
+  int64_t now = 0;
+  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now)) return fail(Status::kInvalidArgument);
+  sluice::Decision decision;
+  const Status status = g_limiter->concurrency(rule, g_limiter->key_hash(g_io, key_length),
+                                               static_cast<sluice::concurrency::Op>(op), holder,
+                                               static_cast<int64_t>(cost), now, &decision);
+  if (status != Status::kOk) return fail(status);
+  put_decision(SLUICE_IO_OUTCOME_OFFSET, decision);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, 0);
+  return decision.allowed ? 1 : 0;
+}
+
 SLUICE_EXPORT(sluice_lend)
 int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms) {
   g_key0.valid = false;

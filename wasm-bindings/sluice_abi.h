@@ -22,6 +22,11 @@
 #define SLUICE_IO_DECISIONS_OFFSET 8496
 #define SLUICE_IO_BYTES 9136
 
+/* sluice_concurrency operations (sluice::concurrency::Op). */
+#define SLUICE_CONCURRENCY_ACQUIRE 0u
+#define SLUICE_CONCURRENCY_RELEASE 1u
+#define SLUICE_CONCURRENCY_RENEW 2u
+
 /* sluice_check flags. */
 #define SLUICE_CHECK_CHARGE 1u
 #define SLUICE_CHECK_KEY0_UNCHANGED 2u
@@ -56,6 +61,11 @@ int32_t sluice_export_state(uint32_t rule, uint32_t key_length);
 int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length);
 /* Writes f64 { keys, slots, memory_bytes, evictions, evictions_of_exhausted } at the outcome offset. */
 int32_t sluice_stats(uint32_t rule);
+/* Acquires `cost` units for `holder`, releases all of its units, or renews their lease (`op`, above) on
+ * the key at the start of the key area, for a concurrency rule (algorithm 6). Returns 1 when acquired /
+ * when the holder had live units to release or renew, 0 otherwise, or a negative status; the decision
+ * (the key afterwards) goes to the outcome. `cost` is read by acquire only. */
+int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms);
 /* Leases (sluice/lease.hpp). Lends up to `wanted` units of the key at the start of the key area for at
  * most lease_ms from now_ms; writes f64 { units, expires_at_ms, remaining } at the outcome offset and
  * returns the units lent (>= 0) or a negative status. */

@@ -160,9 +160,65 @@ export function renderMarkdown(results) {
       "one SQLite row per check first, the least a durable counter writes, so its answer waits for the commit as sluice's does. " +
       `Round trips are the RPCs the store made, counted on the binding. ${d.note[0].toUpperCase()}${d.note.slice(1)}.`,
   );
-
-  if (f.leases !== undefined) {
-    out.push("", "## 8. One rule over 4 isolates: memory, durable, leased", "");
+  const c = f.concurrency;
+  if (c !== undefined) {
+    out.push("", "## 8. Concurrency middleware", "");
+    out.push(
+      table(
+        ["route", "us per request", "added us", "vs bare"],
+        Object.entries(c.routes).map(([route, r]) => [
+          route,
+          r.microsecondsPerRequest.median.toFixed(1),
+          r.addedMicroseconds === null ? "" : `+${r.addedMicroseconds.median.toFixed(1)}`,
+          `x${r.ratioToBare.toFixed(2)}`,
+        ]),
+      ),
+    );
+    out.push(
+      "",
+      "A Hono route with concurrency() (store 'memory', then 'durable': one object per client key) against the same route " +
+        "without it, in the isolate that has the Durable Object bound. Each request is an acquisition before the handler and a " +
+        `release when its body has been read to the end. ${c.note[0].toUpperCase()}${c.note.slice(1)}.`,
+    );
+  }
+  if (f.redis !== undefined) {
+    out.push("", "## 9. Redis store and @upstash/ratelimit", "");
+    const r = f.redis;
+    out.push(
+      table(
+        ["case", "decisions/s", "round trips per decision", "conflicts per decision"],
+        Object.entries(r.rows).map(([name, row]) => [
+          name,
+          `${si(row.decisionsPerSecond.median)}/s`,
+          row.roundTripsPerDecision.toFixed(2),
+          row.conflictsPerDecision === null ? "" : row.conflictsPerDecision.toFixed(3),
+        ]),
+      ),
+    );
+    const a = r.agreement;
+    out.push(
+      "",
+      `Admitted, ${a.isolates} isolates sending ${a.count} decisions each at once over ${a.keys} keys, limit ${a.limit} per key per hour:`,
+      "",
+      table(
+        ["algorithm", "sluice (store: 'redis')", "@upstash/ratelimit", "exact"],
+        Object.entries(r.admitted).map(([algorithm, row]) => [
+          algorithm === "sliding-counter" ? "sliding counter (Upstash: slidingWindow)" : algorithm,
+          String(row.sluice),
+          String(row.upstash),
+          row.exact ? `both must be ${row.expected}` : "approximate in both",
+        ]),
+      ),
+      "",
+      "Each isolate decides one request at a time through createRedisStore (the store the middleware's store: 'redis' uses) " +
+        "or @upstash/ratelimit (no ephemeral cache, no timeout), both over fetch to the same Redis. Cold keys: a new key per decision; " +
+        "warm keys: 100 keys in turn, after one pass; one key from 4 isolates: four isolates on one key at once (contention). " +
+        "Round trips are the HTTP requests the bridge served. The durable row is figure 7's first durable case, measured in this figure's repetitions. " +
+        `${r.note[0].toUpperCase()}${r.note.slice(1)}.`,
+    );
+  }
+    if (f.leases !== undefined) {
+    out.push("", "## 10. One rule over 4 isolates: memory, durable, leased", "");
     const l = f.leases;
     out.push(
       table(
@@ -184,6 +240,6 @@ export function renderMarkdown(results) {
         `one fixed-window rule of ${l.limitPerMinute.toLocaleString("en")} per minute per key; ${l.note}.`,
     );
   }
-  out.push("");
+out.push("");
   return out.join("\n");
 }

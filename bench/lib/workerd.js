@@ -65,10 +65,11 @@ export class Workerd {
   /**
    * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
    * name -> its Durable Object bindings ({ BINDING: class name exported by the script, or
-   * { className, scriptName } for another worker's }). `durableObjectsPersist`: a directory for the
-   * objects' SQLite files (default: miniflare's temporary directory).
+   * { className, scriptName } for another worker's }). `bindings`: worker name -> plain env values
+   * (figure 9's Redis URL and token). `durableObjectsPersist`: a directory for the objects' SQLite
+   * files (default: miniflare's temporary directory).
    */
-  static async start(scriptPath, names, { routes = {}, durableObjects = {}, durableObjectsPersist } = {}) {
+  static async start(scriptPath, names, { routes = {}, durableObjects = {}, bindings = {}, durableObjectsPersist } = {}) {
     const w = new Workerd();
     w.#inspectorPort = await freePort();
     const worker = (name) => ({
@@ -81,6 +82,7 @@ export class Workerd {
           typeof target === "string" ? { className: target, useSQLite: true } : { ...target, useSQLite: true },
         ]),
       ),
+      bindings: bindings[name] ?? {},
       modules: true,
       scriptPath,
       modulesRoot: root,

@@ -6,6 +6,8 @@ import { SUBJECTS } from "./subjects.js";
 import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
+import { countRedis, timeRedis } from "./redis.js";
+import { CONCURRENCY_ROUTE_NAMES, timeConcurrency } from "./concurrency.js";
 import { timeLeases } from "./leases.js";
 
 // Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
@@ -211,7 +213,23 @@ const routes = {
     );
   },
 
-  // Figure 8: one rule shared by the isolates that run this at once, through memory, durable or leases.
+  // Figure 9: decisions through the Redis store or @upstash/ratelimit (bench/worker/redis.js).
+  redis(params, env) {
+    const common = { subject: params.get("subject"), algorithm: params.get("algorithm"), limit: numberParam(params, "limit"), run: params.get("run") };
+    if (params.get("mode") === "count") {
+      return countRedis({ ...common, keys: numberParam(params, "keys"), count: numberParam(params, "count") }, env);
+    }
+    return timeRedis({ ...common, keys: params.get("keys"), minMs: numberParam(params, "minMs") }, env);
+  },
+
+  // Figure 8: a Hono route with the concurrency middleware (memory or durable store), or without.
+  concurrency(params, env, ctx) {
+    return timeConcurrency({ route: params.get("route"), minMs: numberParam(params, "minMs") }, env, ctx);
+  },
+
+  concurrencyRoutes: () => ({ routes: CONCURRENCY_ROUTE_NAMES }),
+
+  // Figure 10: one rule shared by the isolates that run this at once, through memory, durable or leases.
   leases(params, env) {
     return timeLeases(
       {

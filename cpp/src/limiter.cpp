@@ -43,8 +43,7 @@ Status Limiter::add_rule(const RuleConfig& config, uint32_t key_capacity, uint32
     return Status::kInvalidRule;
   }
   RuleTable& slot = rules_[rule_count_];
-  const uint32_t ring = rule.algorithm == Algorithm::kSlidingLog ? static_cast<uint32_t>(rule.limit) : 0;
-  const Status allocated = slot.table.init(key_capacity, ring);
+  const Status allocated = slot.table.init(key_capacity, dispatch::ring_words(rule));
   if (allocated != Status::kOk) return allocated;
   slot.rule = rule;
   slot.signature = rule_signature(rule);
@@ -238,6 +237,7 @@ Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   RuleTable& rt = rules_[rule_id];
   const uint32_t slot = rt.table.find(key_hash(key, key_length));
   if (slot == KeyTable::kMissing) return Status::kNotFound;
+  if (rt.rule.algorithm == Algorithm::kConcurrency) return export_concurrency(rt, slot, out, out_capacity, written);
   const KeyState& state = rt.table.state(slot);
   const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
   const uint32_t entries = is_log ? sliding_log::count(state) : 0;
@@ -266,6 +266,7 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
       bytes[3] != 0 || get32(bytes + 4) != rt.signature) {
     return Status::kInvalidState;
   }
+  if (rt.rule.algorithm == Algorithm::kConcurrency) return import_concurrency(rt, key_hash(key, key_length), bytes, length);
   KeyState state{get64(bytes + 8), get64(bytes + 16)};
   const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
   const int64_t entries = is_log ? state.b : 0;

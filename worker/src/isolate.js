@@ -132,6 +132,65 @@ export function resetInIsolate(checks) {
 }
 
 /**
+ * concurrencyInIsolate runs one concurrency operation ("acquire", "release" or "renew") for `holder` on
+ * `key` of the concurrency rule `rule` in the isolate's instance, at `nowMs`, and returns the core's
+ * decision with `store: "memory"`. A failed instance is replaced (its holders are gone with it: they
+ * can no longer be released, and need not be).
+ * @param {"acquire" | "release" | "renew"} op
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @param {number} holder
+ * @param {number} cost
+ * @param {number} nowMs
+ * @returns {import("../../wasm-bindings/sluice.js").Decision & { store: "memory" }}
+ */
+export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
+  const state = isolateState();
+  try {
+    const [index] = state.rules.indicesOf([{ rule }]);
+    const core = state.rules.core;
+    const decision =
+      op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
+    return { ...decision, store: "memory" };
+  } catch (error) {
+    if (isInstanceFailure(error)) discardCore(state, error);
+    throw error;
+  }
+}
+
+/**
+ * exportKeyState returns the bytes of `key`'s state under `rule` in the isolate's instance (null when it
+ * holds none), so that a host can keep them elsewhere (a WebSocket's hibernation attachment).
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @returns {Uint8Array | null}
+ */
+export function exportKeyState(rule, key) {
+  const state = isolateState();
+  const [index] = state.rules.indicesOf([{ rule }]);
+  return state.rules.core.exportState(index, key);
+}
+
+/**
+ * importKeyState puts bytes from exportKeyState back; false when the core refuses them (another rule).
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @param {Uint8Array} bytes
+ * @returns {boolean}
+ */
+export function importKeyState(rule, key, bytes) {
+  const state = isolateState();
+  const [index] = state.rules.indicesOf([{ rule }]);
+  try {
+    state.rules.core.importState(index, key, bytes);
+    return true;
+  } catch (error) {
+    if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
+    throw error;
+  }
+}
+
+/**
  * countDecision records a decision in the isolate's counters.
  * @param {{ allowed: boolean; bypassed: boolean }} decision
  */
@@ -158,11 +217,12 @@ export const MEMORY_OWNER = "memory";
 /**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
  * for capacity / 0.9 keys in buckets of 8) times 24 bytes a slot, plus 4 bytes a slot per unit of limit
- * for the sliding log, which keeps every admitted request's time.
+ * for the sliding log, which keeps every admitted request's time, and 8 for the concurrency rule, which
+ * keeps every held unit's holder and lease.
  */
 export function tableBytes(algorithm, limit, keyCapacity) {
   const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
-  const ring = algorithm === "sliding-log" ? limit : 0;
+  const ring = algorithm === "sliding-log" ? limit : algorithm === "concurrency" ? 2 * limit : 0;
   return slots * (24 + 4 * ring);
 }
 

@@ -2,6 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sluice/algorithms/concurrency.hpp"
 #include "sluice/decision.hpp"
 #include "sluice/key_table.hpp"
 #include "sluice/lease.hpp"
@@ -88,8 +89,16 @@ class Limiter {
   // The same for a rule not added yet (its limit as validated by add_rule), so that a host can make
   // room for its exports before adding it.
   static uint64_t exported_state_bytes(Algorithm algorithm, int64_t limit) {
+    if (algorithm == Algorithm::kConcurrency) return kStateHeaderBytes + 16 * static_cast<uint64_t>(limit);
     return kStateHeaderBytes + (algorithm == Algorithm::kSlidingLog ? 8 * static_cast<uint64_t>(limit) : 0);
   }
+
+  // concurrency applies `op` for `holder` to the key whose key_hash() is `hash` of a concurrency rule
+  // (kInvalidArgument for any other rule). Acquire decides like check_one (allowed: the units were
+  // taken). Release and renew always succeed as calls; `allowed` then reports whether the holder had
+  // live units to free or renew, and the rest of the decision describes the key afterwards (a peek).
+  Status concurrency(uint32_t rule_id, uint64_t hash, concurrency::Op op, uint32_t holder, int64_t cost,
+                     int64_t now_ms, Decision* out);
 
   Status stats(uint32_t rule_id, TableStats* out) const;
   uint32_t rule_count() const { return rule_count_; }
@@ -123,6 +132,9 @@ class Limiter {
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
              Outcome* outcome);
   Status run_one(const Check& check, int64_t now_ms, bool charge, Decision* per_check, Outcome* outcome);
+  // The concurrency rule's state bytes (limiter_concurrency.cpp).
+  Status export_concurrency(RuleTable& rt, uint32_t slot, uint8_t* out, uint32_t out_capacity, uint32_t* written);
+  Status import_concurrency(RuleTable& rt, uint64_t hash, const uint8_t* bytes, uint32_t length);
   Status validate_key(uint32_t rule_id, uint32_t key_length, const uint8_t* key) const;
   uint64_t hash_of(const Check& c) const { return c.has_hash ? c.hash : key_hash(c.key, c.key_length); }
 

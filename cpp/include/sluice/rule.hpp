@@ -13,13 +13,16 @@ enum class Algorithm : uint8_t {
   kTokenBucket = 3,
   kLeakyBucket = 4,
   kGcra = 5,
+  kConcurrency = 6,  // not a rate: at most `limit` held at once, each lease window_ms (algorithms/concurrency.hpp)
 };
-inline constexpr int kAlgorithmCount = 6;
+inline constexpr int kAlgorithmCount = 7;
 
 // RuleConfig is a rule as the user states it.
 //  - Windows (fixed, sliding log, sliding counter): at most `limit` per `window_ms`.
 //  - Token bucket, leaky bucket, GCRA: a sustained rate of `limit` per `window_ms`, with bursts up to
 //    `burst` (0 means burst == limit).
+//  - Concurrency: at most `limit` units held at once; a unit not renewed expires `window_ms` (the lease)
+//    after it was acquired or last renewed.
 struct RuleConfig {
   Algorithm algorithm = Algorithm::kFixedWindow;
   int64_t limit = 0;

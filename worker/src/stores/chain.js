@@ -177,6 +177,8 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
         if (denials !== null) denials.remember(checks, outcome, nowMs);
         return outcome;
       } catch (error) {
+        // A misconfigured store (e.g. a secret missing from env) is an error, not an outage to hide.
+        if (error instanceof SluiceConfigError) throw error;
         if (breaker !== null && breaker.failed(nowMs, gate === "probe")) counters.circuitOpened++;
         failures.push(describeFailure(primaryName, error));
       }

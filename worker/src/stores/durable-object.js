@@ -272,6 +272,41 @@ export class SluiceDurableObject extends DurableObject {
     return removed;
   }
 
+  /**
+   * concurrency runs one operation of a concurrency rule ({ rule, key, holder, cost }): "acquire",
+   * "release" or "renew", on the object's clock, and returns the core's decision. The key's holders
+   * and leases are its state bytes in the same table as every other key: a row is written when the
+   * operation changed it and removed when nobody holds anything; the sweep reclaims a row whose every
+   * lease ran out (holders that vanished without releasing).
+   */
+  concurrency(op, check) {
+    if (op !== "acquire" && op !== "release" && op !== "renew") throw new RangeError(`op must be acquire, release or renew; got ${String(op)}`);
+    const { rule, key, holder, cost = 1 } = check;
+    const nowMs = this.nowMs();
+    const [index] = this.#rules.indicesOf([{ rule }]);
+    const core = this.#rules.core;
+    try {
+      const stored = this.#read(rule.id, key);
+      if (op !== "acquire" && stored === null) return core.release(index, key, holder, nowMs); // nobody holds anything: a no-op
+      if (stored !== null) importable(core, index, key, stored.state);
+      const decision =
+        op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
+      if (op === "acquire" && !decision.allowed) return decision;
+      if (decision.remaining === decision.limit) {
+        this.#sql.exec(FORGET, rule.id, key);
+      } else {
+        // resetMs: until the newest lease runs out; then the row is dead weight for the sweep.
+        const expiresAtMs = nowMs + decision.resetMs;
+        const after = /** @type {Uint8Array} */ (core.exportState(index, key)); // someone holds units: there is state
+        this.#sql.exec(WRITE, rule.id, key, after.buffer, expiresAtMs);
+        if (this.#alarmAtMs === null) this.#scheduleSweep(expiresAtMs, nowMs);
+      }
+      return decision;
+    } finally {
+      core.reset(index, key);
+    }
+  }
+
   /** alarm sweeps the keys that are back to their full quota, then schedules the next sweep. */
   async alarm() {
     this.#alarmAtMs = null;
@@ -379,6 +414,13 @@ export class SluiceDurableObject extends DurableObject {
   #load(core, index, ruleId, key) {
     const state = this.#storedState(ruleId, key);
     if (state === null || !importable(core, index, key, state)) core.reset(index, key);
+  }
+
+  // A key's stored row as { state }, or null (the concurrency operations read and write their keys'
+  // rows directly, the core serving as scratch space for one operation).
+  #read(ruleId, key) {
+    const state = this.#storedState(ruleId, key);
+    return state === null ? null : { state };
   }
 
   #storedState(ruleId, key) {

@@ -44,7 +44,7 @@
  * @typedef {StoreOptions & { nowMs: number }} TimedStoreOptions
  */
 
-/** @typedef {"memory" | "durable" | "kv"} StoreName */
+/** @typedef {"memory" | "durable" | "kv" | "redis"} StoreName */
 
 /**
  * The answer to one call: the deciding check's decision, every check's own, and who decided.
@@ -56,7 +56,7 @@
  * @property {Array<Decision | null>} checks One decision per check, in order; null for a check no store consulted: in a
  *   pre-filtered outcome every check but the deciding one, and every check when failMode decided (store "none").
  * @property {StoreName | "none"} store Which store decided; "none" when no store could and the chain's failMode did.
- * @property {{ from: "durable" | "kv"; reason: string }} [fallback] Present when the store that should have decided failed: which one, and why.
+ * @property {{ from: "durable" | "kv" | "redis"; reason: string }} [fallback] Present when the store that should have decided failed: which one, and why.
  * @property {true} [lease] Present when the isolate decided from quota the Durable Object lent it (store "durable" with `lease`: docs/leases.md).
  * @property {true} [preFiltered] True when the chain answered from its memory of an earlier denial, without asking the store.
  */
