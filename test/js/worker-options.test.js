@@ -76,6 +76,11 @@ const INVALID = [
   ["too many shards", { ...valid, store: "durable", shards: 4097 }, "shards"],
   ["shards as text", { ...valid, store: "durable", shards: "ip" }, "shards"],
   ["shards for the kv store", { ...valid, store: "kv", shards: 2 }, "shards"],
+  ["lease as text", { ...valid, store: "durable", lease: "yes" }, "lease"],
+  ["zero leaseMs", { ...valid, store: "durable", lease: { leaseMs: 0 } }, "lease.leaseMs"],
+  ["unknown lease option", { ...valid, store: "durable", lease: { units: 5 } }, "lease.units"],
+  ["lease for the kv store", { ...valid, store: "kv", lease: true }, "lease"],
+  ["lease on the memory store", { ...valid, lease: true }, "lease"],
   ["fallback as text", { ...valid, store: "durable", fallback: "memory" }, "fallback"],
   ["unknown fallback", { ...valid, store: "durable", fallback: ["redis"] }, "fallback[0]"],
   ["kv falling back to kv", { ...valid, store: "kv", fallback: ["kv"] }, "fallback[0]"],
@@ -158,7 +163,7 @@ test("limiters with the same store settings share one chain; its settings and co
   rateLimit({ ...valid, name: "quota", store: "kv", bindings: { kv: "QUOTA_KV" } });
   const built = storeStats().slice(before);
   assert.deepEqual(
-    built.map(({ counters, durable, kv, redis, ...settings }) => settings),
+    built.map(({ counters, durable, leases, kv, redis, ...settings }) => settings),
     [
       { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
       { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
@@ -168,7 +173,18 @@ test("limiters with the same store settings share one chain; its settings and co
   assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0 });
   assert.deepEqual(built[1].counters.decided, { kv: 0, memory: 0, failMode: 0 });
   assert.equal(built[1].durable, null);
+  assert.deepEqual([built[0].leases, built[1].leases], [null, null]);
   assert.equal(built[1].redis, null);
+});
+
+test("store 'durable' with lease puts leases in front of the object; storeStats() reports their counters", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  rateLimit({ ...valid, name: "leased", store: "durable", lease: { leaseMs: 250 } });
+  const [built] = storeStats().slice(before);
+  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000 });
+  assert.deepEqual(built.leases, { roundTrips: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0 });
+  assert.deepEqual(built.counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
 });
 
 test("store: 'redis' builds with its defaults: secrets from env, memory behind it, one Redis store per settings", async () => {

@@ -4,7 +4,8 @@
 //
 //   store: "memory"   the isolate's own instance (the default);
 //   store: "durable"  a fallback chain: the Durable Object decides; when it fails or is slow, KV (if
-//                     bound), then the isolate's memory, then failMode;
+//                     bound), then the isolate's memory, then failMode; with `lease`, hot keys are
+//                     decided from quota the object lent this isolate (leases.js) first;
 //   store: "kv"       a fallback chain: KV decides; when it fails, the isolate's memory, then failMode;
 //   store: "redis"    a fallback chain: Redis (over the Upstash REST protocol, URL and token read from
 //                     env) decides exactly; when it fails or is slow, KV if asked for, then the
@@ -19,6 +20,7 @@ import { checkBreakerOptions } from "./breaker.js";
 import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
+import { checkLeaseOptions, createLeasedStore } from "./leases.js";
 import { createMemoryStore } from "./memory.js";
 import { DEFAULT_REDIS_ENV, createRedisStore } from "./redis.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
@@ -30,6 +32,7 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 /** @import { MemoryStore } from "./memory.js" */
 /** @import { RedisStore, RedisStoreCounters } from "./redis.js" */
 /** @import { Store } from "./store.js" */
+/** @import { LeaseCounters, LeaseOptions, LeasedStore } from "./leases.js" */
 
 /** @typedef {"memory" | "durable" | "kv" | "redis" | Store} StoreOption */
 
@@ -52,6 +55,8 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @typedef {object} DurableOnlySettings
  * @property {{ durable?: string; kv?: string }} [bindings] The binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }.
  * @property {number | "key"} [shards] How many objects share the keys (by a hash of the key), or "key" for one per key; default 1.
+ * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota the object lent them, exactly
+ *   (docs/leases.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
  *   order, when the object cannot; default ["kv", "memory"]; [] for none.
  */
@@ -64,6 +69,7 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @typedef {object} KvOnlySettings
  * @property {{ kv?: string }} [bindings] The KV binding's name in env; default { kv: "SLUICE_KV" }.
  * @property {undefined} [shards] Durable only.
+ * @property {undefined} [lease] Durable only.
  * @property {readonly [] | readonly ["memory"]} [fallback] Who decides when KV cannot; default ["memory"]; [] for none.
  */
 
@@ -110,13 +116,16 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
+ * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
+ * @property {LeaseCounters | null} leases The leases' counters (round trips, leased decisions, leases granted, units
+ *   lent / returned / stranded), or null without `lease`.
  */
 
 /**
  * The options that choose and tune the store.
  * @type {readonly string[]}
  */
-export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
+export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "lease", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
 // Those that apply to store: "durable", "kv" and "redis" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
@@ -145,7 +154,7 @@ const FALLBACK_ORDER = ["kv", "memory"];
 let memoryStore = null;
 /** @type {Map<string, any>} */
 const built = new Map(); // settings id -> a store shared by every limiter with those settings
-/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; redis: RedisStore | null }>} */
+/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>} */
 const chains = []; // every chain built here, with its parts, for storeStats()
 
 function isPlainObject(value) {
@@ -198,6 +207,8 @@ function remoteStore(kind, options, requireBinding) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
+  if (kind !== "durable" && options.lease !== undefined) throw new SluiceConfigError("lease", `applies to store 'durable', not '${kind}'`);
+  const lease = kind === "durable" ? checkLeaseOptions(options.lease) : null;
   const {
     shards = 1,
     failMode = DEFAULT_FAIL_MODE,
@@ -210,6 +221,7 @@ function remoteStore(kind, options, requireBinding) {
     store: kind,
     bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
     shards: kind === "durable" ? shards : undefined,
+    ...(lease === null ? {} : { lease }),
     fallback,
     failMode,
     timeoutMs,
@@ -224,6 +236,11 @@ function remoteStore(kind, options, requireBinding) {
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
     kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
+  // Leases wrap the object's client; one per client and lease settings, shared like it.
+  const leased =
+    lease === null || durable === null
+      ? null
+      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => createLeasedStore({ durable, ...lease }));
   const redis =
     kind === "redis"
       ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
@@ -233,7 +250,7 @@ function remoteStore(kind, options, requireBinding) {
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
-    primary: durable ?? redis ?? kv,
+    primary: leased ?? durable ?? redis ?? kv,
     kv: durable !== null || redis !== null ? kv : null,
     memory: fallback.includes("memory") ? resolveMemory() : null,
     failMode,
@@ -246,7 +263,7 @@ function remoteStore(kind, options, requireBinding) {
     // The Redis store checks its own configuration (URL and token in env) at first use and throws a
     // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
     built.set(id, { chain, guarded: chain });
-    chains.push({ settings: Object.freeze(settings), chain, durable, kv, redis });
+    chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
     return chain;
   }
   // The store the options name must be bound: a missing binding is a deployment mistake, and falling
@@ -277,7 +294,7 @@ function remoteStore(kind, options, requireBinding) {
     },
   };
   built.set(id, { chain, guarded });
-  chains.push({ settings: Object.freeze(settings), chain, durable, kv, redis: null });
+  chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
   return requireBinding ? guarded : chain;
 }
 
@@ -286,7 +303,7 @@ function resolveMemory() {
 }
 
 /**
- * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
+ * resolveStore turns the store options ({ store, bindings, shards, lease, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
  * With `requireBinding` (the default), a durable or KV store whose binding env lacks throws a
  * SluiceConfigError naming it on the first request; without it (the gateway), the chain falls back.
@@ -313,14 +330,15 @@ export function resolveStore(options = {}, { requireBinding = true } = {}) {
 /**
  * storeStats reports, for every durable, KV or Redis chain this isolate built, its settings and
  * counters: decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and
- * those of its Durable Object client, Redis store and KV store.
+ * those of its Durable Object client, its leases (`leases`, null without), Redis store and KV store.
  * @returns {StoreStats[]}
  */
 export function storeStats() {
-  return chains.map(({ settings, chain, durable, kv, redis }) => ({
+  return chains.map(({ settings, chain, durable, kv, leased, redis }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    leases: leased === null ? null : { ...leased.counters },
     redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },
   }));
