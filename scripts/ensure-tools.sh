@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test sluice: Emscripten, Catch2, nlohmann-json,
-# CMake and a C++ compiler from Debian's packages, and the npm dependencies. Safe to run every time:
+# CMake, a C++ compiler and redis-server (the Redis store's tests start one) from Debian's packages,
+# and the npm dependencies. Safe to run every time:
 # it does nothing when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 [ -f /usr/include/catch2/catch.hpp ] || missing+=(catch2)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sluice: installing ${missing[*]} from Debian's packages" >&2
   sudo=""

@@ -489,6 +489,57 @@ export class SluiceCore {
     return { keys: f[0], slots: f[1], memoryBytes: f[2], evictions: f[3], evictionsOfExhausted: f[4] };
   }
 
+  /**
+   * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (fixed window
+   * and sliding-window counter rules only; see docs/leases.md): what is left / 4 at most, charged to
+   * the key now. Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} wanted
+   * @param {number} leaseMs
+   * @param {number} nowMs
+   * @returns {{units: number, expiresAtMs: number, remaining: number}}
+   */
+  lend(rule, key, wanted, leaseMs, nowMs) {
+    const id = this.#ruleId(rule);
+    const length = this.#writeKey(0, key);
+    if (!Number.isInteger(wanted) || wanted < 0 || wanted > 0x80000000) {
+      throw new SluiceError(Status.INVALID_COST, `wanted must be a whole number from 0 to 2^31; got ${String(wanted)}`, "wanted");
+    }
+    if (typeof nowMs !== "number") throw timeError(nowMs);
+    this.#slot0Hashed = false;
+    const result = this.#exports.sluice_lend(id, length, wanted, leaseMs, nowMs);
+    if (result === -Status.INVALID_ARGUMENT) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (fixed-window, sliding-counter), leaseMs >= 1 and a valid nowMs; got leaseMs ${String(leaseMs)}, nowMs ${String(nowMs)}`);
+    }
+    this.#check(result, "lend");
+    const f = this.#f64;
+    return { units: f[0], expiresAtMs: f[1], remaining: f[2] };
+  }
+
+  /**
+   * giveBack returns `units` unused units of a lease of `key` that expires at `expiresAtMs`; returns how
+   * many the key took back (0 once the lease's window is over: they lapsed with it).
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} units
+   * @param {number} expiresAtMs
+   * @returns {number}
+   */
+  giveBack(rule, key, units, expiresAtMs) {
+    const id = this.#ruleId(rule);
+    const length = this.#writeKey(0, key);
+    if (!Number.isInteger(units) || units < 0 || units > 0x80000000) {
+      throw new SluiceError(Status.INVALID_COST, `units must be a whole number from 0 to 2^31; got ${String(units)}`, "units");
+    }
+    this.#slot0Hashed = false;
+    const result = this.#exports.sluice_give_back(id, length, units, expiresAtMs);
+    if (result === -Status.INVALID_ARGUMENT) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `giveBack needs a rule that can lend and an expiresAtMs from lend; got ${String(expiresAtMs)}`);
+    }
+    return this.#check(result, "giveBack");
+  }
+
   /** memoryBytes is the size of the module's linear memory. @type {number} */
   get memoryBytes() {
     return this.#memory.buffer.byteLength;

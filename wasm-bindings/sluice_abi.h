@@ -66,6 +66,13 @@ int32_t sluice_stats(uint32_t rule);
  * when the holder had live units to release or renew, 0 otherwise, or a negative status; the decision
  * (the key afterwards) goes to the outcome. `cost` is read by acquire only. */
 int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms);
+/* Leases (sluice/lease.hpp). Lends up to `wanted` units of the key at the start of the key area for at
+ * most lease_ms from now_ms; writes f64 { units, expires_at_ms, remaining } at the outcome offset and
+ * returns the units lent (>= 0) or a negative status. */
+int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms);
+/* Gives back `units` unused units of a lease of that key that expires at expires_at_ms; returns how
+ * many the key took back (>= 0) or a negative status. */
+int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, double expires_at_ms);
 
 #ifdef __cplusplus
 }

@@ -154,3 +154,23 @@ test("invalid options throw a SluiceConfigError naming the field", () => {
     assert.throws(() => concurrency(options), (error) => error.name === "SluiceConfigError" && error.field === field, JSON.stringify(options));
   }
 });
+
+test("a Durable Object that fails: the isolate's memory decides (counted), or failMode does", async () => {
+  const request = () => new Request("https://example.com/", client);
+  const ok = () => new Response("ok");
+  // env has no SLUICE_DO: every call to the object fails.
+  const withFallback = createConcurrencyLimiter({ name: "n-fallback", key: ip(), max: 1, store: "durable", clock });
+  const first = await withFallback.handle(request(), {}, undefined, () => new Response(controlledBody().stream));
+  assert.equal(first.status, 200);
+  assert.equal((await withFallback.handle(request(), {}, undefined, ok)).status, 429, "the fallback counts: max 1 in this isolate");
+  assert.equal(withFallback.counters.durableFailures >= 2, true);
+  assert.equal(withFallback.counters.fellBack, 2);
+
+  const closed = createConcurrencyLimiter({ name: "n-closed", key: ip(), max: 1, store: "durable", fallback: false, failMode: "closed", clock });
+  assert.equal((await closed.handle(request(), {}, undefined, ok)).status, 429);
+  assert.equal(closed.counters.failedClosed, 1);
+  const open = createConcurrencyLimiter({ name: "n-open", key: ip(), max: 1, store: "durable", fallback: false, failMode: "open", clock });
+  assert.equal((await open.handle(request(), {}, undefined, ok)).status, 200);
+  assert.equal((await open.handle(request(), {}, undefined, ok)).status, 200, "nothing counts: open admits");
+  assert.equal(open.counters.failedOpen, 2);
+});

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 
-const { createMessageLimiter, limitMessages } = await import("../../worker/src/sluice.js");
+const { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } = await import("../../worker/src/sluice.js");
 const { isolateTestHooks } = await import("../../worker/src/isolate.js");
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -122,4 +122,25 @@ test("invalid options throw a SluiceConfigError naming the field", () => {
   for (const [options, field] of cases) {
     assert.throws(() => createMessageLimiter(options), (error) => error.name === "SluiceConfigError" && error.field === field, JSON.stringify(options));
   }
+});
+
+test("limitChunks: a streaming body's chunks are counted; the one over the limit fails the stream", async () => {
+  now = T0;
+  const chunks = createMessageLimiter({ name: "m-chunks", perConnection: { limit: 3, windowSec: 10 }, clock });
+  const source = new ReadableStream({
+    start(controller) {
+      for (let i = 0; i < 5; i++) controller.enqueue(new Uint8Array([i]));
+      controller.close();
+    },
+  });
+  const reader = limitChunks(source, chunks.connection("upload")).getReader();
+  const got = [];
+  await assert.rejects(async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      got.push(value[0]);
+    }
+  }, ChunkLimitError);
+  assert.deepEqual(got, [0, 1, 2]);
 });

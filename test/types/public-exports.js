@@ -3,6 +3,7 @@
 // to it. So a name the types promise is one the module has, and the other way round.
 export const PUBLIC_EXPORTS = /** @type {const} */ ({
   sluice: [
+    "ChunkLimitError",
     "SluiceConfigError",
     "apiKey",
     "compose",
@@ -14,10 +15,12 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "createLockout",
     "createMemoryStore",
     "createMessageLimiter",
+    "createRedisStore",
     "firstOf",
     "ip",
     "isolateStats",
     "jsonField",
+    "limitChunks",
     "limitMessages",
     "normalizeAccount",
     "route",

@@ -3,13 +3,14 @@
 // sluice/durable-object (it imports cloudflare:workers, so it has an entry of its own).
 export { createLimiter } from "./limiter.js";
 export { createConcurrencyLimiter } from "./concurrency/limiter.js";
-export { createMessageLimiter, limitMessages } from "./websocket/message-limit.js";
+export { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } from "./websocket/message-limit.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { isolateStats } from "./isolate.js";
 export { storeStats } from "./stores/registry.js";
 export { createMemoryStore } from "./stores/memory.js";
 export { createDurableStore } from "./stores/durable.js";
 export { createKvStore } from "./stores/kv.js";
+export { createRedisStore } from "./stores/redis.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";
 export { createLockout } from "./lockout.js";
@@ -42,6 +43,9 @@ export { jsonField, normalizeAccount } from "./account.js";
 /** @typedef {import("./stores/durable.js").DurableStoreOptions} DurableStoreOptions */
 /** @typedef {import("./stores/kv.js").KvStore} KvStore */
 /** @typedef {import("./stores/kv.js").KvStoreOptions} KvStoreOptions */
+/** @typedef {import("./stores/redis.js").RedisStore} RedisStore */
+/** @typedef {import("./stores/redis.js").RedisStoreCounters} RedisStoreCounters */
+/** @typedef {import("./stores/redis.js").RedisStoreOptions} RedisStoreOptions */
 /** @typedef {import("./stores/chain.js").FallbackChain} FallbackChain */
 /** @typedef {import("./stores/chain.js").FallbackChainOptions} FallbackChainOptions */
 /** @template {unknown[]} Args @typedef {import("./options.js").CommonOptions<Args>} CommonOptions */
@@ -51,6 +55,7 @@ export { jsonField, normalizeAccount } from "./account.js";
 /** @typedef {import("./options.js").RuleQuota} RuleQuota */
 /** @typedef {import("./stores/registry.js").DurableStoreSettings} DurableStoreSettings */
 /** @typedef {import("./stores/registry.js").KvStoreSettings} KvStoreSettings */
+/** @typedef {import("./stores/registry.js").RedisStoreSettings} RedisStoreSettings */
 /** @typedef {import("./stores/registry.js").LimiterStoreOptions} LimiterStoreOptions */
 /** @typedef {import("./stores/registry.js").StoreOption} StoreOption */
 /** @typedef {import("./stores/store.js").IsolateTable} IsolateTable */

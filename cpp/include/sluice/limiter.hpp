@@ -5,6 +5,7 @@
 #include "sluice/algorithms/concurrency.hpp"
 #include "sluice/decision.hpp"
 #include "sluice/key_table.hpp"
+#include "sluice/lease.hpp"
 #include "sluice/rule.hpp"
 #include "sluice/siphash.hpp"
 #include "sluice/status.hpp"
@@ -101,6 +102,17 @@ class Limiter {
 
   Status stats(uint32_t rule_id, TableStats* out) const;
   uint32_t rule_count() const { return rule_count_; }
+
+  // lend lends up to `wanted` units of the key whose key_hash() is `hash` for at most `lease_ms` from
+  // `now_ms` (lease.hpp): min(wanted, what is left / kLendShare), charged to the key now. Nothing is
+  // lent (units 0) when the key is in a later window than now's (time ran backwards), and a rule
+  // whose algorithm cannot lend is kInvalidArgument.
+  Status lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out);
+
+  // give_back takes back up to `units` unused units of a lease that lend() gave out with
+  // `expires_at_ms`, if the key is still in the window they were charged in; `returned` receives how
+  // many it took (0 once the window is over: they lapsed with it).
+  Status give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_t expires_at_ms, int64_t* returned);
 
   // key_hash is the hash the key tables know `key` by (SipHash-1-3 under this limiter's seed).
   uint64_t key_hash(const uint8_t* key, uint32_t key_length) const { return siphash13(seed_, key, key_length); }

@@ -25,12 +25,14 @@ function executionContextOf(c) {
  * field). See docs/concurrency.md. `onLimited(c, decision)` builds the refusal (undefined: the default).
  * @template {Env} [E=any]
  * @param {ConcurrencyCommonOptions<[c: Context<E>]> & { onLimited?: (c: Context<E>, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined> }} options
- * @returns {MiddlewareHandler<E>}
+ * @returns {MiddlewareHandler<E> & { counters: Readonly<Record<string, number>> }} the middleware, with the
+ *   store's counters (durable failures, fallbacks, failMode decisions, lost updates and leases)
  */
 export function concurrency(options) {
   const engine = createConcurrencyEngine(options);
   const { onLimited } = engine.settings;
-  return async function concurrency(c, next) {
+  /** @type {MiddlewareHandler<E>} */
+  const middleware = async function concurrency(c, next) {
     const ctx = executionContextOf(c);
     const acquisition = await engine.acquire([c], c.env, ctx);
     if (acquisition.skipped) return next();
@@ -59,4 +61,5 @@ export function concurrency(options) {
       c.res = held;
     }
   };
+  return Object.assign(middleware, { counters: engine.counters });
 }

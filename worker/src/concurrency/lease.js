@@ -60,7 +60,7 @@ export class Lease {
     this.renewals++;
     if (!decision.allowed) {
       this.lost = true;
-      this.#store.counters.leasesLost = (this.#store.counters.leasesLost ?? 0) + 1;
+      this.#store.counters.leasesLost++;
       this.#stopHeartbeat();
     }
   }

@@ -3,7 +3,7 @@
 import { SluiceError } from "../../../wasm-bindings/sluice.js";
 import { nowMs } from "../clock.js";
 import { SluiceConfigError, describe } from "../errors.js";
-import { declareTables, memoryTable, validateRule } from "../isolate.js";
+import { declareTables, memoryTable, tableBytes, validateRule } from "../isolate.js";
 import { toKeyFunction } from "../keys.js";
 import { checkBinding } from "../stores/binding.js";
 import { checkTimeout } from "../stores/deadline.js";
@@ -14,8 +14,11 @@ export const MAX_CONCURRENCY = 2 ** 16;
 export const MAX_LEASE_MS = 2 ** 31;
 /** How long a holder keeps its units without renewing, by default. */
 export const DEFAULT_LEASE_SEC = 30;
-/** Keys (users, IPs) the memory store's table holds by default. */
+/** Keys (users, IPs) the memory store's table holds by default, if that fits DEFAULT_TABLE_BYTES. */
 export const DEFAULT_KEY_CAPACITY = 10_000;
+/** A default-sized table stays within this: each key holds 8 bytes per unit of max. */
+export const DEFAULT_TABLE_BYTES = 4 * 1024 * 1024;
+const MIN_DEFAULT_KEYS = 16;
 /** How long the Durable Object may take to answer an acquisition before the fallback decides. */
 export const DEFAULT_TIMEOUT_MS = 1_000;
 export const DEFAULT_CODE = "too_many_concurrent";
@@ -70,6 +73,13 @@ function secondsAsMs(value, field, max) {
   return ms;
 }
 
+// As many keys as fit DEFAULT_TABLE_BYTES (at most DEFAULT_KEY_CAPACITY): a large max holds fewer keys.
+function defaultKeyCapacity(max) {
+  let capacity = DEFAULT_KEY_CAPACITY;
+  while (capacity > MIN_DEFAULT_KEYS && tableBytes("concurrency", max, capacity) > DEFAULT_TABLE_BYTES) capacity = Math.floor(capacity * 0.9);
+  return Math.max(capacity, MIN_DEFAULT_KEYS);
+}
+
 function optionalFunction(value, field) {
   if (value !== undefined && typeof value !== "function") throw new SluiceConfigError(field, `must be a function; got ${describe(value)}`);
   return value;
@@ -110,7 +120,7 @@ export function normalizeConcurrencyOptions(options) {
   if (typeof name !== "string" || !RULE_NAME.test(name)) {
     throw new SluiceConfigError("name", `must be 1 to 64 printable ASCII characters without '"', '\\' or '|'; got ${describe(name)}`);
   }
-  const keyCapacity = options.keyCapacity === undefined ? DEFAULT_KEY_CAPACITY : wholeNumber(options.keyCapacity, "keyCapacity", 1, 2 ** 20);
+  const keyCapacity = options.keyCapacity === undefined ? defaultKeyCapacity(max) : wholeNumber(options.keyCapacity, "keyCapacity", 1, 2 ** 20);
 
   const store = options.store ?? "memory";
   if (store !== "memory" && store !== "durable") throw new SluiceConfigError("store", `must be 'memory' or 'durable'; got ${describe(store)}`);

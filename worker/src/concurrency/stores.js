@@ -25,6 +25,8 @@ export function createConcurrencyStore(settings) {
     failedClosed: 0,
     /** Releases and renewals that failed (the holder's lease then runs out on its own). */
     lostUpdates: 0,
+    /** Open holders whose renewal found their lease already gone (the isolate stalled past leaseSec). */
+    leasesLost: 0,
   };
 
   const inMemory = (op, key, holder, cost) => concurrencyInIsolate(op, rule, key, holder, cost, Math.floor(clock()));

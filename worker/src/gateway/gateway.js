@@ -1,10 +1,12 @@
 // The gateway: a Worker fetch handler that forwards only configured routes and methods to their
 // upstreams, after the route's rate-limit rules (in their modes) admit the request.
 //
-// Order of a request: admin path -> route (else 404) -> method (else 405) -> safe target path (else
-// 400) -> upstream secret and binding present (else 500) -> rules (429 when an enforced rule denies)
-// -> upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
-// nothing refused reaches the upstream.
+// Order of a request: admin path -> canonical path (else 400) -> route (else 404) -> method (else 405)
+// -> declared body size (else 413) -> upstream secret and binding present (else 500) -> rules (429
+// when an enforced rule denies) -> body read whole (413 when over the route's maxBodyBytes) ->
+// upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
+// nothing refused reaches the upstream. The route is chosen on the path's canonical form
+// (../paths.js), and that form is what the upstream is sent.
 //
 // THE LIMITER SEAM. `limiterFactory(rules, { route })` is called with some rules of one route, all of
 // one store (the validated rule objects of rule-config.js, in route order), and returns a limiter whose
@@ -35,7 +37,10 @@ import { createLimiterFactory } from "./limiter.js";
 import { createRouteLockouts } from "./lockout.js";
 import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
+import { canonicalPath } from "../paths.js";
 import { proxyRequest } from "./proxy.js";
+import { secretMasker } from "./redact.js";
+import { declaresTooLarge, readRequestBody } from "./request-body.js";
 import { createRouter } from "./routes.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
@@ -108,6 +113,7 @@ export function createGateway(config, options = {}) {
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
   const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
+  const maskerFor = allSecretsMasker(gatewayConfig);
 
   const limiterForRoute = routes.map((route) => {
     const made = new Map();
@@ -147,8 +153,8 @@ export function createGateway(config, options = {}) {
     return { response: errorResponse(kind, { headers }) };
   }
 
-  async function handleRoute(request, url, env, ctx, record) {
-    const matched = match(url.pathname);
+  async function handleRoute(request, url, path, env, ctx, record) {
+    const matched = match(path);
     if (matched === null) return refuse(GatewayError.NO_ROUTE, record);
     const { route, remainder } = matched;
     record.route = route.prefix;
@@ -157,6 +163,9 @@ export function createGateway(config, options = {}) {
     }
     const target = upstreamTarget(route.upstream, remainder, url.search);
     if (target.problem !== undefined) return refuse(GatewayError.BAD_PATH, record, `path refused: ${target.problem}`);
+    if (declaresTooLarge(request, route.upstream.maxBodyBytes)) {
+      return refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`);
+    }
     const { auth, service } = route.upstream;
     const secret = auth === null ? null : env?.[auth.secret];
     if (auth !== null && (typeof secret !== "string" || secret === "")) {
@@ -215,7 +224,24 @@ export function createGateway(config, options = {}) {
       metrics.countUpstreamFailure(route.index, "body_timeout");
       log(JSON.stringify({ ...record, error: "upstream body timeout" }));
     };
-    const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now, onBodyStall });
+    // Read whole before the upstream call (request-body.js says why), after the rules: a refused
+    // request's body is never read.
+    const read = await readRequestBody(request, route.upstream.maxBodyBytes);
+    if (read.tooLarge) {
+      return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
+    }
+    const result = await proxyRequest({
+      method: request.method,
+      headers: request.headers,
+      body: read.body,
+      targetUrl: target.url,
+      upstream: route.upstream,
+      env,
+      secret,
+      mask: maskerFor(env),
+      now,
+      onBodyStall,
+    });
     if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);
     record.upstreamStatus = result.upstreamStatus;
     record.upstreamLatencyMs = result.upstreamLatencyMs;
@@ -230,13 +256,17 @@ export function createGateway(config, options = {}) {
     const url = new URL(request.url);
     /** @type {Record<string, any>} */
     const record = newLogRecord(request);
+    // One spelling of the path for everything after this line (../paths.js).
+    const canonical = canonicalPath(url.pathname);
     let handled;
-    if (admin !== null && url.pathname === admin.path) {
+    if (canonical.problem !== undefined) {
+      handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
+    } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
       handled = { response: await serveAdmin(request, env, admin, metrics, () => storeFamilies(storeStats())) };
     } else {
       try {
-        handled = await handleRoute(request, url, env, ctx, record);
+        handled = await handleRoute(request, url, canonical.path, env, ctx, record);
       } catch (error) {
         // A bug or a broken dependency (a clock or a binding that throws): still one log line and a
         // JSON error that no cache keeps. The message is not logged: it may quote request data.
@@ -255,6 +285,24 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// The masker of every secret the configuration names (each route's upstream credential and the admin
+// token), whichever route a response comes from: a route may echo another route's credential. Built
+// again only when the secrets' values change.
+function allSecretsMasker({ routes, admin }) {
+  const names = [...new Set([...routes.flatMap((route) => (route.upstream.auth === null ? [] : [route.upstream.auth.secret])), ...(admin === null ? [] : [admin.tokenSecret])])];
+  let made = /** @type {ReturnType<typeof secretMasker> | null} */ (null);
+  let madeFor = /** @type {string | null} */ (null);
+  return (env) => {
+    const values = names.map((name) => env?.[name]).filter((value) => typeof value === "string" && value !== "");
+    const id = values.join("\u0000");
+    if (made === null || id !== madeFor) {
+      made = secretMasker(values);
+      madeFor = id;
+    }
+    return made;
+  };
 }
 
 export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";

@@ -208,3 +208,32 @@ export function limitMessages(gate, events) {
     },
   };
 }
+
+/** ChunkLimitError fails a stream whose chunks came faster than its gate admits. */
+export class ChunkLimitError extends Error {
+  constructor() {
+    super("sluice: chunk rate limit exceeded");
+    this.name = "ChunkLimitError";
+  }
+}
+
+/**
+ * limitChunks returns `body` (a streaming request body, say) with every chunk counted by `gate` as a
+ * message: a chunk over the limit fails the stream with ChunkLimitError, since dropping part of a body
+ * would corrupt it. Chunks are whatever the runtime delivers (no re-chunking).
+ * @param {ReadableStream} body
+ * @param {MessageGate} gate
+ * @returns {ReadableStream}
+ */
+export function limitChunks(body, gate) {
+  // A gate tells the client through a socket; a stream has none: its failure is the answer.
+  const silent = { send() {}, close() {} };
+  return body.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        if (gate.admit(silent)) controller.enqueue(chunk);
+        else controller.error(new ChunkLimitError());
+      },
+    }),
+  );
+}
