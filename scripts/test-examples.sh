@@ -52,4 +52,4 @@ echo "== plain node: import(\"sluice\") in examples/fetch-handler"
       console.log("plain node: admitted, admitted, denied (memory store)");
     }).catch((error) => { console.error(error); process.exit(1); });'
 )
-echo "examples: all passed ($repo/examples)"
+echo "examples: all passed ($repo/examples) in ${SECONDS} s"

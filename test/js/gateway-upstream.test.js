@@ -110,6 +110,12 @@ describe("attacks through the running gateway", () => {
     }
   });
 
+  test("a compressed body is relayed whole: its Content-Length (of the compressed bytes) is not imposed on the decoded stream", async () => {
+    const response = await gateway.fetch("/v1/bypass/gzipped", { headers: CLIENT });
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), "compressed ".repeat(500));
+  });
+
   test("a body cut off by bodyTimeoutMs never ends cleanly: the client sees it short of its Content-Length", async () => {
     // /v1/slow has bodyTimeoutMs 150; the upstream announces 1000 bytes and stalls after 12.
     let outcome;

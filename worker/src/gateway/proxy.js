@@ -27,10 +27,13 @@ function isRelayable(status) {
 
 // The upstream's body, at the length it announced when it announced one: a FixedLengthStream (workerd)
 // makes the runtime send that Content-Length, and makes a body that ends short an error the client
-// sees, instead of a clean end.
+// sees, instead of a clean end. Not for a compressed body: the runtime hands it over decoded (longer
+// than its Content-Length) and encodes it again on the way out, at a length known only then.
 function withDeclaredLength(body, headers) {
   const value = headers.get("content-length");
+  const encoding = headers.get("content-encoding");
   if (value === null || !/^\d{1,15}$/.test(value) || typeof FixedLengthStream !== "function") return body;
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return body;
   // eslint-disable-next-line no-undef -- workerd's global
   const fixed = new FixedLengthStream(Number(value));
   body.pipeTo(fixed.writable).catch(() => {});
