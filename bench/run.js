@@ -542,7 +542,7 @@ async function figureLeases(workerd) {
     inFlightPerIsolate: LEASE_IN_FLIGHT,
     limitPerMinute: LEASE_LIMIT,
     note:
-      "four isolates of a workerd process of their own (beside the object's), each with 8 request loops, timed after an untimed warm-up as long; " +
+      "four isolates of a workerd process of their own (beside the object's), each with 8 request loops, the Zipf mix timed after an untimed warm-up as long; " +
       "once a key has admitted its limit, the rest of its minute is denials (from the chain's pre-filter, in the isolate): admitted/s shows the admissions alone; " +
       "the object's commits go to a local disk; " +
       "latency is per decision on workerd's local clock (whole milliseconds); admissions are counted per key and minute over every isolate",
