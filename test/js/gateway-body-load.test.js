@@ -100,7 +100,9 @@ test(`${REQUESTS} POSTs with a JSON body, ${CONCURRENCY} at a time: every one is
       const response = await fetch(`${origin}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", "cf-connecting-ip": `198.18.${i >> 8}.${i & 0xff}` },
-        body: JSON.stringify({ user: `user-${i}`, password: "x".repeat(i % 200) }),
+        // /auth/login takes the demo's credentials (its lockout reads `username`; the upstream checks the
+        // password); the padding varies the body's size as before.
+        body: JSON.stringify({ username: `user-${i}`, password: "correct horse battery staple", padding: "x".repeat(i % 200) }),
       });
       const text = await response.text();
       if (response.status === 200) ok++;
