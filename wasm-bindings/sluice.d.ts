@@ -46,6 +46,8 @@ export interface RuleSpec {
   burst?: number;
   /** How many keys the rule's table holds before it evicts the least used. */
   keyCapacity: number;
+  /** sliding-counter only: denied requests count too (Cloudflare's semantics). Default false. */
+  countDenied?: boolean;
 }
 
 /** One rule's answer for one key. Times are milliseconds from `nowMs`. */
@@ -77,7 +79,11 @@ export interface TableStats {
   slots: number;
   memoryBytes: number;
   evictions: number;
-  evictionsOfExhausted: number;
+  /** Evictions of keys that still owed quota (folded into the eviction summary): above 0, the table is too small. */
+  evictionsRestricting: number;
+  /** Charged requests of keys not in the table that started from the eviction summary. */
+  summaryStarts: number;
+  summaryBytes: number;
 }
 
 export interface CoreOptions {

@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 export const MAX_KEY_BYTES = 512;
 export const MAX_CHECKS_PER_CALL = 16;
 
@@ -41,12 +41,15 @@ const DECISIONS_OFFSET = 8496;
 // Check i's decision, in f64 words from the outcome's start; a single check's is the outcome's own.
 const DECISION_AT = (DECISIONS_OFFSET - OUTCOME_OFFSET) / 8;
 
+// sluice_add_rule options, OR'd into the algorithm (sluice_abi.h).
+const RULE_COUNT_DENIED = 0x100;
+
 // sluice_check flags (sluice_abi.h).
 const CHARGE = 1;
 const KEY0_UNCHANGED = 2;
 
 // The core's field names, as the host's options spell them.
-const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity" });
+const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity", count_denied: "countDenied" });
 
 /** SluiceError is a call the core refused: a programming or configuration error, never a limit. */
 export class SluiceError extends Error {
@@ -148,9 +151,10 @@ export class SluiceCore {
 
   /**
    * addRule adds a rule and returns its id. Throws SluiceError naming the field for invalid input.
-   * @param {{algorithm: string, limit: number, windowMs: number, burst?: number, keyCapacity: number}} rule
+   * countDenied (sliding counter only): denied requests count too, as in Cloudflare's counter.
+   * @param {{algorithm: string, limit: number, windowMs: number, burst?: number, keyCapacity: number, countDenied?: boolean}} rule
    */
-  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity }) {
+  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity, countDenied = false }) {
     const index = ALGORITHMS.indexOf(algorithm);
     if (index < 0) {
       throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${ALGORITHMS.join(", ")}; got ${String(algorithm)}`, "algorithm");
@@ -164,14 +168,18 @@ export class SluiceCore {
         throw new SluiceError(Status.INVALID_RULE, `${field} must be a number; got ${typeof value} ${String(value)}`, field);
       }
     }
-    const result = this.#exports.sluice_add_rule(index, limit, windowMs, burst, keyCapacity);
+    if (typeof countDenied !== "boolean") {
+      throw new SluiceError(Status.INVALID_RULE, `countDenied must be true or false; got ${String(countDenied)}`, "countDenied");
+    }
+    const kind = countDenied ? index | RULE_COUNT_DENIED : index;
+    const result = this.#exports.sluice_add_rule(kind, limit, windowMs, burst, keyCapacity);
     this.#refreshViews();
     if (result < 0) {
       const status = -result;
       if (status === Status.INVALID_RULE) {
         const coreField = this.#readCString(this.#exports.sluice_error_field());
         const field = FIELD_NAMES[coreField] ?? coreField;
-        const given = { limit, windowMs, burst, keyCapacity, algorithm }[field];
+        const given = { limit, windowMs, burst, keyCapacity, algorithm, countDenied }[field];
         throw new SluiceError(status, `${field} is out of range for ${algorithm}: ${String(given)}`, field);
       }
       this.#check(result, "addRule");
@@ -255,11 +263,23 @@ export class SluiceCore {
     this.#check(this.#exports.sluice_import_state(id, length, state.length), "importState");
   }
 
-  /** stats describes a rule's key table. */
+  /**
+   * stats describes a rule's key table and its eviction summary. evictionsRestricting (evicted keys
+   * that still owed quota) above 0 means the table is too small for the keys being limited at once;
+   * summaryStarts counts charged requests of new keys that started from what evicted keys owed.
+   */
   stats(rule) {
     this.#check(this.#exports.sluice_stats(this.#ruleId(rule)), "stats");
     const f = this.#f64;
-    return { keys: f[0], slots: f[1], memoryBytes: f[2], evictions: f[3], evictionsOfExhausted: f[4] };
+    return {
+      keys: f[0],
+      slots: f[1],
+      memoryBytes: f[2],
+      evictions: f[3],
+      evictionsRestricting: f[4],
+      summaryStarts: f[5],
+      summaryBytes: f[6],
+    };
   }
 
   /** memoryBytes is the size of the module's linear memory. */

@@ -84,6 +84,8 @@ int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, doub
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   g_error_field = "";
   sluice::RuleConfig config;
+  config.count_denied = (algorithm & SLUICE_RULE_COUNT_DENIED) != 0;
+  algorithm &= ~SLUICE_RULE_COUNT_DENIED;
   if (algorithm >= static_cast<uint32_t>(sluice::kAlgorithmCount)) {
     g_error_field = "algorithm";
     return fail(Status::kInvalidRule);
@@ -231,6 +233,8 @@ SLUICE_EXPORT(sluice_stats) int32_t sluice_stats(uint32_t rule) {
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 8, stats.slots);
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 16, static_cast<double>(stats.memory_bytes));
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 24, static_cast<double>(stats.evictions));
-  put_f64(SLUICE_IO_OUTCOME_OFFSET + 32, static_cast<double>(stats.evictions_of_exhausted));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 32, static_cast<double>(stats.evictions_restricting));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, static_cast<double>(stats.summary_starts));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 48, static_cast<double>(stats.summary_bytes));
   return 0;
 }

@@ -119,14 +119,32 @@ export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
 export const MEMORY_OWNER = "memory";
 
 /**
+ * slotBytes is the memory of one slot of a rule's key table: 24 bytes (a hash tag and two state words),
+ * plus 4 bytes per unit of limit for the sliding log, which keeps every admitted request's time.
+ */
+export function slotBytes(algorithm, limit) {
+  return 24 + 4 * (algorithm === "sliding-log" ? limit : 0);
+}
+
+/**
+ * summaryBytes is the memory of a rule's eviction summary (sluice::EvictionSummary): 2 rows of one
+ * 16-byte cell per 16 keys of capacity, a power of two from 256 to 4096 cells.
+ */
+export function summaryBytes(keyCapacity) {
+  let cells = 256;
+  while (cells < 4096 && cells * 16 < keyCapacity) cells *= 2;
+  return 2 * cells * 16;
+}
+
+/**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
- * for capacity / 0.9 keys in buckets of 8) times 24 bytes a slot, plus 4 bytes a slot per unit of limit
- * for the sliding log, which keeps every admitted request's time.
+ * for capacity / 0.9 keys in buckets of 8) times slotBytes, the sliding log's one spare ring of zeros,
+ * and the eviction summary.
  */
 export function tableBytes(algorithm, limit, keyCapacity) {
   const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
-  const ring = algorithm === "sliding-log" ? limit : 0;
-  return slots * (24 + 4 * ring);
+  const spareRing = algorithm === "sliding-log" ? 4 * limit : 0;
+  return slots * slotBytes(algorithm, limit) + spareRing + summaryBytes(keyCapacity);
 }
 
 const tableId = (table) => `${table.owner}\u0000${table.ruleId}`;

@@ -4,7 +4,7 @@ import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../wasm-binding
 import { nowMs } from "./clock.js";
 import { SluiceConfigError, describe } from "./errors.js";
 import { HEADER_MODES, policyHeader } from "./headers.js";
-import { declareTables, tableBytes, validateRule } from "./isolate.js";
+import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "./keys.js";
 import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
 
@@ -74,7 +74,7 @@ function windowAsMs(windowSec, field) {
 }
 
 function defaultKeyCapacity(algorithm, limit, path) {
-  const perSlot = tableBytes(algorithm, limit, 1) / 8; // a one-key table is one bucket of 8 slots
+  const perSlot = slotBytes(algorithm, limit);
   // Slots hold keys at 90 % load; step down past the rounding of slots to whole buckets.
   let capacity = Math.min(DEFAULT_KEY_CAPACITY, Math.floor((DEFAULT_TABLE_BYTES / perSlot) * 0.9));
   while (capacity > 0 && tableBytes(algorithm, limit, capacity) > DEFAULT_TABLE_BYTES) capacity--;
