@@ -5,6 +5,8 @@ export interface IsolateStats {
   instancesCreated: number;
   /** Failures of an instance (a trap, memory exhausted). */
   instanceFailures: number;
+  /** Checks the core refused (out of memory, say): the instance and its counters were kept. */
+  refusedChecks: number;
   /** Instances thrown away after a failure; their counters were lost. */
   replacements: number;
   /** Requests checked, and of those denied. */

@@ -5,9 +5,12 @@
 // reload) still finds the same counters. Rules are registered in the instance lazily, the first time a
 // request checks them, under their stable id: two middlewares with the same rule share its table.
 //
-// An instance that fails (a wasm trap, memory exhausted) is thrown away: the host counts the event,
-// creates a fresh instance, registers the rules again as requests need them and keeps serving. The
-// counters of the failed instance are lost; a limit that forgets is better than a Worker that fails.
+// An instance that fails (a wasm trap, or no memory left to register a rule) is thrown away: the host
+// counts the event, creates a fresh instance, registers the rules again as requests need them and keeps
+// serving. The counters of the failed instance are lost; a limit that forgets is better than a Worker
+// that fails. A check the core refuses (any status, out-of-memory included) is not a failure of the
+// instance: a refused call changes nothing in it (test/cpp/failed_call_test.cpp), so it and every
+// counter in it stay, and only that request sees the error. No request can make the host forget counts.
 import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
 import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
@@ -33,6 +36,7 @@ function isolateState() {
     decisions: 0,
     denied: 0,
     bypassed: 0,
+    refusedChecks: 0,
   };
   const state = {
     version: STATE_VERSION,
@@ -50,6 +54,10 @@ function isolateState() {
   return state;
 }
 
+// Marks an error thrown by the core's check itself (not by registering a rule): the instance refused
+// the call and is intact.
+const REFUSED = Symbol("sluice.refused-check");
+
 function run(state, checks, nowMs, peek) {
   const indices = state.rules.indicesOf(checks);
   const count = checks.length;
@@ -58,12 +66,19 @@ function run(state, checks, nowMs, peek) {
     const check = checks[i];
     specs[i] = { rule: indices[i], key: check.key, cost: check.cost };
   }
-  const outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+  let outcome;
+  try {
+    outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+  } catch (error) {
+    if (error instanceof SluiceError) error[REFUSED] = true;
+    throw error;
+  }
   outcome.store = "memory";
   return outcome;
 }
 
 function isInstanceFailure(error) {
+  if (error instanceof SluiceError && error[REFUSED] === true) return false;
   return !(error instanceof SluiceError && CALLER_ERRORS.has(error.status));
 }
 
@@ -85,7 +100,10 @@ export function decideInIsolate(checks, nowMs, peek = false) {
   try {
     return run(state, checks, nowMs, peek);
   } catch (error) {
-    if (!isInstanceFailure(error)) throw error;
+    if (!isInstanceFailure(error)) {
+      if (error instanceof SluiceError && error[REFUSED] === true) state.counters.refusedChecks++;
+      throw error;
+    }
     discardCore(state, error);
   }
   try {
@@ -240,6 +258,16 @@ export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
     // Shadows the method on this one instance, which the host then discards.
     isolateState().rules.core.checkAll = () => {
       throw new WebAssembly.RuntimeError("unreachable executed (sluice test hook)");
+    };
+  },
+
+  /** Makes the instance's next check refuse the call as the core does when it has no room (OUT_OF_MEMORY). */
+  refuseNextCheck() {
+    const core = isolateState().rules.core;
+    const checkAll = core.checkAll;
+    core.checkAll = function refuseOnce() {
+      core.checkAll = checkAll;
+      throw new SluiceError(Status.OUT_OF_MEMORY, "sluice checkAll failed: OUT_OF_MEMORY (sluice test hook)");
     };
   },
 
