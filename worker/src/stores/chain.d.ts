@@ -40,10 +40,13 @@ export interface FallbackChainCounters {
   errors: Record<string, number>;
   /** Per store: calls that did not answer within timeoutMs. */
   timeouts: Record<string, number>;
-  /** Times the primary's circuit breaker opened. */
+  /** Times a store's circuit breaker opened (every store of the chain has one). */
   circuitOpened: number;
-  /** Decisions that skipped the primary while its breaker was open (counted among fallbacks too). */
+  /** Times a store was skipped because its breaker was open. */
   circuitSkipped: number;
+  /** The same two, per store name. */
+  circuitOpenedBy: Record<string, number>;
+  circuitSkippedBy: Record<string, number>;
 }
 
 export interface FallbackChain extends Store {

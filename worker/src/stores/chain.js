@@ -1,6 +1,11 @@
 // The fallback chain: the primary store (the Durable Object) decides; when it throws or does not answer
 // in time, KV decides if there is one, else the isolate's memory; when none can, `failMode` does.
 // Every outcome says which store decided and, after a fallback, why.
+//
+// Every store of the chain has its own circuit breaker, so a request waits at most timeoutMs for each
+// store whose breaker lets it be asked: at most (1 + fallbacks) x timeoutMs in all (100 ms with the
+// defaults and a KV fallback; the memory store answers at once), and, once the breakers of failing
+// stores are open, no wait on them at all until one request probes each after its cooldown.
 import { SluiceConfigError, describe } from "../errors.js";
 import { CircuitBreaker, checkBreakerOptions } from "./breaker.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
@@ -24,8 +29,9 @@ export const DEFAULT_TIMEOUT_MS = 50;
  * - failMode: "open" admits and "closed" denies when no store answers. Default "open".
  * - timeoutMs: how long each store may take before the next one is asked. Default 50.
  * - failClosedRetryAfterMs: the retryAfterMs of a fail-closed denial. Default 1000.
- * - breaker: after `failures` primary failures in a row, skip the primary for `cooldownMs`, then let
- *   one request probe it (breaker.js). Default { failures: 5, cooldownMs: 10000 }; false turns it off.
+ * - breaker: after `failures` failures in a row of a store, skip that store for `cooldownMs`, then let
+ *   one request probe it (breaker.js). Every store of the chain has its own breaker with these settings.
+ *   Default { failures: 5, cooldownMs: 10000 }; false turns them all off.
  * - preFilter: deny, from this isolate, keys the primary denied until their retry time. Default true.
  * - preFilterMaxKeys: the most denied keys remembered. Default 10000.
  * - log, logIntervalMs: fallbacks are logged at most once per interval. Default console.warn, 60 s.
@@ -78,12 +84,15 @@ export function createFallbackChain(options = {}) {
     errors: Object.fromEntries(storeNames.map((name) => [name, 0])),
     /** Per store: calls that did not answer within timeoutMs. */
     timeouts: Object.fromEntries(storeNames.map((name) => [name, 0])),
-    /** Times the primary's circuit breaker opened. */
+    /** Times a store's circuit breaker opened (all stores; per store in circuitOpenedBy). */
     circuitOpened: 0,
-    /** Decisions that skipped the primary because its breaker was open (counted among fallbacks too). */
+    /** Times a store was skipped because its breaker was open (a skipped primary counts among fallbacks too). */
     circuitSkipped: 0,
+    circuitOpenedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
+    circuitSkippedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
   };
-  const breaker = breakerSettings === null ? null : new CircuitBreaker(breakerSettings);
+  const breakers = new Map(storeNames.map((name) => [name, breakerSettings === null ? null : new CircuitBreaker(breakerSettings)]));
+  const breaker = breakers.get(primaryName);
   const denials = preFilter ? new DenialCache(preFilterMaxKeys) : null;
   const report = createThrottledLog(log, logIntervalMs);
 
@@ -106,7 +115,7 @@ export function createFallbackChain(options = {}) {
     const failures = [];
     const gate = breaker === null ? "closed" : breaker.admit(nowMs);
     if (gate === "open") {
-      counters.circuitSkipped++;
+      countSkip(primaryName);
       failures.push(`${primaryName} skipped: ${breaker.reason}`);
     } else {
       try {
@@ -116,7 +125,7 @@ export function createFallbackChain(options = {}) {
         if (denials !== null) denials.remember(checks, outcome, nowMs);
         return outcome;
       } catch (error) {
-        if (breaker !== null && breaker.failed(nowMs, gate === "probe")) counters.circuitOpened++;
+        if (breaker !== null && breaker.failed(nowMs, gate === "probe")) countOpened(primaryName);
         failures.push(describeFailure(primaryName, error));
       }
     }
@@ -126,13 +135,22 @@ export function createFallbackChain(options = {}) {
         failures.push(`${name} not bound`);
         continue;
       }
+      const storeBreaker = breakers.get(name);
+      const storeGate = storeBreaker === null ? "closed" : storeBreaker.admit(nowMs);
+      if (storeGate === "open") {
+        countSkip(name);
+        failures.push(`${name} skipped: ${storeBreaker.reason}`);
+        continue;
+      }
       try {
         const outcome = await ask(store, name, checks, decideOptions);
+        storeBreaker?.succeeded();
         counters.decided[name]++;
         const reason = failures.join("; ");
         report(nowMs, `${reason}; decided by ${name}`);
         return { ...outcome, fallback: { from: primaryName, reason } };
       } catch (error) {
+        if (storeBreaker !== null && storeBreaker.failed(nowMs, storeGate === "probe")) countOpened(name);
         failures.push(describeFailure(name, error));
       }
     }
@@ -140,6 +158,15 @@ export function createFallbackChain(options = {}) {
     const reason = failures.length > 0 ? failures.join("; ") : `${primaryName} failed`;
     report(nowMs, `${reason}; no store could decide, failing ${failMode}`);
     return failModeOutcome(checks, reason);
+  }
+
+  function countSkip(name) {
+    counters.circuitSkipped++;
+    counters.circuitSkippedBy[name]++;
+  }
+  function countOpened(name) {
+    counters.circuitOpened++;
+    counters.circuitOpenedBy[name]++;
   }
 
   // Calls a store, bounded by timeoutMs; counts its failures.
