@@ -18,12 +18,12 @@ import { runScript } from "./lib/entry.js";
 import { Workerd } from "./lib/workerd.js";
 import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
-import { withBenchResults } from "./lib/readme-section.js";
+import { BENCH_PAGE, withBenchResults } from "./lib/readme-section.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
-// --render rewrites the reports (results.md, results.svg, README.md's section) from bench/results.json,
+// --render rewrites the reports (results.md, results.svg, docs/bench.md's section) from bench/results.json,
 // measuring nothing: for working on the reports.
 // --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
@@ -113,19 +113,19 @@ async function main() {
   log(`done in ${results.elapsedSeconds} s: bench/results.json and its reports`);
 }
 
-// results.md, results.svg and, for a full run, README.md's bench section, all from `results`; then
+// results.md, results.svg and, for a full run, docs/bench.md's results section, all from `results`; then
 // the floors on the console. `node bench/run.js --render` redoes them from bench/results.json.
 async function writeReports(results) {
   results.floors = evaluateFloors(results);
   const markdown = renderMarkdown(results);
   await writeFile(join(root, "bench/results.md"), markdown);
   await writeFile(join(root, "bench/results.svg"), renderSvg(results));
-  // The README shows full runs only; a quick run's figures stay in bench/results.*.
+  // The docs show full runs only; a quick run's figures stay in bench/results.*.
   if (!results.quick) {
-    const readme = join(root, "README.md");
-    await writeFile(readme, withBenchResults(readFileSync(readme, "utf8"), markdown));
+    const page = join(root, BENCH_PAGE);
+    await writeFile(page, withBenchResults(readFileSync(page, "utf8"), markdown));
   }
-  log(`wrote bench/results.md, bench/results.svg${results.quick ? "" : ", README.md"}`);
+  log(`wrote bench/results.md, bench/results.svg${results.quick ? "" : `, ${BENCH_PAGE}`}`);
   for (const floor of results.floors) log(`${floor.met === null ? "PENDING" : floor.met ? "MET    " : "NOT MET"} ${floor.floor}: ${floor.detail}`);
 }
 

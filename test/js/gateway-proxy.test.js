@@ -226,7 +226,9 @@ describe("responses", () => {
 
   test("bodyTimeoutMs: null leaves a silent body open (a stream may idle as long as it likes)", async () => {
     const config = structuredClone(FIXTURE_CONFIG);
-    config.routes.find((route) => route.prefix === "/v1/slow").upstream.bodyTimeoutMs = null;
+    const upstream = config.routes.find((route) => route.prefix === "/v1/slow").upstream;
+    upstream.bodyTimeoutMs = null;
+    upstream.timeoutMs = 10_000; // this test is about the body: a loaded machine must not turn the head into a 504
     const unbounded = await startGateway({ bundledConfig: config });
     try {
       const response = await unbounded.fetch("/v1/slow/stall", { headers: CLIENT });
@@ -250,7 +252,9 @@ describe("responses", () => {
     // Its own gateway, whose slow route waits 1 s: chunks 250 ms apart leave a loaded machine room
     // for timer jitter, and 8 of them take twice the bound in all.
     const config = structuredClone(FIXTURE_CONFIG);
-    config.routes.find((route) => route.prefix === "/v1/slow").upstream.bodyTimeoutMs = 1000;
+    const upstream = config.routes.find((route) => route.prefix === "/v1/slow").upstream;
+    upstream.bodyTimeoutMs = 1000;
+    upstream.timeoutMs = 10_000; // this test is about the body: a loaded machine must not turn the head into a 504
     const patient = await startGateway({ bundledConfig: config });
     try {
       const started = Date.now();

@@ -1,7 +1,7 @@
 // The package's hand-written types (worker/src/**/*.d.ts, wasm-bindings/sluice.d.ts) are part of its
 // public API: the TypeScript compiler checks them here, as a TypeScript Worker uses them
-// (test/types/*.ts, with @ts-expect-error lines for the usage they must refuse), and checks README.md's
-// examples, as printed, against them. The run-time modules are held to the exports the types declare.
+// (test/types/*.ts, with @ts-expect-error lines for the usage they must refuse), and checks the
+// examples of README.md and docs/*.md, as printed, against them. The run-time modules are held to the exports the types declare.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
@@ -34,26 +34,36 @@ test("the public .d.ts files and the type tests in test/types compile (strict)",
   assert.equal(status, 0, `tsc -p test/types found errors:\n${output}`);
 });
 
-test("README.md's examples compile against the package's types", () => {
+test("the examples of README.md and docs/ compile against the package's types", () => {
   const { status, output } = compile("test/types/tsconfig.readme.json");
   assert.equal(status, 0, `tsc -p test/types/tsconfig.readme.json found errors:\n${output}`);
 });
 
-test("every js block of README.md is checked: it is one of test/types/readme-*.js, as printed", () => {
-  const readme = readFileSync(new URL("README.md", rootUrl), "utf8");
-  const blocks = [...readme.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
-  assert.ok(blocks.length > 0, "README.md has no js blocks: the pattern no longer matches its fences");
+// The pages whose ```js blocks are checked: README.md and every page of docs/.
+function documentationPages() {
+  const docs = readdirSync(new URL("docs/", rootUrl)).filter((name) => name.endsWith(".md")).sort();
+  return ["README.md", ...docs.map((name) => `docs/${name}`)];
+}
+
+test("every js block of README.md and docs/*.md is checked: it is one of test/types/readme-*.js, as printed", () => {
+  const pages = documentationPages();
+  assert.ok(pages.length > 1, "docs/ has no pages: the documentation moved and this test no longer reads it");
+  const blocks = pages.flatMap((page) => {
+    const text = readFileSync(new URL(page, rootUrl), "utf8");
+    return [...text.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((match) => ({ page, block: match[1] }));
+  });
+  assert.ok(blocks.some(({ page }) => page === "README.md"), "README.md has no js blocks: the pattern no longer matches its fences");
   const copies = new Map(
     readdirSync(typesDir)
       .filter((name) => /^readme-.*\.js$/.test(name))
       .map((name) => [name, readFileSync(new URL(name, typesDir), "utf8")]),
   );
-  for (const block of blocks) {
+  for (const { page, block } of blocks) {
     const copy = [...copies].find(([, text]) => text === block);
-    assert.ok(copy !== undefined, `this README.md example has no copy in test/types/readme-*.js (add or update it):\n${block}`);
+    assert.ok(copy !== undefined, `this example of ${page} has no copy in test/types/readme-*.js (add or update it):\n${block}`);
     copies.delete(copy[0]);
   }
-  assert.deepEqual([...copies.keys()], [], "copies of examples README.md no longer has");
+  assert.deepEqual([...copies.keys()], [], "copies of examples that README.md and docs/ no longer have");
 });
 
 test("each public module exports at run time exactly the values its .d.ts declares", async () => {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { rateLimit, user } from "sluice/hono";
-// wrangler.toml binds this class as SLUICE_DO (see [The Durable Object store](#the-durable-object-store)); the main module must export it.
+// wrangler.toml binds this class as SLUICE_DO (docs/stores.md, "The Durable Object store"); the main module must export it.
 export { SluiceDurableObject } from "sluice/durable-object";
 
 const app = new Hono();

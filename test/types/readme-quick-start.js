@@ -3,5 +3,5 @@ import { rateLimit, ip } from "sluice/hono";
 
 const app = new Hono();
 app.use("/api/*", rateLimit({ key: ip(), limit: 120, windowSec: 60 }));
-app.get("/api/hello", (c) => c.json({ hello: "world", left: c.get("rateLimit").remaining }));
+app.get("/api/hello", (c) => c.json({ hello: "world", left: c.get("rateLimit")?.remaining }));
 export default app;
