@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test sluice: Emscripten, Catch2, nlohmann-json,
-# CMake and a C++ compiler from Debian's packages, and the npm dependencies. Safe to run every time:
+# CMake, a C++ compiler and clang 14 with libFuzzer from Debian's packages, and the npm dependencies.
+# Safe to run every time:
 # it does nothing when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,9 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 [ -f /usr/include/catch2/catch.hpp ] || missing+=(catch2)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+# The fuzz target (scripts/fuzz.sh): clang 14 with libFuzzer, whose runtime is in libclang-rt-14-dev.
+command -v clang++-14 >/dev/null 2>&1 || missing+=(clang-14)
+compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing+=(libclang-rt-14-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sluice: installing ${missing[*]} from Debian's packages" >&2
   sudo=""

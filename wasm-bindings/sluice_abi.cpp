@@ -238,3 +238,20 @@ SLUICE_EXPORT(sluice_stats) int32_t sluice_stats(uint32_t rule) {
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 48, static_cast<double>(stats.summary_bytes));
   return 0;
 }
+
+#ifdef SLUICE_FUZZ_HOOKS
+// For the native fuzz target only (fuzz/), never in the wasm module: real pointers to the I/O and state
+// areas (the exports return 32-bit offsets, which only mean something in wasm's linear memory), and a
+// teardown so that every fuzz input starts from a fresh limiter.
+extern "C" uint8_t* sluice_fuzz_io(void) { return g_io; }
+extern "C" uint8_t* sluice_fuzz_state(void) { return g_state; }
+extern "C" void sluice_fuzz_teardown(void) {
+  if (g_limiter != nullptr) g_limiter->~Limiter();
+  g_limiter = nullptr;
+  std::free(g_state);
+  g_state = nullptr;
+  g_state_bytes = 0;
+  g_key0 = Key0Hash{};
+  g_error_field = "";
+}
+#endif
