@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test sluice: Emscripten, Catch2, nlohmann-json,
 # CMake, a C++ compiler and clang 14 with libFuzzer from Debian's packages, and the npm dependencies.
-# Safe to run every time:
-# it does nothing when everything is there.
+# Safe to run every time: it does nothing when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
