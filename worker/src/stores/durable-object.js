@@ -89,6 +89,9 @@ export class SluiceDurableObject extends DurableObject {
         const { rule, key, cost } = checks[i];
         stored[i] = this.#read(rule.id, key);
         if (stored[i] !== null && !importable(core, indices[i], key, stored[i].state)) stored[i] = null;
+        // No row: the key is fresh. Said explicitly, since the scratch table's eviction summary would
+        // otherwise start it from what keys evicted in an overflow owed (the rows are the truth here).
+        if (stored[i] === null) core.reset(indices[i], key);
         coreChecks[i] = { rule: indices[i], key, cost };
       }
       const outcome = core.checkAll(coreChecks, nowMs, { peek });
@@ -179,11 +182,12 @@ export class SluiceDurableObject extends DurableObject {
     });
   }
 
-  // The sum of the evictions of the call's rules' tables.
+  // The sum of the evictions of still-restricting keys from the call's rules' tables. Evicting a key
+  // whose state was already back to a fresh one's (a slot reset left) loses nothing.
   #evictions(indices) {
     let total = 0;
     for (let i = 0; i < indices.length; i++) {
-      if (indices.indexOf(indices[i]) === i) total += this.#rules.core.stats(indices[i]).evictions;
+      if (indices.indexOf(indices[i]) === i) total += this.#rules.core.stats(indices[i]).evictionsRestricting;
     }
     return total;
   }
