@@ -218,8 +218,8 @@ const VALIDATION_SEED = new Uint32Array(4);
  * the core's SluiceError (with `field`) if not. Key capacity is not exercised here.
  */
 export function validateRule(rule) {
-  const { algorithm, limit, windowMs, burst } = rule;
-  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, keyCapacity: 1 });
+  const { algorithm, limit, windowMs, burst, countDenied = false } = rule;
+  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, countDenied, keyCapacity: 1 });
 }
 
 /**

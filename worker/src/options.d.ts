@@ -17,6 +17,8 @@ export interface RuleFields<Args extends unknown[]> {
   cost?: number | ((...args: Args) => number | Promise<number>);
   /** Keys the rule's table holds before evicting the least used; default 50,000 (fewer for big sliding logs). */
   keyCapacity?: number;
+  /** sliding-counter only: denied requests count too (Cloudflare's counter); not with store "kv". Default false. */
+  countDenied?: boolean;
 }
 
 /**

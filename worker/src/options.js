@@ -25,7 +25,7 @@ export const DEFAULT_BYPASS = Object.freeze({ variable: "ENV", value: "dev" });
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock"];
@@ -147,6 +147,14 @@ export function normalizeRuleSpec(spec, path = "") {
     burst = wholeNumber(spec.burst, `${path}burst`, 1, MAX_COST);
   }
 
+  // sliding-counter only: denied requests count too (Cloudflare's counter), so a client that keeps
+  // sending while limited stays limited.
+  const countDenied = spec.countDenied ?? false;
+  if (typeof countDenied !== "boolean") throw new SluiceConfigError(`${path}countDenied`, `must be true or false; got ${describe(countDenied)}`);
+  if (countDenied && algorithm !== "sliding-counter") {
+    throw new SluiceConfigError(`${path}countDenied`, `applies to sliding-counter only, not ${algorithm}`);
+  }
+
   const name = spec.name ?? `${limit}-per-${windowMs / 1000}s`;
   if (typeof name !== "string" || !RULE_NAME.test(name)) {
     throw new SluiceConfigError(`${path}name`, `must be 1 to 64 printable ASCII characters without '"', '\\' or '|'; got ${describe(name)}`);
@@ -167,13 +175,16 @@ export function normalizeRuleSpec(spec, path = "") {
   }
 
   const rule = Object.freeze({
-    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}`,
+    // A rule that counts denied requests is another count: its own id (and table).
+    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${countDenied ? "|all" : ""}`,
     name,
     algorithm,
     limit,
     windowMs,
     burst,
     keyCapacity,
+    // Present only when set, so plain rules keep the shape they always had.
+    ...(countDenied ? { countDenied } : {}),
   });
   try {
     validateRule(rule);

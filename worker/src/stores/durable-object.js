@@ -47,6 +47,7 @@ export class SluiceDurableObject extends DurableObject {
     limit: rule.limit,
     windowMs: rule.windowMs,
     burst: rule.burst,
+    countDenied: rule.countDenied ?? false,
     keyCapacity: SCRATCH_KEYS_PER_RULE,
   }));
   #sql;

@@ -15,6 +15,8 @@ export interface NormalizedRule {
   /** Bucket capacity for token-bucket, leaky-bucket and gcra; 0 means `limit`. */
   readonly burst: number;
   readonly keyCapacity: number;
+  /** sliding-counter only: denied requests count too (absent when false). */
+  readonly countDenied?: boolean;
 }
 
 /** One (rule, key, cost) of a request. */
