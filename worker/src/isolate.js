@@ -145,12 +145,12 @@ export function slotBytes(algorithm, limit) {
 }
 
 /**
- * summaryBytes is the memory of a rule's eviction summary (sluice::EvictionSummary): 2 rows of one
- * 16-byte cell per 16 keys of capacity, a power of two from 256 to 4096 cells.
+ * summaryBytes is the memory of a rule's eviction summary (sluice::EvictionSummary::bytes_for): 2 rows
+ * of one 16-byte cell per 8 keys of capacity, a power of two from 256 to 65536 cells.
  */
 export function summaryBytes(keyCapacity) {
   let cells = 256;
-  while (cells < 4096 && cells * 16 < keyCapacity) cells *= 2;
+  while (cells < 65536 && cells * 8 < keyCapacity) cells *= 2;
   return 2 * cells * 16;
 }
 
