@@ -28,8 +28,10 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-# npm ci when node_modules is missing or older than the lock file.
+# npm ci when node_modules is missing or older than the lock file. Its progress and summary stay on
+# screen (the first install takes a minute or two); package.json's allowScripts lists every install
+# script of the tree, so npm has nothing to warn about.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "sluice: installing npm dependencies" >&2
-  npm ci --no-audit --no-fund >/dev/null
+  echo "sluice: installing npm dependencies (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
 fi

@@ -3,11 +3,20 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = 4;
-export const MAX_KEY_BYTES = 512;
-export const MAX_CHECKS_PER_CALL = 16;
+export const ABI_VERSION = /** @type {const} */ (4);
+/** The most UTF-8 bytes a key may have. */
+export const MAX_KEY_BYTES = /** @type {const} */ (512);
+/** The most checks one checkAll takes. */
+export const MAX_CHECKS_PER_CALL = /** @type {const} */ (16);
 
-/** Algorithm names, indexed by their ABI value (mirrors sluice::Algorithm). */
+/**
+ * @typedef {"fixed-window" | "sliding-log" | "sliding-counter" | "token-bucket" | "leaky-bucket" | "gcra"} AlgorithmName
+ */
+
+/**
+ * Algorithm names, indexed by their ABI value (mirrors sluice::Algorithm).
+ * @type {readonly AlgorithmName[]}
+ */
 export const ALGORITHMS = Object.freeze([
   "fixed-window",
   "sliding-log",
@@ -31,7 +40,65 @@ export const Status = Object.freeze({
   BUFFER_TOO_SMALL: 9,
   INVALID_ARGUMENT: 10,
 });
+/** @typedef {(typeof Status)[keyof typeof Status]} StatusCode */
+/** @type {Readonly<Record<number, string>>} */
 const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k])));
+
+/**
+ * A rule as the core takes it.
+ * @typedef {object} RuleSpec
+ * @property {AlgorithmName} algorithm
+ * @property {number} limit Window quota, or sustained tokens per window for the buckets and GCRA.
+ * @property {number} windowMs
+ * @property {number} [burst] Bucket capacity for token-bucket, leaky-bucket and gcra; 0 or absent means `limit`.
+ * @property {number} keyCapacity How many keys the rule's table holds before it evicts the least used.
+ * @property {boolean} [countDenied] sliding-counter only: denied requests count too (Cloudflare's semantics). Default false.
+ */
+
+/**
+ * One rule's answer for one key. Times are milliseconds from `nowMs`.
+ * @typedef {object} Decision
+ * @property {boolean} allowed
+ * @property {number} limit
+ * @property {number} remaining
+ * @property {number} resetMs Until the key is back to its full quota (or, for the fixed window, the window turns).
+ * @property {number} retryAfterMs Until this same request would be admitted; 0 when admitted; Infinity when never.
+ */
+
+/**
+ * One check of checkAll.
+ * @typedef {object} CheckSpec
+ * @property {number} rule
+ * @property {string | Uint8Array} key
+ * @property {number} [cost] A whole number >= 1; default 1.
+ */
+
+/**
+ * checkAll's answer: the deciding check's decision, and every check's own.
+ * @typedef {Decision & CoreOutcomeFields} Outcome
+ */
+/**
+ * @typedef {object} CoreOutcomeFields
+ * @property {number} decidingCheck Index of the check whose decision this is (the denying one, or the one with least remaining).
+ * @property {Decision[]} checks
+ */
+
+/**
+ * A rule's key table.
+ * @typedef {object} TableStats
+ * @property {number} keys
+ * @property {number} slots
+ * @property {number} memoryBytes
+ * @property {number} evictions
+ * @property {number} evictionsRestricting Evictions of keys that still owed quota (folded into the eviction summary): above 0, the table is too small.
+ * @property {number} summaryStarts Charged requests of keys not in the table that started from the eviction summary.
+ * @property {number} summaryBytes
+ */
+
+/**
+ * @typedef {object} CoreOptions
+ * @property {Uint32Array} [seed] The key table's hash secret; random when absent.
+ */
 
 // The I/O area's layout (sluice_abi.h).
 const KEY_STRIDE = 512;
@@ -49,15 +116,29 @@ const CHARGE = 1;
 const KEY0_UNCHANGED = 2;
 
 // The core's field names, as the host's options spell them.
+/** @type {Readonly<Record<string, string>>} */
 const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity", count_denied: "countDenied" });
 
 /** SluiceError is a call the core refused: a programming or configuration error, never a limit. */
 export class SluiceError extends Error {
+  /**
+   * @param {StatusCode} status
+   * @param {string} message
+   * @param {string} [field]
+   */
   constructor(status, message, field) {
     super(message);
+    /** @type {"SluiceError"} */
     this.name = "SluiceError";
+    /** @readonly */
     this.status = status;
+    /** @readonly */
     this.statusName = STATUS_NAMES[status] ?? "UNKNOWN";
+    /**
+     * The option at fault, when there is one ("limit", "windowMs", "burst", "algorithm", "keyCapacity", "rule", "key", "cost").
+     * @type {string | undefined}
+     */
+    this.field;
     if (field !== undefined) this.field = field;
   }
 }
@@ -65,14 +146,16 @@ export class SluiceError extends Error {
 const utf8 = new TextEncoder();
 
 // A cost the ABI's u32 carries unchanged (it would quietly wrap 2^32 + 1 to 1).
+/** @param {unknown} cost @returns {asserts cost is number} */
 function checkCost(cost) {
-  if (!Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
+  if (typeof cost !== "number" || !Number.isInteger(cost) || cost < 1 || cost > 0x80000000) {
     throw new SluiceError(Status.INVALID_COST, `cost must be a whole number from 1 to 2^31; got ${String(cost)}`, "cost");
   }
 }
 
 // A time the ABI's f64 carries as it is: the module checks its range, but a string would be quietly
 // converted on the way in.
+/** @param {unknown} nowMs */
 function timeError(nowMs) {
   return new SluiceError(Status.INVALID_ARGUMENT, `nowMs must be a whole number of milliseconds from 0 to 2^42; got ${typeof nowMs === "string" ? JSON.stringify(nowMs) : String(nowMs)}`, "nowMs");
 }
@@ -83,16 +166,23 @@ function timeError(nowMs) {
  * or await SluiceCore.fromBytes(bytes) in Node.
  */
 export class SluiceCore {
+  /**
+   * @param {WebAssembly.Module} module
+   * @param {CoreOptions} [options]
+   * @returns {SluiceCore}
+   */
   static instantiate(module, options = {}) {
+    /** @type {SluiceCore | null} */
     let core = null;
     const imports = {
       env: {
         // Growth detaches the old ArrayBuffer: rebuild the views before the next read.
         emscripten_notify_memory_growth() {
-          if (core !== null) core.#refreshViews();
+          if (core !== null) /** @type {SluiceCore} */ (core).#refreshViews();
         },
       },
       wasi_snapshot_preview1: {
+        /** @param {number} code */
         proc_exit(code) {
           throw new SluiceError(Status.INVALID_ARGUMENT, `sluice.wasm exited with code ${code}`);
         },
@@ -103,25 +193,44 @@ export class SluiceCore {
     return core;
   }
 
+  /**
+   * @param {BufferSource} bytes
+   * @param {CoreOptions} [options]
+   * @returns {Promise<SluiceCore>}
+   */
   static async fromBytes(bytes, options = {}) {
-    return SluiceCore.instantiate(await WebAssembly.compile(bytes), options);
+    // @cloudflare/workers-types leave out WebAssembly.compile: workerd refuses it, Node has it.
+    const compile = /** @type {(bytes: BufferSource) => Promise<WebAssembly.Module>} */ (/** @type {any} */ (WebAssembly).compile);
+    return SluiceCore.instantiate(await compile(bytes), options);
+
   }
 
+  /** @type {any} */
   #exports;
+  /** @type {WebAssembly.Memory} */
   #memory;
   #io = 0;
-  #bytes;
-  #u32;
-  #f64;
+  /** @type {Uint8Array} */
+  #bytes = new Uint8Array(0);
+  /** @type {Uint32Array} */
+  #u32 = new Uint32Array(0);
+  /** @type {Float64Array} */
+  #f64 = new Float64Array(0);
   #ruleCount = 0;
+  /** @type {string | null} */
   #slot0Key = null;
   #slot0Length = 0;
   // Slot 0 holds the bytes the module hashed on the last sluice_check: it may reuse that hash.
   #slot0Hashed = false;
 
+  /**
+   * Prefer SluiceCore.instantiate.
+   * @param {WebAssembly.Instance} instance
+   * @param {CoreOptions} [options]
+   */
   constructor(instance, options = {}) {
     this.#exports = instance.exports;
-    this.#memory = instance.exports.memory;
+    this.#memory = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     if (typeof this.#exports._initialize === "function") this.#exports._initialize();
     const version = this.#exports.sluice_abi_version();
     if (version !== ABI_VERSION) {
@@ -143,19 +252,21 @@ export class SluiceCore {
     this.#f64 = new Float64Array(buffer, this.#io + OUTCOME_OFFSET, 6 + MAX_CHECKS_PER_CALL * 5);
   }
 
+  /** @param {number} result @param {string} what @returns {number} */
   #check(result, what) {
     if (result >= 0) return result;
     const status = -result;
-    throw new SluiceError(status, `sluice ${what} failed: ${STATUS_NAMES[status] ?? status}`);
+    throw new SluiceError(/** @type {StatusCode} */ (status), `sluice ${what} failed: ${STATUS_NAMES[status] ?? status}`);
   }
 
   /**
    * addRule adds a rule and returns its id. Throws SluiceError naming the field for invalid input.
    * countDenied (sliding counter only): denied requests count too, as in Cloudflare's counter.
-   * @param {{algorithm: string, limit: number, windowMs: number, burst?: number, keyCapacity: number, countDenied?: boolean}} rule
+   * @param {RuleSpec} rule
+   * @returns {number}
    */
   addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity, countDenied = false }) {
-    const index = ALGORITHMS.indexOf(algorithm);
+    const index = ALGORITHMS.indexOf(/** @type {AlgorithmName} */ (algorithm));
     if (index < 0) {
       throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${ALGORITHMS.join(", ")}; got ${String(algorithm)}`, "algorithm");
     }
@@ -163,7 +274,7 @@ export class SluiceCore {
       throw new SluiceError(Status.INVALID_RULE, `keyCapacity must be a whole number >= 1; got ${String(keyCapacity)}`, "keyCapacity");
     }
     // Numbers only: Number("5") would pass a string for a limit, and Number(null) for 0.
-    for (const [field, value] of [["limit", limit], ["windowMs", windowMs], ["burst", burst]]) {
+    for (const [field, value] of /** @type {[string, unknown][]} */ ([["limit", limit], ["windowMs", windowMs], ["burst", burst]])) {
       if (typeof value !== "number") {
         throw new SluiceError(Status.INVALID_RULE, `${field} must be a number; got ${typeof value} ${String(value)}`, field);
       }
@@ -175,11 +286,11 @@ export class SluiceCore {
     const result = this.#exports.sluice_add_rule(kind, limit, windowMs, burst, keyCapacity);
     this.#refreshViews();
     if (result < 0) {
-      const status = -result;
+      const status = /** @type {StatusCode} */ (-result);
       if (status === Status.INVALID_RULE) {
         const coreField = this.#readCString(this.#exports.sluice_error_field());
         const field = FIELD_NAMES[coreField] ?? coreField;
-        const given = { limit, windowMs, burst, keyCapacity, algorithm, countDenied }[field];
+        const given = /** @type {Record<string, unknown>} */ ({ limit, windowMs, burst, keyCapacity, algorithm, countDenied })[field];
         throw new SluiceError(status, `${field} is out of range for ${algorithm}: ${String(given)}`, field);
       }
       this.#check(result, "addRule");
@@ -188,16 +299,31 @@ export class SluiceCore {
     return result;
   }
 
+  /** The rules added so far. @type {number} */
   get ruleCount() {
     return this.#ruleCount;
   }
 
-  /** check decides and (if admitted) charges one request. */
+  /**
+   * check decides and (if admitted) charges one request.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} cost
+   * @param {number} nowMs
+   * @returns {Decision}
+   */
   check(rule, key, cost, nowMs) {
     return this.#checkOne(rule, key, cost, nowMs, CHARGE, "check");
   }
 
-  /** peek reports what check would decide, charging nothing and remembering no key. */
+  /**
+   * peek reports what check would decide, charging nothing and remembering no key.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} cost
+   * @param {number} nowMs
+   * @returns {Decision}
+   */
   peek(rule, key, cost, nowMs) {
     return this.#checkOne(rule, key, cost, nowMs, 0, "peek");
   }
@@ -205,6 +331,10 @@ export class SluiceCore {
   /**
    * checkAll decides several {rule, key, cost} checks at once, all-or-nothing: either every check
    * admits and all are charged, or none is. With {peek: true}, nothing is charged either way.
+   * @param {readonly CheckSpec[]} checks
+   * @param {number} nowMs
+   * @param {{ peek?: boolean }} [options]
+   * @returns {Outcome}
    */
   checkAll(checks, nowMs, options = undefined) {
     const count = checks.length;
@@ -220,6 +350,7 @@ export class SluiceCore {
     const result = this.#callCheck(count, nowMs, charge);
     if (result < 0) this.#checkDecided(result, "checkAll", nowMs);
     const f = this.#f64;
+    /** @type {Decision[]} */
     const decisions = new Array(count);
     if (count === 1) decisions[0] = this.#readDecisionAt(0);
     else for (let i = 0; i < count; i++) decisions[i] = this.#readDecisionAt(DECISION_AT + i * 5);
@@ -234,14 +365,24 @@ export class SluiceCore {
     };
   }
 
-  /** reset forgets a key of a rule: it is back to its full quota. */
+  /**
+   * reset forgets a key of a rule: it is back to its full quota.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @returns {void}
+   */
   reset(rule, key) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
     this.#check(this.#exports.sluice_reset(id, length), "reset");
   }
 
-  /** exportState returns a key's state as bytes (a copy), or null if the key holds none. */
+  /**
+   * exportState returns a key's state as bytes (a copy), or null if the key holds none.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @returns {Uint8Array | null}
+   */
   exportState(rule, key) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
@@ -252,7 +393,13 @@ export class SluiceCore {
     return this.#bytes.slice(at, at + result);
   }
 
-  /** importState replaces a key's state with bytes from exportState of a rule with the same parameters. */
+  /**
+   * importState replaces a key's state with bytes from exportState of a rule with the same parameters.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {Uint8Array} state
+   * @returns {void}
+   */
   importState(rule, key, state) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
@@ -267,6 +414,8 @@ export class SluiceCore {
    * stats describes a rule's key table and its eviction summary. evictionsRestricting (evicted keys
    * that still owed quota) above 0 means the table is too small for the keys being limited at once;
    * summaryStarts counts charged requests of new keys that started from what evicted keys owed.
+   * @param {number} rule
+   * @returns {TableStats}
    */
   stats(rule) {
     this.#check(this.#exports.sluice_stats(this.#ruleId(rule)), "stats");
@@ -282,13 +431,14 @@ export class SluiceCore {
     };
   }
 
-  /** memoryBytes is the size of the module's linear memory. */
+  /** memoryBytes is the size of the module's linear memory. @type {number} */
   get memoryBytes() {
     return this.#memory.buffer.byteLength;
   }
 
   // sluice_check, telling the module whether slot 0 still holds the bytes it hashed last time. Whatever
   // the call answers, afterwards it does: the module hashed them, or forgot its hash.
+  /** @param {number} count @param {number} nowMs @param {number} flags @returns {number} */
   #callCheck(count, nowMs, flags) {
     const result = this.#exports.sluice_check(count, nowMs, this.#slot0Hashed ? flags | KEY0_UNCHANGED : flags);
     this.#slot0Hashed = true;
@@ -297,6 +447,10 @@ export class SluiceCore {
 
   // One check through sluice_check_one: its arguments cross as parameters, and nothing but the key is
   // written to memory (nor that, when slot 0 already holds it). The same flags as #callCheck.
+  /**
+   * @param {number} rule @param {string | Uint8Array} key @param {number} cost @param {number} nowMs
+   * @param {number} flags @param {string} what @returns {Decision}
+   */
   #checkOne(rule, key, cost, nowMs, flags, what) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
@@ -310,11 +464,13 @@ export class SluiceCore {
 
   // A failed check or checkAll. The loader has validated everything it writes but the time, so the
   // module's "invalid argument" is the time: name it.
+  /** @param {number} result @param {string} what @param {number} nowMs */
   #checkDecided(result, what, nowMs) {
     if (result === -Status.INVALID_ARGUMENT) throw timeError(nowMs);
     this.#check(result, what);
   }
 
+  /** @param {number} index @param {number} rule @param {string | Uint8Array} key @param {number} cost */
   #writeCheck(index, rule, key, cost) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(index, key);
@@ -329,8 +485,9 @@ export class SluiceCore {
 
   // A rule id handed out by addRule. Checked here because the ABI's u32 would quietly read undefined,
   // "0" or 0.5 as rule 0.
+  /** @param {unknown} rule @returns {number} */
   #ruleId(rule) {
-    if (Number.isInteger(rule) && rule >= 0 && rule < this.#ruleCount) return rule;
+    if (typeof rule === "number" && Number.isInteger(rule) && rule >= 0 && rule < this.#ruleCount) return rule;
     throw new SluiceError(Status.UNKNOWN_RULE, `rule must be an id returned by addRule; got ${String(rule)}`, "rule");
   }
 
@@ -338,6 +495,7 @@ export class SluiceCore {
   // Slot 0 remembers the last string written there: only this class writes the key area, so a key
   // equal to it is already in place (one client hammering a route, or a rule keyed on a constant,
   // skips the copy). Byte keys are never remembered: the caller may change them in place.
+  /** @param {number} index @param {unknown} key @returns {number} */
   #writeKey(index, key) {
     if (index === 0) {
       // Only a string can match: the empty marker (null) must never pass for a key.
@@ -353,6 +511,7 @@ export class SluiceCore {
     return this.#copyKey(index, key);
   }
 
+  /** @param {number} index @param {unknown} key @returns {number} */
   #copyKey(index, key) {
     if (index === 0) this.#slot0Hashed = false;
     const bytes = this.#bytes;
@@ -386,6 +545,7 @@ export class SluiceCore {
   }
 
   // The decision of f64 words [at, at + 5): the outcome's at 0, check i's at DECISION_AT + 5 i.
+  /** @param {number} at @returns {Decision} */
   #readDecisionAt(at) {
     const f = this.#f64;
     return {
@@ -397,7 +557,9 @@ export class SluiceCore {
     };
   }
 
+  /** @param {number} pointer @returns {string} */
   #readCString(pointer) {
+
     const bytes = this.#bytes;
     let end = pointer;
     while (end < bytes.length && bytes[end] !== 0) end++;

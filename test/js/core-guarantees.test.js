@@ -7,11 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 import { SluiceCore, SluiceError } from "../../wasm-bindings/sluice.js";
-import "./helpers/node-wasm.js";
-
-// The Worker's modules import sluice.wasm: dynamically, after the hook that lets Node load it.
-const { normalizeRuleSpec } = await import("../../worker/src/options.js");
-const { SluiceConfigError } = await import("../../worker/src/errors.js");
+import { normalizeRuleSpec } from "../../worker/src/options.js";
+import { SluiceConfigError } from "../../worker/src/errors.js";
 
 const wasmBytes = readFileSync(new URL("../../wasm-bindings/sluice.wasm", import.meta.url));
 const NOW = 1_700_000_000_000;

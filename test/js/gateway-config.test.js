@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Miniflare } from "miniflare";
 import { FIXTURE_CONFIG, ROOT, startGateway } from "./fixtures/gateway/harness.js";
-import "./helpers/node-wasm.js";
 import { workerOptions } from "./helpers/worker.js";
 
 const { ConfigError, resolveConfig, validateConfig } = await import("../../worker/src/gateway/config.js");

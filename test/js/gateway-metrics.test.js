@@ -7,7 +7,6 @@ import { tokensEqual } from "../../worker/src/gateway/admin.js";
 import { GatewayMetrics } from "../../worker/src/gateway/metrics.js";
 import { escapeHelp, escapeLabelValue, exposition, formatValue } from "../../worker/src/gateway/prometheus.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, startGateway } from "./fixtures/gateway/harness.js";
-import "./helpers/node-wasm.js";
 import { parseExposition, sample } from "./helpers/prometheus.js";
 
 const { validateConfig } = await import("../../worker/src/gateway/config.js");

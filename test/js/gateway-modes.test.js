@@ -6,7 +6,6 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { effectiveMode, fnv1a32, isNearLimit, rolloutPoint, ruleEvent } from "../../worker/src/gateway/mode.js";
 import { FIXTURE_CONFIG, LIMITER_NOW, startGateway } from "./fixtures/gateway/harness.js";
 import { calls, recordingFactory } from "./fixtures/gateway/recording-limiter.js";
-import "./helpers/node-wasm.js";
 
 const { validateConfig } = await import("../../worker/src/gateway/config.js");
 const { LimiterContractError, decide } = await import("../../worker/src/gateway/decide.js");

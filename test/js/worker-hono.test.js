@@ -3,7 +3,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import "./helpers/node-wasm.js";
 
 const { Hono } = await import("hono");
 const { rateLimit, ip } = await import("../../worker/src/hono.js");

@@ -1,10 +1,9 @@
 // Configuration errors: every invalid option throws a SluiceConfigError naming it when the middleware
-// or limiter is built. Runs under Node, importing the Worker's modules (the .wasm through a loader hook),
+// or limiter is built. Runs under Node, importing the Worker's modules (the .wasm through package.json "imports"),
 // since construction needs no request.
 import assert from "node:assert/strict";
 import { beforeEach, test } from "node:test";
 
-import "./helpers/node-wasm.js";
 
 const { rateLimit, ip, apiKey, user, SluiceConfigError } = await import("../../worker/src/hono.js");
 const { createLimiter } = await import("../../worker/src/sluice.js");

@@ -13,7 +13,7 @@ import {
   type RuleSpec,
   type StatusCode,
   type TableStats,
-} from "../../wasm-bindings/sluice.js";
+} from "../../types/wasm-bindings/sluice.js";
 import type { Equal, Expect } from "./assert.js";
 
 declare const wasmModule: WebAssembly.Module;
@@ -74,3 +74,9 @@ Status.OK = 1;
 decision.retryAfter;
 
 export { denying, inNode, most, names, peeked, sizes };
+
+// sluice/core: the loader with the compiled module, as a library author instantiates it.
+import { SluiceCore as PackagedCore, sluiceWasm } from "sluice/core";
+const packaged: PackagedCore = PackagedCore.instantiate(sluiceWasm);
+type _packagedModule = Expect<Equal<typeof sluiceWasm, WebAssembly.Module>>;
+void packaged;

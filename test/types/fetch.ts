@@ -38,6 +38,17 @@ export default {
   },
 } satisfies ExportedHandler<Env>;
 
+// peek, get and reset, for tests and admin tools.
+async function admin(request: Request, env: Env): Promise<number> {
+  const peeked: RateLimitDecision = await limiter.peek(request, env);
+  const counters: CheckedDecision = await limiter.get(request, env);
+  await limiter.reset(request, env);
+  // @ts-expect-error reset answers nothing
+  const nothing: number = await limiter.reset(request, env);
+  return peeked.allowed ? counters.remaining : 0;
+}
+void admin;
+
 // Decisions: checked, bypassed or skipped, told apart by their flags.
 async function inspect(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   const decision = await limiter.limit(request, env, ctx);

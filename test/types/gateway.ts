@@ -13,7 +13,7 @@ import {
   type GatewayConfigInput,
   type GatewayLimiter,
   type LimiterFactory,
-} from "../../worker/src/gateway/gateway.js";
+} from "../../types/worker/src/gateway/gateway.js";
 
 interface Env {
   SLUICE_CONFIG?: string;

@@ -15,6 +15,7 @@ import {
   type CheckedDecision,
   type HeaderMode,
   type KeyFunction,
+  type MiddlewareDecision,
   type RateLimitDecision,
   type RateLimitOptions,
   type RuleOptions,
@@ -40,10 +41,17 @@ const app = new Hono<AppEnv>();
 // The three-line middleware.
 app.use("/api/*", rateLimit({ key: ip(), limit: 120, windowSec: 60 }));
 
-// The decision, typed through ContextVariableMap; `store` and `checks` say who decided what.
+// The decision, typed through ContextVariableMap; `store` and `checks` say who decided what. It is
+// undefined where no rate-limit middleware set one (a route without it, a request `skip` let through).
 app.get("/api/hello", (c) => {
   const decision = c.get("rateLimit");
-  type _decision = Expect<Equal<typeof decision, CheckedDecision | BypassedDecision>>;
+  type _decision = Expect<Equal<typeof decision, MiddlewareDecision | undefined>>;
+  type _named = Expect<Equal<MiddlewareDecision, CheckedDecision | BypassedDecision>>;
+  // @ts-expect-error the decision may be absent: read it only after checking
+  decision.allowed;
+  // @ts-expect-error the decision may be absent
+  const absentRemaining: number | undefined = decision.remaining;
+  if (decision === undefined) return c.text("not limited here");
   if (decision.bypassed) {
     const bypassed: true = decision.allowed;
     return c.json({ bypassed });
@@ -110,7 +118,7 @@ app.post(
     preFilter: true,
     logIntervalMs: 60_000,
   }),
-  (c) => c.json({ decidedBy: c.get("rateLimit").bypassed ? "bypass" : c.get("rateLimit").store }),
+  (c) => c.json({ decidedBy: c.get("rateLimit")?.bypassed ? "bypass" : c.get("rateLimit")?.store }),
 );
 app.use("/per-key/*", rateLimit({ key: ip(), limit: 5, windowSec: 60, store: "durable", shards: "key", fallback: [] }));
 app.use("/kv/*", rateLimit({ key: ip(), limit: 100, windowSec: 60, store: "kv", fallback: ["memory"], failMode: "open" }));
@@ -148,7 +156,33 @@ try {
   }
 }
 
+// A limit per plan, shadow mode and a rollout; the middleware's handle (peek, get, reset).
+const plans = { free: 10, pro: 100 } as const;
+const perPlan = rateLimit<AppEnv>({
+  key: ip(),
+  limit: async (c: Context<AppEnv>) => plans[c.req.header("x-plan") === "pro" ? "pro" : "free"],
+  windowSec: 60,
+  mode: "shadow",
+});
+app.use("/plans/*", perPlan);
+app.use("/rollout/*", rateLimit({ key: ip(), limit: 10, windowSec: 60, rollout: 0.25 }));
+app.post("/admin/reset", async (c) => {
+  const peeked = await perPlan.peek(c);
+  type _peeked = Expect<Equal<typeof peeked, RateLimitDecision>>;
+  const counters: CheckedDecision = await perPlan.get(c);
+  const mode: "enforce" | "shadow" = counters.mode;
+  const wouldDeny: boolean = counters.wouldDeny;
+  const done: void = await perPlan.reset(c);
+  return c.json({ mode, wouldDeny, done });
+});
+
 // What the types refuse.
+// @ts-expect-error a limit function returns a number
+rateLimit({ key: ip(), limit: () => "10", windowSec: 60 });
+// @ts-expect-error mode is "enforce" or "shadow" (the gateway's "bypass" is not a middleware mode)
+rateLimit({ key: ip(), limit: 10, windowSec: 60, mode: "bypass" });
+// @ts-expect-error rollout is a share from 0 to 1, a number
+rateLimit({ key: ip(), limit: 10, windowSec: 60, rollout: "50%" });
 // @ts-expect-error an unknown algorithm
 rateLimit({ key: ip(), limit: 10, windowSec: 60, algorithm: "sliding-window" });
 // @ts-expect-error a key is required

@@ -20,6 +20,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
   ],
   "sluice/hono": ["SluiceConfigError", "apiKey", "compose", "firstOf", "ip", "rateLimit", "route", "user"],
   "sluice/durable-object": ["SluiceDurableObject"],
+  "sluice/core": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status", "sluiceWasm"],
   "wasm-bindings/sluice.js": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status"],
   "worker/src/gateway/gateway.js": [
     "CONFIG_VAR",

@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { tokensEqual } from "./gateway/admin.js";
 import { bearerToken } from "./keys.js";
 
+/** @type {Hono<{ Bindings: { UPSTREAM_TOKEN?: string } }>} */
 const app = new Hono();
 
 app.use(async (c, next) => {

@@ -18,6 +18,9 @@ import { bearerToken } from "./keys.js";
  * createDemoApp builds the demo API. For tests: `clock` replaces the wall clock (fixed instants), and
  * `storeTimeoutMs` the Durable Object's 50 ms (a loaded test machine is not a Cloudflare location).
  */
+/**
+ * @param {{ clock?: () => number; storeTimeoutMs?: number }} [options]
+ */
 export function createDemoApp({ clock, storeTimeoutMs } = {}) {
   const app = new Hono();
   const limit = (options) => rateLimit(clock === undefined ? options : { ...options, clock });
@@ -43,14 +46,14 @@ export function createDemoApp({ clock, storeTimeoutMs } = {}) {
   app.get("/api/whoami", (c) => {
     // The decision the middleware took is the handler's to read; here, whom the request counted for.
     const decision = c.get("rateLimit");
-    return c.json({ limitedAs: decision.keys[0].startsWith("user:") ? "user" : "ip", remaining: decision.remaining });
+    return c.json({ limitedAs: decision?.keys?.[0].startsWith("user:") ? "user" : "ip", remaining: decision?.remaining });
   });
 
   // On top of /api/*: one exact count for every isolate and location. The response says which store
   // decided (the Durable Object, or a fallback while it was failing or slow).
   app.post("/api/checkout", limit({ name: "checkout", key: perUser, limit: 5, windowSec: 60, store: "durable", ...timeout }), (c) => {
     const decision = c.get("rateLimit");
-    return c.json({ ok: true, action: "checkout", remaining: decision.remaining, decidedBy: decision.store });
+    return c.json({ ok: true, action: "checkout", remaining: decision?.remaining, decidedBy: decision?.store });
   });
 
   app.get("/data", limit({ name: "data", key: [ip(), route()], algorithm: "fixed-window", limit: 5, windowSec: 60 }), (c) => c.json({ data: "ok" }));

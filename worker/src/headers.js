@@ -8,6 +8,8 @@
 // other rules, every rule when failMode decided) has no list member in RateLimit, and a request that
 // failMode "open" admitted has no X-RateLimit-* counts, since nobody counted it.
 
+/** @import { HeaderMode } from "./options.js" */
+/** @type {readonly HeaderMode[]} */
 export const HEADER_MODES = Object.freeze(["legacy", "draft", "both", "none"]);
 export const BYPASS_HEADER = "X-RateLimit-Bypassed";
 
@@ -25,7 +27,11 @@ function policyItem(rule) {
   return `"${rule.name}";q=${capacity};w=${Math.max(1, secondsUntil(windowMs))}`;
 }
 
-/** policyHeader is the RateLimit-Policy value for `rules`; it never changes, so build it once. */
+/**
+ * policyHeader is the RateLimit-Policy value for `rules`; it never changes, so build it once.
+ * @param {readonly import("./stores/store.js").NormalizedRule[]} rules
+ * @returns {string}
+ */
 export function policyHeader(rules) {
   return rules.map(policyItem).join(", ");
 }
@@ -51,6 +57,10 @@ export function retryAfterSeconds(decision) {
 /**
  * decisionHeaders lists the [name, value] pairs a response to a checked request carries in `mode`,
  * given the precomputed `policy` (policyHeader of the same rules).
+ * @param {any} decision
+ * @param {HeaderMode} mode
+ * @param {string} policy
+ * @returns {Array<[string, string]>}
  */
 export function decisionHeaders(decision, mode, policy) {
   const pairs = [];
@@ -79,7 +89,11 @@ export function decisionHeaders(decision, mode, policy) {
   return pairs;
 }
 
-/** bypassHeaders lists the pairs of a response whose limiting was bypassed by the environment. */
+/**
+ * bypassHeaders lists the pairs of a response whose limiting was bypassed by the environment.
+ * @param {any} bypass
+ * @returns {Array<[string, string]>}
+ */
 export function bypassHeaders(bypass) {
   return [[BYPASS_HEADER, `${bypass.variable}=${bypass.value}`]];
 }
@@ -112,6 +126,10 @@ function setPairs(headers, pairs, stacking) {
  * withHeaders sets `pairs` on `response` and returns it; a response with immutable headers (one
  * passed through from fetch) is copied first. With `stacking` (another limiter of this request
  * headed the response already), the fields stack on that limiter's (see above).
+ * @param {Response} response
+ * @param {ReadonlyArray<readonly [string, string]>} pairs
+ * @param {boolean} [stacking]
+ * @returns {Response}
  */
 export function withHeaders(response, pairs, stacking = false) {
   if (pairs.length === 0) return response;

@@ -11,7 +11,57 @@ import { limitedResponse } from "./responses.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
 
+/** @import { Context, Env, MiddlewareHandler } from "hono" */
+/** @import { CommonOptions } from "./options.js" */
+
+// The types users of sluice/hono need, re-exported from the modules that define them.
+/** @typedef {import("./keys.js").IpOptions} IpOptions */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
+/** @typedef {import("./keys.js").KeyHelper} KeyHelper */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeySource<Args>} KeySource */
+/** @typedef {import("./limiter.js").BypassedDecision} BypassedDecision */
+/** @typedef {import("./limiter.js").CheckedDecision} CheckedDecision */
+/** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
+/** @typedef {import("./options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./options.js").LimitFunction} LimitFunction */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
+/** @typedef {import("./options.js").RuleQuota} RuleQuota */
+
+/**
+ * The decision the middleware sets as c.get("rateLimit"): a checked request, or one the dev bypass let
+ * through. c.get("rateLimit") is undefined where the middleware did not set one (`skip` let the request
+ * through, or the route has no rate-limit middleware), so its type is `MiddlewareDecision | undefined`.
+ * @typedef {CheckedDecision | BypassedDecision} MiddlewareDecision
+ */
+
+/**
+ * What the function rateLimit returns carries besides being a middleware: the limiter's peek, get and
+ * reset, given a context (or anything its key functions accept), for tests and admin routes.
+ * `peek(c)`: the decision the middleware would take now, charging nothing. `get(c)`: the counters of
+ * the request's keys as they stand (a cost of 1, peeked). `reset(c)`: forgets the request's keys.
+ * @template {Env} [E=any]
+ * @typedef {object} RateLimitHandle
+ * @property {(c: Context<E>) => Promise<import("./limiter.js").RateLimitDecision>} peek
+ * @property {(c: Context<E>) => Promise<CheckedDecision>} get
+ * @property {(c: Context<E>) => Promise<void>} reset
+ */
+
+/**
+ * The middleware's own option.
+ * @template {Env} [E=any]
+ * @typedef {object} OnLimitedOption
+ * @property {(c: Context<E>, decision: CheckedDecision) => Response | undefined | Promise<Response | undefined>} [onLimited]
+ *   Builds the response to a denied request (undefined: the default 429); rate-limit headers are added to it.
+ */
+
+/**
+ * The middleware's options: key, cost and skip functions receive the context.
+ * @template {Env} [E=any]
+ * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
+ */
+
 // c.executionCtx throws where there is none (app.request() without one).
+/** @param {Context} c */
 function executionContextOf(c) {
   try {
     return c.executionCtx;
@@ -22,12 +72,20 @@ function executionContextOf(c) {
 
 /**
  * rateLimit returns a Hono middleware limiting the requests it sees. Options are validated here; an
- * invalid one throws a SluiceConfigError naming it.
+ * invalid one throws a SluiceConfigError naming it. The decision is c.get("rateLimit").
+ *
+ * The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
+ * user((c) => ...) in `key` as Context<never>, and refuses it.
+ * @template {Env} [E=any]
+ * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
+ * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */
 export function rateLimit(options) {
-  const { settings, evaluate } = createEngine(options, "hono");
+  const { settings, evaluate, get, reset } = createEngine(options, "hono");
   const { onLimited } = settings;
-  return async function rateLimit(c, next) {
+  /** @type {MiddlewareHandler<E>} */
+  const middleware = async function rateLimit(c, next) {
+
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();
     c.set("rateLimit", decision);
@@ -44,4 +102,11 @@ export function rateLimit(options) {
     const response = withHeaders(c.res, headers, c.get("rateLimit") !== decision);
     if (response !== c.res) c.res = response;
   };
+  /** @type {RateLimitHandle<E>} */
+  const handle = {
+    peek: (c) => evaluate([c], c.env, executionContextOf(c), true),
+    get: (c) => get([c], c.env, executionContextOf(c)),
+    reset: (c) => reset([c], c.env, executionContextOf(c)),
+  };
+  return Object.assign(middleware, handle);
 }

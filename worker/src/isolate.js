@@ -11,13 +11,33 @@
 // that fails. A check the core refuses (any status, out-of-memory included) is not a failure of the
 // instance: a refused call changes nothing in it (test/cpp/failed_call_test.cpp), so it and every
 // counter in it stay, and only that request sees the error. No request can make the host forget counts.
-import wasmModule from "../../wasm-bindings/sluice.wasm";
+// #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
+import wasmModule from "#sluice-wasm";
 import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
 import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
 
+/** @import { Outcome as CoreOutcome, TableStats } from "../../wasm-bindings/sluice.js" */
+/** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck } from "./stores/store.js" */
+
+/**
+ * This isolate's limiter counters.
+ * @typedef {object} IsolateStats
+ * @property {number} instancesCreated Instances created in this isolate (1 + replacements, once traffic arrived).
+ * @property {number} instanceFailures Failures of an instance (a trap, no memory left to register a rule).
+ * @property {number} refusedChecks Checks the core refused (out of memory, say): the instance and its counters were kept.
+ * @property {number} replacements Instances thrown away after a failure; their counters were lost.
+ * @property {number} decisions Requests checked.
+ * @property {number} denied Requests checked and denied.
+ * @property {number} bypassed Requests let through by the dev bypass.
+ * @property {string | null} lastFailure The last failure's error, or null.
+ * @property {number} memoryBytes The live instance's linear memory.
+ * @property {Array<{ id: string } & (TableStats | { unavailable: true })>} rules The rules registered in the live instance,
+ *   with their key tables' statistics.
+ */
+
 const STATE = Symbol.for("sluice.isolate");
 // Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
-const STATE_VERSION = 2;
+const STATE_VERSION = 3;
 const PEEK = Object.freeze({ peek: true });
 
 // Refusals caused by the call, not by the instance: the instance is healthy, the caller is wrong.
@@ -70,7 +90,7 @@ function run(state, checks, nowMs, peek) {
   try {
     outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
   } catch (error) {
-    if (error instanceof SluiceError) error[REFUSED] = true;
+    if (error instanceof SluiceError) /** @type {any} */ (error)[REFUSED] = true;
     throw error;
   }
   outcome.store = "memory";
@@ -78,8 +98,8 @@ function run(state, checks, nowMs, peek) {
 }
 
 function isInstanceFailure(error) {
-  if (error instanceof SluiceError && error[REFUSED] === true) return false;
-  return !(error instanceof SluiceError && CALLER_ERRORS.has(error.status));
+  if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) return false;
+  return !(error instanceof SluiceError && CALLER_ERRORS.has(/** @type {any} */ (error.status)));
 }
 
 // Drops the failed instance; the next call creates a fresh one.
@@ -94,6 +114,10 @@ function discardCore(state, error) {
  * decideInIsolate decides `checks` ({rule: NormalizedRule, key, cost}) on the isolate's instance at
  * `nowMs`, all-or-nothing, and returns the core's Outcome with `store: "memory"`. Synchronous.
  * An instance failure replaces the instance and retries once on the fresh one.
+ * @param {readonly StoreCheck[]} checks
+ * @param {number} nowMs
+ * @param {boolean} [peek]
+ * @returns {Outcome}
  */
 export function decideInIsolate(checks, nowMs, peek = false) {
   const state = isolateState();
@@ -101,7 +125,7 @@ export function decideInIsolate(checks, nowMs, peek = false) {
     return run(state, checks, nowMs, peek);
   } catch (error) {
     if (!isInstanceFailure(error)) {
-      if (error instanceof SluiceError && error[REFUSED] === true) state.counters.refusedChecks++;
+      if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) state.counters.refusedChecks++;
       throw error;
     }
     discardCore(state, error);
@@ -115,7 +139,21 @@ export function decideInIsolate(checks, nowMs, peek = false) {
   }
 }
 
-/** countDecision records a decision in the isolate's counters. */
+/**
+ * resetInIsolate forgets the (rule, key) of each check in the isolate's instance: back to full quota.
+ * @param {readonly StoreCheck[]} checks
+ * @returns {void}
+ */
+export function resetInIsolate(checks) {
+  const state = isolateState();
+  const indices = state.rules.indicesOf(checks);
+  for (let i = 0; i < checks.length; i++) state.rules.core.reset(indices[i], checks[i].key);
+}
+
+/**
+ * countDecision records a decision in the isolate's counters.
+ * @param {{ allowed: boolean; bypassed: boolean }} decision
+ */
 export function countDecision(decision) {
   const counters = isolateState().counters;
   if (decision.bypassed) {
@@ -203,7 +241,11 @@ export function declareTables(tables) {
   return undefined;
 }
 
-/** memoryTable describes the table the isolate's own instance keeps for `rule`. */
+/**
+ * memoryTable describes the table the isolate's own instance keeps for `rule`.
+ * @param {NormalizedRule} rule
+ * @returns {IsolateTable}
+ */
 export function memoryTable(rule) {
   return { owner: MEMORY_OWNER, ruleId: rule.id, algorithm: rule.algorithm, limit: rule.limit, keyCapacity: rule.keyCapacity };
 }
@@ -216,6 +258,8 @@ const VALIDATION_SEED = new Uint32Array(4);
 /**
  * validateRule asks the core whether it accepts `rule`'s algorithm, limit, window and burst; it throws
  * the core's SluiceError (with `field`) if not. Key capacity is not exercised here.
+ * @param {Pick<NormalizedRule, "algorithm" | "limit" | "windowMs" | "burst" | "countDenied">} rule
+ * @returns {void}
  */
 export function validateRule(rule) {
   const { algorithm, limit, windowMs, burst, countDenied = false } = rule;
@@ -225,9 +269,11 @@ export function validateRule(rule) {
 /**
  * isolateStats reports the isolate's counters and, for every rule registered in the live instance,
  * its key table's statistics.
+ * @returns {IsolateStats}
  */
 export function isolateStats() {
   const state = isolateState();
+  /** @type {IsolateStats["rules"]} */
   const rules = [];
   if (state.rules.live) {
     const core = state.rules.core;

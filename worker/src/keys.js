@@ -4,39 +4,82 @@
 // `(request, env, ctx)` with createLimiter. Helpers accept both. A part that has nothing to say (no
 // user, no API key) returns undefined; when the whole key comes out empty, the request is counted under
 // one shared "unknown" key, never let through unlimited.
-import { routePath } from "hono/route";
-
 import { canonicalAddress } from "./addresses.js";
 import { SluiceConfigError, describe } from "./errors.js";
 
+/**
+ * What a key function may answer; undefined, null and "" mean "nothing to say".
+ * @typedef {string | number | null | undefined} KeyPart
+ */
+/**
+ * What key helpers read the request from: a Hono context, or the Request itself (createLimiter).
+ * @typedef {Request | { req: { raw: Request } }} KeyInput
+ */
+/**
+ * A key function receives what the limiter was given: `(c)` in the Hono middleware,
+ * `(request, env, ctx)` with createLimiter.
+ * @template {unknown[]} [Args=any[]]
+ * @typedef {(...args: Args) => KeyPart | Promise<KeyPart>} KeyFunction
+ */
+/**
+ * The `key` option: a fixed key, a key function, or parts composed into one key.
+ * @template {unknown[]} [Args=any[]]
+ * @typedef {string | KeyFunction<Args> | ReadonlyArray<string | KeyFunction<Args>>} KeySource
+ */
+/**
+ * A key helper: works in the middleware and with createLimiter alike.
+ * @typedef {(input: KeyInput, ...rest: unknown[]) => KeyPart | Promise<KeyPart>} KeyHelper
+ */
+/**
+ * @typedef {object} IpOptions
+ * @property {boolean} [trustForwardedFor] Key by the first address of x-forwarded-for (only behind a proxy you run that sets it). Default false.
+ * @property {number} [ipv6Prefix] IPv6 addresses are grouped by this many leading bits, 1 to 128. Default 64.
+ */
+
 /** The key every request without a usable key shares. */
-export const UNKNOWN_KEY = "unknown";
-/** The most UTF-8 bytes a key may have in the core; longer keys are hashed. */
-export const MAX_KEY_BYTES = 512;
+export const UNKNOWN_KEY = /** @type {const} */ ("unknown");
+/** The most UTF-8 bytes a key may have in the core; longer keys are hashed with SHA-256. */
+export const MAX_KEY_BYTES = /** @type {const} */ (512);
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
+// The pattern of the route that handles the request ("/posts/:id"): the last route Hono matched, as
+// routePath(c, -1) from "hono/route" gives it. Read from the context, so that this module (and with
+// it the framework-free entry "sluice") never imports hono, an optional peer dependency.
+/** @param {{ req: { matchedRoutes: { path: string }[] } }} c @returns {string} */
+function matchedRoutePattern(c) {
+  return c.req.matchedRoutes.at(-1)?.path ?? "";
+}
+
 // A Hono context carries the Request as c.req.raw; createLimiter passes the Request itself.
+/** @param {any} input @returns {Request} */
 function requestOf(input) {
   return input !== null && typeof input === "object" && input.req !== undefined && input.req.raw !== undefined
     ? input.req.raw
     : input;
 }
 
+/** @param {any} input @returns {boolean} */
 function isHonoContext(input) {
   return input !== null && typeof input === "object" && input.req !== undefined && input.req.raw !== undefined;
 }
 
 // "|" joins composed parts and "%" escapes: a value containing either is escaped, so no part's value
 // can pass for another part ("a|b" + "c" never equals "a" + "b|c").
+/** @param {string} text */
 function escapePart(text) {
   return /[%|]/.test(text) ? text.replace(/%/g, "%25").replace(/\|/g, "%7C") : text;
 }
 
+/**
+ * @param {unknown} value
+ * @returns {value is PromiseLike<any>}
+ */
 function isPromise(value) {
-  return value !== null && typeof value === "object" && typeof value.then === "function";
+  return value !== null && typeof value === "object" && typeof (/** @type {{ then?: unknown }} */ (value)).then === "function";
 }
 
+/** @param {unknown} value @returns {string | undefined} */
 function textOf(value) {
   if (value === undefined || value === null) return undefined;
   const text = typeof value === "string" ? value : String(value);
@@ -49,6 +92,8 @@ function textOf(value) {
  * then only its first address. IPv6 addresses are grouped by their first `ipv6Prefix` bits (one
  * subscriber usually holds a whole /64); IPv4-mapped IPv6 addresses count as IPv4. A request with no
  * usable address is keyed "ip:unknown", shared by all such requests.
+ * @param {IpOptions} [options]
+ * @returns {KeyHelper}
  */
 export function ip({ trustForwardedFor = false, ipv6Prefix = 64 } = {}) {
   if (typeof trustForwardedFor !== "boolean") {
@@ -57,6 +102,7 @@ export function ip({ trustForwardedFor = false, ipv6Prefix = 64 } = {}) {
   if (!Number.isInteger(ipv6Prefix) || ipv6Prefix < 1 || ipv6Prefix > 128) {
     throw new SluiceConfigError("ip({ ipv6Prefix })", `must be a whole number from 1 to 128; got ${describe(ipv6Prefix)}`);
   }
+  /** @param {KeyInput} input */
   return function ipKey(input) {
     const headers = requestOf(input).headers;
     if (trustForwardedFor) {
@@ -76,15 +122,20 @@ export function ip({ trustForwardedFor = false, ipv6Prefix = 64 } = {}) {
  * user keys a request by the user id `identify` returns for it (given the same arguments as a key
  * function; it may be async). No id (undefined, null, "") gives no key part: combine with firstOf()
  * to fall back to another key.
+ * @template {unknown[]} [Args=any[]]
+ * @param {(...args: Args) => KeyPart | Promise<KeyPart>} identify
+ * @returns {KeyFunction<Args>}
  */
 export function user(identify) {
   if (typeof identify !== "function") {
     throw new SluiceConfigError("user(identify)", `must be a function returning the user id; got ${describe(identify)}`);
   }
+  /** @param {KeyPart} id */
   const label = (id) => {
     const text = textOf(id);
     return text === undefined ? undefined : `user:${escapePart(text)}`;
   };
+  /** @param {Args} args */
   return function userKey(...args) {
     const id = identify(...args);
     return isPromise(id) ? id.then(label) : label(id);
@@ -97,17 +148,24 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * bearerToken is the token of an `Authorization: Bearer <token>` header, or undefined. Not verified:
  * as a user id (user(bearerToken)) it suits a demo, or a token something in front has checked; a
  * client can send any token it likes, so pair such a key with an ip() rule.
+ * @param {KeyInput} input
+ * @returns {string | undefined}
  */
 export function bearerToken(input) {
   const match = BEARER.exec(requestOf(input).headers.get("authorization") ?? "");
   return match === null ? undefined : match[1];
 }
 
-/** apiKey keys a request by the value of its `header` (default "x-api-key"); absent gives no key part. */
+/**
+ * apiKey keys a request by the value of its `header` (default "x-api-key"); absent gives no key part.
+ * @param {string} [header]
+ * @returns {KeyHelper}
+ */
 export function apiKey(header = "x-api-key") {
   if (typeof header !== "string" || !HEADER_NAME.test(header)) {
     throw new SluiceConfigError("apiKey(header)", `must be an HTTP header name; got ${describe(header)}`);
   }
+  /** @param {KeyInput} input */
   return function apiKeyKey(input) {
     const value = textOf(requestOf(input).headers.get(header)?.trim());
     return value === undefined ? undefined : `key:${escapePart(value)}`;
@@ -119,6 +177,8 @@ export function apiKey(header = "x-api-key") {
  * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path.
  * route(pattern) keys by `pattern` itself, whatever the path: for a limiter that serves one route (a
  * gateway route's prefix), where keying by the path would let a client split its limit by varying it.
+ * @param {string} [pattern]
+ * @returns {KeyHelper}
  */
 export function route(pattern) {
   if (pattern !== undefined) {
@@ -130,8 +190,9 @@ export function route(pattern) {
       return key;
     };
   }
+  /** @param {KeyInput} input */
   return function routeKey(input) {
-    if (isHonoContext(input)) return `route:${escapePart(routePath(input, -1))}`;
+    if (isHonoContext(input)) return `route:${escapePart(matchedRoutePattern(/** @type {any} */ (input)))}`;
     return `route:${escapePart(new URL(requestOf(input).url).pathname)}`;
   };
 }
@@ -139,19 +200,33 @@ export function route(pattern) {
 /**
  * compose joins several key parts into one key ("ip:192.0.2.1|route:/data"); a part with nothing to
  * say is written "unknown". An array given as `key` is composed the same way.
+ * @param {...(string | KeyFunction)} parts
+ * @returns {KeyFunction}
  */
 export function compose(...parts) {
   const functions = parts.map((part, i) => toKeyFunction(part, `compose(...)[${i}]`));
+  /** @param {any[]} args */
   return function composedKey(...args) {
     const values = functions.map((fn) => fn(...args));
+    /** @param {KeyPart[]} resolved */
     const join = (resolved) => resolved.map((value) => textOf(value) ?? UNKNOWN_KEY).join("|");
-    return values.some(isPromise) ? Promise.all(values).then(join) : join(values);
+    return values.some(isPromise) ? Promise.all(values).then(join) : join(/** @type {KeyPart[]} */ (values));
+
   };
 }
 
-/** firstOf uses the first part that has something to say: firstOf(user(fn), ip()). */
+/**
+ * firstOf uses the first part that has something to say: firstOf(user(fn), ip()).
+ * @param {...(string | KeyFunction)} parts
+ * @returns {KeyFunction}
+ */
 export function firstOf(...parts) {
   const functions = parts.map((part, i) => toKeyFunction(part, `firstOf(...)[${i}]`));
+  /**
+   * @param {number} from
+   * @param {any[]} args
+   * @returns {KeyPart | Promise<KeyPart>}
+   */
   const search = (from, args) => {
     for (let i = from; i < functions.length; i++) {
       const value = functions[i](...args);
@@ -162,6 +237,7 @@ export function firstOf(...parts) {
     }
     return undefined;
   };
+  /** @param {any[]} args */
   return function firstKey(...args) {
     return search(0, args);
   };
@@ -170,9 +246,12 @@ export function firstOf(...parts) {
 /**
  * toKeyFunction turns a `key` option into a key function: a string is a fixed key (every request
  * shares it), a function is used as it is, an array is composed. `field` names the option in errors.
+ * @param {unknown} source
+ * @param {string} field
+ * @returns {KeyFunction}
  */
 export function toKeyFunction(source, field) {
-  if (typeof source === "function") return source;
+  if (typeof source === "function") return /** @type {KeyFunction} */ (source);
   if (typeof source === "string") {
     if (source === "") throw new SluiceConfigError(field, "must not be empty");
     return () => source;
@@ -190,6 +269,8 @@ const utf8 = new TextEncoder();
  * storeKey turns key text into what the core accepts: the text itself when it fits in 512 UTF-8 bytes,
  * else "sha256:" and the base64url SHA-256 of its bytes (a promise). Never truncated: two long keys
  * sharing their first 512 bytes stay apart.
+ * @param {string} text
+ * @returns {string | Promise<string>}
  */
 export function storeKey(text) {
   // Up to 170 UTF-16 units can never exceed 512 bytes (at most 3 bytes a unit): no need to encode.
@@ -199,14 +280,21 @@ export function storeKey(text) {
   return crypto.subtle.digest("SHA-256", bytes).then((digest) => `sha256:${base64url(new Uint8Array(digest))}`);
 }
 
+/** @param {Uint8Array} bytes */
 function base64url(bytes) {
   let binary = "";
   for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/** resolveKeyText calls a key function and normalizes its answer to text, "unknown" when empty. */
+/**
+ * resolveKeyText calls a key function and normalizes its answer to text, "unknown" when empty.
+ * @param {KeyFunction} keyFunction
+ * @param {readonly unknown[]} args
+ * @returns {string | Promise<string>}
+ */
 export function resolveKeyText(keyFunction, args) {
+
   const value = keyFunction(...args);
   return isPromise(value) ? value.then((resolved) => textOf(resolved) ?? UNKNOWN_KEY) : (textOf(value) ?? UNKNOWN_KEY);
 }

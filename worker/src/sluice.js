@@ -10,3 +10,45 @@ export { createDurableStore } from "./stores/durable.js";
 export { createKvStore } from "./stores/kv.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";
+
+// The public types, defined in JSDoc beside the code they describe and re-exported here.
+/** @typedef {import("./limiter.js").BypassedDecision} BypassedDecision */
+/** @typedef {import("./limiter.js").CheckedDecision} CheckedDecision */
+/** @template [Env=any] @typedef {import("./limiter.js").Limiter<Env>} Limiter */
+/** @template [Env=any] @typedef {import("./limiter.js").LimiterOptions<Env>} LimiterOptions */
+/** @typedef {import("./limiter.js").NothingCounted} NothingCounted */
+/** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
+/** @typedef {import("./limiter.js").SkippedDecision} SkippedDecision */
+/** @typedef {import("./keys.js").IpOptions} IpOptions */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
+/** @typedef {import("./keys.js").KeyHelper} KeyHelper */
+/** @typedef {import("./keys.js").KeyInput} KeyInput */
+/** @typedef {import("./keys.js").KeyPart} KeyPart */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeySource<Args>} KeySource */
+/** @typedef {import("./isolate.js").IsolateStats} IsolateStats */
+/** @typedef {import("./stores/registry.js").StoreStats} StoreStats */
+/** @typedef {import("./stores/memory.js").MemoryStore} MemoryStore */
+/** @typedef {import("./stores/durable.js").DurableStore} DurableStore */
+/** @typedef {import("./stores/durable.js").DurableStoreOptions} DurableStoreOptions */
+/** @typedef {import("./stores/kv.js").KvStore} KvStore */
+/** @typedef {import("./stores/kv.js").KvStoreOptions} KvStoreOptions */
+/** @typedef {import("./stores/chain.js").FallbackChain} FallbackChain */
+/** @typedef {import("./stores/chain.js").FallbackChainOptions} FallbackChainOptions */
+/** @template {unknown[]} Args @typedef {import("./options.js").CommonOptions<Args>} CommonOptions */
+/** @typedef {import("./options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./options.js").LimitFunction} LimitFunction */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
+/** @typedef {import("./options.js").RuleQuota} RuleQuota */
+/** @typedef {import("./stores/registry.js").DurableStoreSettings} DurableStoreSettings */
+/** @typedef {import("./stores/registry.js").KvStoreSettings} KvStoreSettings */
+/** @typedef {import("./stores/registry.js").LimiterStoreOptions} LimiterStoreOptions */
+/** @typedef {import("./stores/registry.js").StoreOption} StoreOption */
+/** @typedef {import("./stores/store.js").IsolateTable} IsolateTable */
+/** @typedef {import("./stores/store.js").NormalizedRule} NormalizedRule */
+/** @typedef {import("./stores/store.js").Outcome} Outcome */
+/** @typedef {import("./stores/store.js").Store} Store */
+/** @typedef {import("./stores/store.js").StoreCheck} StoreCheck */
+/** @typedef {import("./stores/store.js").StoreOptions} StoreOptions */
+/** @typedef {import("./stores/store.js").TimedStoreOptions} TimedStoreOptions */
+/** @typedef {import("../../wasm-bindings/sluice.js").AlgorithmName} AlgorithmName */
+/** @typedef {import("../../wasm-bindings/sluice.js").Decision} Decision */

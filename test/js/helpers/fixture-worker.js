@@ -163,6 +163,26 @@ app.get(
   ok,
 );
 
+// peek, get and reset through the middleware's handle, on the Durable Object (worker-api-durable.test.js).
+// No pre-filter: an isolate that saw a key denied would deny it until its retry time, reset or not.
+const durableApi = rateLimit({ name: "api-durable", key: ip(), limit: 3, windowSec: 60, store: "durable", timeoutMs: HEALTHY_TIMEOUT_MS, preFilter: false, ...fixed });
+app.get("/api/durable", durableApi, ok);
+app.get("/api/durable/peek", async (c) => c.json(await durableApi.peek(c)));
+app.get("/api/durable/get", async (c) => c.json(await durableApi.get(c)));
+app.post("/api/durable/reset", async (c) => {
+  await durableApi.reset(c);
+  return c.json({ reset: true });
+});
+// A durable store whose binding env lacks: the first request fails with a SluiceConfigError.
+const unbound = createLimiter({ name: "api-unbound", key: ip(), limit: 3, windowSec: 60, store: "durable", bindings: { durable: "NOT_BOUND" }, ...fixed });
+app.get("/api/unbound", async (c) => {
+  try {
+    return c.json(await unbound.limit(c.req.raw, c.env));
+  } catch (error) {
+    return c.json({ error: error.name, field: error.field, message: error.message }, 500);
+  }
+});
+
 // Registered only when first requested: used to watch registration on a fresh or exhausted instance.
 app.get("/late", rateLimit({ name: "late", key: ip(), limit: 2, windowSec: 60, ...fixed }), ok);
 

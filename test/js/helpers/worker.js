@@ -22,6 +22,7 @@ export const ENTRIES = Object.freeze({
   demo: "worker/src/index.js",
   fixture: "test/js/helpers/fixture-worker.js",
   gateway: "test/js/fixtures/gateway/worker.js",
+  stores: "test/js/fixtures/stores/worker.js",
 });
 
 /** The module a Worker built from the gateway fixture imports its bundled configuration from. */

@@ -26,7 +26,15 @@ export async function tokensEqual(presented, expected) {
   return difference === 0;
 }
 
-/** The answer to a request for the admin path: `metrics`' counters, then the families `more()` returns. */
+/**
+ * The answer to a request for the admin path: `metrics`' counters, then the families `more()` returns.
+ * @param {Request} request
+ * @param {any} env
+ * @param {{ path: string; tokenSecret: string }} admin
+ * @param {import("./metrics.js").GatewayMetrics} metrics
+ * @param {() => import("./metrics.js").MetricFamily[]} [more]
+ * @returns {Promise<Response>}
+ */
 export async function serveAdmin(request, env, admin, metrics, more = () => []) {
   if (request.method !== "GET" && request.method !== "HEAD") {
     return errorResponse(GatewayError.METHOD_NOT_ALLOWED, { headers: { allow: "GET, HEAD" } });

@@ -28,21 +28,150 @@ import {
   show,
 } from "./validate.js";
 
+/** @import { AlgorithmName } from "../../../wasm-bindings/sluice.js" */
+/** @import { HeaderMode } from "../options.js" */
+/** @import { DurableStoreSettings, KvStoreSettings } from "../stores/registry.js" */
+/** @import { NormalizedRule } from "../stores/store.js" */
+
+// The configuration as written (GatewayConfigInput) and as validated (GatewayConfig).
+/** @typedef {"enforce" | "shadow" | "bypass"} Mode */
+/** @typedef {"memory" | "durable" | "kv"} Store */
+/** @typedef {"GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS"} Method */
+/**
+ * "ip", "user", "route" or "apiKey:<header name>".
+ * @typedef {"ip" | "user" | "route" | `apiKey:${string}`} KeyPart
+ */
+/**
+ * A rule's window: exactly one of windowSec (whole milliseconds) and windowMs.
+ * @typedef {{ windowSec: number; windowMs?: undefined } | { windowMs: number; windowSec?: undefined }} WindowInput
+ */
+/**
+ * A rule as written. `burst`: token-bucket, leaky-bucket and gcra only. `keyCapacity`: keys the rule's
+ * table holds in an isolate before it evicts the least used (the host's default: 50,000). `rollout`:
+ * mode "enforce" only, the share of keys enforced, from 0 to 1.
+ * @typedef {WindowInput & {
+ *   name: string;
+ *   algorithm: AlgorithmName;
+ *   limit: number;
+ *   burst?: number;
+ *   keyCapacity?: number;
+ *   key: KeyPart | KeyPart[];
+ *   store?: Store;
+ *   mode?: Mode;
+ *   rollout?: number;
+ * }} RuleInput
+ */
+/**
+ * An upstream as written. `service`: a service binding to send the requests through instead of the
+ * network. `timeoutMs`: how long to wait for the response head, in ms (1 to 300000); default 10000.
+ * `bodyTimeoutMs`: how long the upstream may fall silent in the middle of its body while the client
+ * waits, in ms (1 to 3600000), or null for no bound; default 60000. `cacheControl`: "upstream"
+ * (default) or a Cache-Control value for successful responses.
+ * @typedef {object} UpstreamInput
+ * @property {string} url
+ * @property {string} [service]
+ * @property {{ secret: string; header?: string; scheme?: string }} [auth]
+ * @property {number} [timeoutMs]
+ * @property {number | null} [bodyTimeoutMs]
+ * @property {string[]} [forwardHeaders]
+ * @property {string} [cacheControl]
+ */
+/**
+ * @typedef {object} RouteInput
+ * @property {string} prefix
+ * @property {Method[]} methods
+ * @property {RuleInput[]} rules
+ * @property {UpstreamInput} upstream
+ */
+/**
+ * The host's settings of the durable and kv stores (shards, timeoutMs, failMode, fallback, ...), for every rule using them.
+ * @typedef {object} StoresInput
+ * @property {DurableStoreSettings} [durable]
+ * @property {KvStoreSettings} [kv]
+ */
+/**
+ * @typedef {object} ResponsesInput
+ * @property {string | number} [code] The `code` of a 429's body; default "sluice_rate_limited".
+ * @property {boolean} [problemJson] Answer 429s as application/problem+json; default false.
+ * @property {HeaderMode} [headers] Which rate-limit header fields responses carry; default "both".
+ */
+/**
+ * @typedef {object} GatewayConfigInput
+ * @property {RouteInput[]} routes
+ * @property {StoresInput} [stores]
+ * @property {ResponsesInput} [responses]
+ * @property {{ path: string; tokenSecret: string }} [admin]
+ * @property {{ binding: string }} [analytics]
+ */
+/**
+ * A validated rule: the host's normalized rule (id, name, algorithm, limit, windowMs, burst,
+ * keyCapacity) plus the gateway's fields; `key` holds canonical parts (header names lower-cased).
+ * @typedef {NormalizedRule & {
+ *   readonly key: readonly KeyPart[];
+ *   readonly store: Store;
+ *   readonly mode: Mode;
+ *   readonly rollout: number;
+ * }} GatewayRule
+ */
+/**
+ * A validated upstream. `url` is canonical: origin + basePath; `basePath` is "" or "/a/b", never with
+ * a trailing slash.
+ * @typedef {{
+ *   readonly url: string;
+ *   readonly origin: string;
+ *   readonly basePath: string;
+ *   readonly service: string | null;
+ *   readonly auth: { readonly secret: string; readonly header: string; readonly scheme: string } | null;
+ *   readonly timeoutMs: number;
+ *   readonly bodyTimeoutMs: number | null;
+ *   readonly forwardHeaders: readonly string[];
+ *   readonly cacheControl: string;
+ * }} GatewayUpstream
+ */
+/**
+ * A validated route. `activeRuleIndexes`: the rules not in bypass mode; `storeGroups`: the active rules
+ * by store (memory, then kv, then durable), each group one limiter call; `canBlock`: whether any rule
+ * can ever block a request on this route.
+ * @typedef {{
+ *   readonly index: number;
+ *   readonly prefix: string;
+ *   readonly methods: readonly Method[];
+ *   readonly rules: readonly GatewayRule[];
+ *   readonly activeRuleIndexes: readonly number[];
+ *   readonly storeGroups: readonly (readonly number[])[];
+ *   readonly canBlock: boolean;
+ *   readonly upstream: GatewayUpstream;
+ * }} GatewayRoute
+ */
+/**
+ * The validated configuration. `source`: where it came from ("gateway.config.json", "SLUICE_CONFIG"),
+ * for errors found later.
+ * @typedef {{
+ *   readonly source: string;
+ *   readonly routes: readonly GatewayRoute[];
+ *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings> };
+ *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
+ *   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
+ *   readonly analytics: { readonly binding: string };
+ * }} GatewayConfig
+ */
+
 /** The [vars] entry that, when set, replaces the bundled configuration (a JSON string or a table). */
-export const CONFIG_VAR = "SLUICE_CONFIG";
-export const DEFAULT_TIMEOUT_MS = 10_000;
-export const MAX_TIMEOUT_MS = 300_000;
+export const CONFIG_VAR = /** @type {const} */ ("SLUICE_CONFIG");
+export const DEFAULT_TIMEOUT_MS = /** @type {const} */ (10_000);
+export const MAX_TIMEOUT_MS = /** @type {const} */ (300_000);
 // How long an upstream may fall silent in the middle of its body: a reverse proxy's usual read timeout.
 // Streams that idle longer between events (server-sent events, long polls) raise it, or set null.
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 export const MAX_BODY_TIMEOUT_MS = 3_600_000;
-export const DEFAULT_ANALYTICS_BINDING = "SLUICE_ANALYTICS";
+export const DEFAULT_ANALYTICS_BINDING = /** @type {const} */ ("SLUICE_ANALYTICS");
 // CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
+/** @type {readonly Method[]} */
 export const METHODS = Object.freeze(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 // The core checks at most 16 rules in one all-or-nothing call.
 export const MAX_RULES_PER_ROUTE = MAX_CHECKS_PER_CALL;
 /** The `code` of the gateway's 429 body unless `responses.code` says otherwise: sluice's own, like its other errors. */
-export const DEFAULT_LIMITED_CODE = "sluice_rate_limited";
+export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited");
 // A route's rules are checked store by store in this order: the isolate's memory first, so a request
 // it denies costs no round trip; the Durable Object last, so its exact counts are charged only for
 // requests every other rule admitted.
@@ -307,6 +436,9 @@ function validateAnalytics(raw) {
 /**
  * The validated, frozen configuration. `source` names where `raw` came from, for error messages.
  * Throws ConfigError naming the first field at fault.
+ * @param {any} raw
+ * @param {string} [source]
+ * @returns {GatewayConfig}
  */
 export function validateConfig(raw, source = "configuration") {
   try {
@@ -319,7 +451,7 @@ export function validateConfig(raw, source = "configuration") {
       const first = routes.findIndex((other) => other.prefix === route.prefix);
       if (first !== i) throw new ConfigError(`routes[${i}].prefix`, `${show(route.prefix)} is already the prefix of routes[${first}]`);
     });
-    const config = Object.freeze({
+    const config = /** @type {GatewayConfig} */ (Object.freeze({
       // Where it came from, for errors found later (when the limiters are built, at start-up too).
       source,
       routes: Object.freeze(routes),
@@ -327,7 +459,7 @@ export function validateConfig(raw, source = "configuration") {
       responses: validateResponses(raw.responses),
       admin: validateAdmin(raw.admin, routes),
       analytics: validateAnalytics(raw.analytics),
-    });
+    }));
     validated.add(config);
     return config;
   } catch (error) {
@@ -336,7 +468,11 @@ export function validateConfig(raw, source = "configuration") {
   }
 }
 
-/** Whether `config` came out of validateConfig. */
+/**
+ * Whether `config` came out of validateConfig.
+ * @param {any} config
+ * @returns {config is GatewayConfig}
+ */
 export function isValidatedConfig(config) {
   return validated.has(config);
 }
@@ -344,6 +480,10 @@ export function isValidatedConfig(config) {
 /**
  * The configuration to serve: `env.SLUICE_CONFIG` when set (a JSON string, or a table in wrangler's
  * [vars]), else `bundled` (the parsed gateway.config.json). Either way validated; throws ConfigError.
+ * @param {unknown} bundled
+ * @param {any} env
+ * @param {string} [bundledName]
+ * @returns {GatewayConfig}
  */
 export function resolveConfig(bundled, env, bundledName = "gateway.config.json") {
   const override = env?.[CONFIG_VAR];
@@ -356,7 +496,7 @@ export function resolveConfig(bundled, env, bundledName = "gateway.config.json")
   try {
     parsed = JSON.parse(override);
   } catch (error) {
-    throw new ConfigError(CONFIG_VAR, `is not valid JSON (${error.message})`, CONFIG_VAR);
+    throw new ConfigError(CONFIG_VAR, `is not valid JSON (${/** @type {Error} */ (error).message})`, CONFIG_VAR);
   }
   return validateConfig(parsed, CONFIG_VAR);
 }

@@ -16,6 +16,11 @@ export const GatewayError = Object.freeze({
 });
 
 /** The response for one of GatewayError's entries; `extra` adds body fields, `headers` headers. */
+/**
+ * @param {{ status: number; code: string; error: string }} kind
+ * @param {{ extra?: Record<string, unknown>; headers?: HeadersInit }} [options]
+ * @returns {Response}
+ */
 export function errorResponse(kind, { extra, headers } = {}) {
   const response = Response.json({ error: kind.error, code: kind.code, ...extra }, { status: kind.status, headers });
   response.headers.set("cache-control", "no-store");

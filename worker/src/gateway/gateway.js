@@ -38,6 +38,46 @@ import { createRouter } from "./routes.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
 
+/** @import { RateLimitDecision } from "../limiter.js" */
+
+// The configuration's types, for users of this module.
+/** @typedef {import("./config.js").GatewayConfig} GatewayConfig */
+/** @typedef {import("./config.js").GatewayConfigInput} GatewayConfigInput */
+/** @typedef {import("./config.js").GatewayRoute} GatewayRoute */
+/** @typedef {import("./config.js").GatewayRule} GatewayRule */
+/** @typedef {import("./config.js").RuleInput} RuleInput */
+/** @typedef {import("./config.js").StoresInput} StoresInput */
+
+/**
+ * What a limiter answers for one request: sluice's decision (every given rule checked, all-or-nothing), or its dev bypass.
+ * @typedef {RateLimitDecision} LimiterOutcome
+ */
+/**
+ * A limiter of the seam. `headers(decision)`, optional: the response headers of a bypassed decision (X-RateLimit-Bypassed).
+ * @typedef {{
+ *   limit(request: Request, env: unknown, ctx: unknown): Promise<LimiterOutcome> | LimiterOutcome;
+ *   headers?(decision: LimiterOutcome): Array<[string, string]>;
+ * }} GatewayLimiter
+ */
+/**
+ * Makes the limiter of some rules of one route, all of one store. Limiters made for different subsets
+ * of a route's rules must share each rule's state (sluice's do: rules are registered by a stable id).
+ * @typedef {(rules: GatewayRule[], context: { route: GatewayRoute }) => GatewayLimiter} LimiterFactory
+ */
+/**
+ * @typedef {object} GatewayOptions
+ * @property {() => number} [now] The clock in milliseconds; default the host's (clock.js).
+ * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now }).
+ * @property {(line: string) => void} [log] Receives one JSON line per request; default console.log.
+ * @property {GatewayMetrics} [metrics]
+ */
+/**
+ * @typedef {object} Gateway
+ * @property {(request: Request, env: object, ctx: { waitUntil(promise: Promise<unknown>): void }) => Promise<Response>} fetch
+ * @property {GatewayMetrics} metrics
+ * @property {GatewayConfig} config
+ */
+
 /**
  * Builds the gateway. `config` is a validated configuration (resolveConfig) or a raw one (validated
  * here). Options:
@@ -48,6 +88,9 @@ import { upstreamTarget } from "./target.js";
  *  - metrics: a GatewayMetrics to count into; default: a new one.
  * Throws ConfigError naming the field for an invalid configuration, including what the limiters
  * refuse when they are built. Returns { fetch(request, env, ctx), metrics, config }.
+ * @param {GatewayConfig | GatewayConfigInput} config
+ * @param {GatewayOptions} [options]
+ * @returns {Gateway}
  */
 export function createGateway(config, options = {}) {
   const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
@@ -119,7 +162,7 @@ export function createGateway(config, options = {}) {
     } catch (error) {
       metrics.countLimiterError(route.index);
       record.decision = "limiter_error";
-      record.error = `limiter failed: ${error?.name ?? "error"}`;
+      record.error = `limiter failed: ${/** @type {any} */ (error)?.name ?? "error"}`;
       // Fail closed where a rule could block; a route of shadow rules only never blocks anyway.
       if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
       verdict = null;
@@ -151,6 +194,7 @@ export function createGateway(config, options = {}) {
 
   async function fetch(request, env, ctx) {
     const url = new URL(request.url);
+    /** @type {Record<string, any>} */
     const record = newLogRecord(request);
     let handled;
     if (admin !== null && url.pathname === admin.path) {
@@ -162,7 +206,7 @@ export function createGateway(config, options = {}) {
       } catch (error) {
         // A bug or a broken dependency (a clock or a binding that throws): still one log line and a
         // JSON error that no cache keeps. The message is not logged: it may quote request data.
-        record.error = `internal error: ${error?.name ?? "error"}`;
+        record.error = `internal error: ${/** @type {any} */ (error)?.name ?? "error"}`;
         handled = { response: errorResponse(GatewayError.INTERNAL) };
       }
     }

@@ -13,7 +13,7 @@
 import { nowMs } from "../clock.js";
 import { SluiceConfigError } from "../errors.js";
 import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../keys.js";
-import { createLimiter } from "../limiter.js";
+import { createGatewayLimiter } from "../limiter.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 const clientIp = ip();
@@ -45,6 +45,8 @@ function configError(error, rules, route, store) {
  * must share one store; rules are registered by their stable id, so limiters made for different
  * subsets of a route's rules share each rule's counts. Throws ConfigError naming the field for what
  * the host refuses when a limiter is built (e.g. key tables beyond the isolate's memory).
+ * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number }} [options]
+ * @returns {import("./gateway.js").LimiterFactory}
  */
 export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
   // Rules of one route with the same key share one key function, so it runs once per request.
@@ -79,7 +81,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
       ...(store === "memory" ? {} : { store, ...stores[store] }),
     };
     try {
-      return createLimiter(options);
+      return createGatewayLimiter(/** @type {import("../limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));
     } catch (error) {
       if (error instanceof SluiceConfigError) throw configError(error, rules, route, store);
       throw error;

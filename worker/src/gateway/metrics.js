@@ -5,7 +5,21 @@
 
 import { exposition } from "./prometheus.js";
 
-/** The per-rule events, in counter order. A fallback or near-limit is counted besides the decision. */
+/** @import { GatewayConfig } from "./config.js" */
+
+/** @typedef {"admitted" | "denied" | "would_have_denied" | "bypassed" | "fallbacks" | "near_limit"} RuleEvent */
+/**
+ * @typedef {object} MetricFamily
+ * @property {string} name
+ * @property {string} help
+ * @property {"counter"} type
+ * @property {{ labels: Record<string, string>; value: number }[]} samples
+ */
+
+/**
+ * The per-rule events, in counter order. A fallback or near-limit is counted besides the decision.
+ * @type {readonly RuleEvent[]}
+ */
 export const RULE_EVENTS = Object.freeze([
   "admitted",
   "denied",
@@ -14,8 +28,10 @@ export const RULE_EVENTS = Object.freeze([
   "fallbacks",
   "near_limit",
 ]);
+/** @type {Readonly<Record<string, number>>} */
 const EVENT_INDEX = Object.freeze(Object.fromEntries(RULE_EVENTS.map((name, i) => [name, i])));
 
+/** @type {Readonly<Record<string, string>>} */
 const RULE_HELP = Object.freeze({
   admitted: "Requests the rule admitted.",
   denied: "Requests the rule denied (enforced: answered 429).",
@@ -27,12 +43,17 @@ const RULE_HELP = Object.freeze({
 
 // timeout: no response head in time (504); unreachable (502); body_timeout: the body stalled after the
 // head (the client's response was cut off).
-export const UPSTREAM_FAILURES = Object.freeze(["timeout", "unreachable", "body_timeout"]);
+export const UPSTREAM_FAILURES = /** @type {const} */ (["timeout", "unreachable", "body_timeout"]);
+Object.freeze(UPSTREAM_FAILURES);
 // Requests answered by the gateway itself before any rule ran, by their error code (errors.js).
-export const REFUSALS = Object.freeze(["sluice_no_route", "sluice_method_not_allowed", "sluice_bad_path", "sluice_misconfigured"]);
+export const REFUSALS = /** @type {const} */ (["sluice_no_route", "sluice_method_not_allowed", "sluice_bad_path", "sluice_misconfigured"]);
+Object.freeze(REFUSALS);
 
 export class GatewayMetrics {
-  /** Counters for every rule of every route of a validated configuration. */
+  /**
+   * Counters for every rule of every route of a validated configuration.
+   * @param {GatewayConfig} config
+   */
   constructor(config) {
     this.routes = config.routes.map((route) => ({
       prefix: route.prefix,
@@ -49,6 +70,7 @@ export class GatewayMetrics {
   }
 
   /** Counts one event ("admitted", ...) for rule `ruleIndex` of route `routeIndex`. */
+  /** @param {number} routeIndex @param {number} ruleIndex @param {RuleEvent} event */
   countRule(routeIndex, ruleIndex, event) {
     this.routes[routeIndex].rules[ruleIndex].counts[EVENT_INDEX[event]] += 1;
   }
@@ -57,21 +79,28 @@ export class GatewayMetrics {
    * Counts a verdict of decide.js: its event (an "unchecked" rule has none), and a near-limit or a
    * fallback (the rule's store failed and another decided, or failMode did) besides.
    */
+  /**
+   * @param {number} routeIndex @param {number} ruleIndex
+   * @param {{ event: RuleEvent | "unchecked"; nearLimit: boolean; fallback: boolean }} verdict
+   */
   countVerdict(routeIndex, ruleIndex, verdict) {
     if (verdict.event !== "unchecked") this.countRule(routeIndex, ruleIndex, verdict.event);
     if (verdict.nearLimit) this.countRule(routeIndex, ruleIndex, "near_limit");
     if (verdict.fallback) this.countRule(routeIndex, ruleIndex, "fallbacks");
   }
 
+  /** @param {number} routeIndex @param {string} failure One of UPSTREAM_FAILURES. */
   countUpstreamFailure(routeIndex, failure) {
-    this.routes[routeIndex].upstreamFailures[UPSTREAM_FAILURES.indexOf(failure)] += 1;
+    this.routes[routeIndex].upstreamFailures[UPSTREAM_FAILURES.indexOf(/** @type {any} */ (failure))] += 1;
   }
 
+  /** @param {number} routeIndex */
   countLimiterError(routeIndex) {
     this.routes[routeIndex].limiterErrors += 1;
   }
 
   /** Counts a request refused with one of REFUSALS' codes. */
+  /** @param {(typeof REFUSALS)[number]} code */
   countRefusal(code) {
     this.refusals[REFUSALS.indexOf(code)] += 1;
   }
@@ -81,16 +110,19 @@ export class GatewayMetrics {
   }
 
   /** The count of one rule event, for tests and the admin endpoint. */
+  /** @param {number} routeIndex @param {number} ruleIndex @param {RuleEvent} event @returns {number} */
   ruleCount(routeIndex, ruleIndex, event) {
     return this.routes[routeIndex].rules[ruleIndex].counts[EVENT_INDEX[event]];
   }
 
   /** The counters as metric families for prometheus.js. */
+  /** @returns {MetricFamily[]} */
   families() {
+    /** @type {MetricFamily[]} */
     const families = RULE_EVENTS.map((event) => ({
       name: `sluice_rule_${event}_total`,
       help: RULE_HELP[event],
-      type: "counter",
+      type: /** @type {const} */ ("counter"),
       samples: this.routes.flatMap((route) =>
         route.rules.map((rule) => ({
           labels: { route: route.prefix, rule: rule.name, mode: rule.mode },
@@ -131,6 +163,7 @@ export class GatewayMetrics {
   }
 
   /** The Prometheus text exposition (format 0.0.4) of every counter, and of `more` families after them. */
+  /** @param {MetricFamily[]} [more] @returns {string} */
   toPrometheus(more = []) {
     return exposition([...this.families(), ...more]);
   }

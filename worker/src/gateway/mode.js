@@ -8,16 +8,25 @@
 // agrees, and a key stays on the same side while the fraction does not change; raising the fraction
 // only adds keys to the enforced side.
 
+/** @import { Decision } from "../../../wasm-bindings/sluice.js" */
+/** @import { GatewayRule, Mode } from "./config.js" */
+
+/** @type {readonly Mode[]} */
 export const MODES = Object.freeze(["enforce", "shadow", "bypass"]);
 
-/** The 32-bit FNV-1a hash of the UTF-8 bytes of `text`, as an unsigned integer. */
+/**
+ * The 32-bit FNV-1a hash of the UTF-8 bytes of `text`, as an unsigned integer.
+ * @param {string} text
+ * @returns {number}
+ */
 export function fnv1a32(text) {
   let hash = 0x811c9dc5;
+  /** @param {number} byte */
   const step = (byte) => {
     hash = Math.imul(hash ^ byte, 0x01000193);
   };
   for (let i = 0; i < text.length; i++) {
-    let code = text.codePointAt(i);
+    let code = /** @type {number} */ (text.codePointAt(i));
     if (code > 0xffff) i++;
     if (code >= 0xd800 && code <= 0xdfff) code = 0xfffd; // a lone surrogate encodes as U+FFFD
     if (code < 0x80) {
@@ -41,6 +50,7 @@ export function fnv1a32(text) {
 
 // MurmurHash3's finaliser: FNV-1a alone barely moves the top bits when only the last byte differs
 // (keys like ip:10.0.0.1, ip:10.0.0.2), and the rollout compares exactly those top bits.
+/** @param {number} h */
 function fmix32(h) {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -50,7 +60,12 @@ function fmix32(h) {
   return h >>> 0;
 }
 
-/** Where (rule, key) falls in [0, 1): the same on every isolate, for every release of sluice. */
+/**
+ * Where (rule, key) falls in [0, 1): the same on every isolate, for every release of sluice.
+ * @param {string} ruleName
+ * @param {string} key
+ * @returns {number}
+ */
 export function rolloutPoint(ruleName, key) {
   return fmix32(fnv1a32(`${ruleName}\n${key}`)) / 0x1_0000_0000;
 }
@@ -58,6 +73,9 @@ export function rolloutPoint(ruleName, key) {
 /**
  * The mode a rule runs in for one key: "bypass", "shadow" or "enforce". A partly rolled-out rule
  * whose key is unknown is enforced: when in doubt, the stricter side.
+ * @param {Pick<GatewayRule, "name" | "mode" | "rollout">} rule
+ * @param {string | undefined} key
+ * @returns {Mode}
  */
 export function effectiveMode(rule, key) {
   if (rule.mode !== "enforce") return rule.mode;
@@ -67,13 +85,22 @@ export function effectiveMode(rule, key) {
   return rolloutPoint(rule.name, key) < rule.rollout ? "enforce" : "shadow";
 }
 
-/** What a decision counts as under a mode: "admitted", "denied" or "would_have_denied". */
+/**
+ * What a decision counts as under a mode: "admitted", "denied" or "would_have_denied".
+ * @param {Mode} mode
+ * @param {Decision} decision
+ * @returns {"admitted" | "denied" | "would_have_denied"}
+ */
 export function ruleEvent(mode, decision) {
   if (decision.allowed) return "admitted";
   return mode === "enforce" ? "denied" : "would_have_denied";
 }
 
-/** True when an admitted decision leaves its key with 80 % or more of its limit used. */
+/**
+ * True when an admitted decision leaves its key with 80 % or more of its limit used.
+ * @param {Decision} decision
+ * @returns {boolean}
+ */
 export function isNearLimit(decision) {
   return decision.allowed && 5 * (decision.limit - decision.remaining) >= 4 * decision.limit;
 }

@@ -6,6 +6,10 @@
 // and binding with other settings (a timeout, a fail mode) add up in one series: counters sum.
 
 /** Families from storeStats() (stores/registry.js): [{ name, help, type, samples }]. */
+/**
+ * @param {import("../stores/registry.js").StoreStats[]} stats
+ * @returns {import("./metrics.js").MetricFamily[]}
+ */
 export function storeFamilies(stats) {
   const decided = new Map();
   const failures = new Map();

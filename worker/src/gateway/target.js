@@ -12,7 +12,7 @@ const PCHAR = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%]*$/;
 const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 const ESCAPE = /%[0-9A-Fa-f]{2}/;
 const NON_ASCII = /[^\x00-\x7f]/;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 // Dot segments as the upstream may read them: Tomcat and friends drop a `;param` before resolving.
 function isDotSegment(decoded) {

@@ -67,6 +67,12 @@ export function expectKnownFields(object, path, allowed) {
   }
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} path
+ * @param {{ pattern?: RegExp; description?: string }} [options]
+ * @returns {string}
+ */
 export function expectString(value, path, { pattern, description } = {}) {
   if (typeof value !== "string" || value === "") {
     throw new ConfigError(path, `must be a non-empty string; got ${show(value)}`);

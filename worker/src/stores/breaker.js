@@ -5,14 +5,26 @@
 // breaker, a failure opens it for another cooldown. Requests arriving while the probe is out skip it.
 import { SluiceConfigError, describe } from "../errors.js";
 
-/** The breaker's settings by default: open after 5 failures in a row, for 10 s. */
+/**
+ * @typedef {object} BreakerOptions
+ * @property {number} [failures] Primary failures (errors or timeouts) in a row that open the breaker. Default 5.
+ * @property {number} [cooldownMs] How long the breaker stays open before one request probes the primary. Default 10000.
+ */
+
+/**
+ * The breaker's settings by default: open after 5 failures in a row, for 10 s.
+ * @type {Readonly<Required<BreakerOptions>>}
+ */
 export const DEFAULT_BREAKER = Object.freeze({ failures: 5, cooldownMs: 10_000 });
 
 /**
  * checkBreakerOptions validates `breaker` (`false` turns the breaker off; an object may set failures
- * and cooldownMs) and returns the settings, or null when off.
+ * and cooldownMs) and returns the settings, or null when off. Throws SluiceConfigError naming the field.
+ * @param {BreakerOptions | boolean | undefined} breaker
+ * @returns {Readonly<Required<BreakerOptions>> | null}
  */
 export function checkBreakerOptions(breaker) {
+
   if (breaker === false) return null;
   if (breaker === true || breaker === undefined) return DEFAULT_BREAKER;
   if (breaker === null || typeof breaker !== "object" || Array.isArray(breaker)) {
@@ -42,6 +54,7 @@ export class CircuitBreaker {
   #openUntilMs = -Infinity;
   #probing = false;
 
+  /** @param {Readonly<Required<BreakerOptions>>} settings */
   constructor({ failures, cooldownMs }) {
     this.#failures = failures;
     this.#cooldownMs = cooldownMs;
@@ -50,6 +63,8 @@ export class CircuitBreaker {
   /**
    * admit reports whether a request at `nowMs` may ask the store: "closed" (yes), "probe" (yes: the
    * one request after a cooldown; report its result) or "open" (no: use the fallbacks).
+   * @param {number} nowMs
+   * @returns {"closed" | "probe" | "open"}
    */
   admit(nowMs) {
     if (!this.#open) return "closed";
@@ -70,6 +85,9 @@ export class CircuitBreaker {
    * the probe. Returns true when this failure opened the breaker
    * (the failures reached the limit, or a probe failed); calls made before it opened and failing late
    * neither reopen it nor extend its cooldown.
+   * @param {number} nowMs
+   * @param {boolean} probe
+   * @returns {boolean}
    */
   failed(nowMs, probe) {
     if (probe) this.#probing = false;
@@ -80,7 +98,7 @@ export class CircuitBreaker {
     return true;
   }
 
-  /** The reason a request skipped the store, for its outcome and the log. */
+  /** The reason a request skipped the store, for its outcome and the log. @type {string} */
   get reason() {
     return `circuit open after ${this.#consecutive} failures in a row`;
   }

@@ -12,9 +12,52 @@ import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";
 import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./throttled-log.js";
 
+/** @import { BreakerOptions } from "./breaker.js" */
+/** @import { IsolateTable, NormalizedRule, Outcome, Store, StoreCheck, TimedStoreOptions } from "./store.js" */
+
+/**
+ * @typedef {object} FallbackChainOptions
+ * @property {Store} primary The store that should decide (normally the Durable Object store).
+ * @property {Store | null} [kv] Decides when the primary cannot.
+ * @property {Store | null} [memory] The isolate's store, tried after kv; leave it out to go straight to failMode. A fallback
+ *   whose binding env lacks (isBound(env) false) is passed over.
+ * @property {"open" | "closed"} [failMode] "open" admits and "closed" denies when no store answers. Default "open".
+ * @property {number} [timeoutMs] How long each store may take before the next is asked. Default 50.
+ * @property {BreakerOptions | boolean} [breaker] After `failures` failures in a row of a store, skip that store for
+ *   `cooldownMs`, then let one request probe it; every store of the chain has its own breaker with these settings.
+ *   Default { failures: 5, cooldownMs: 10000 }; false turns them all off.
+ * @property {number} [failClosedRetryAfterMs] retryAfterMs of a fail-closed denial. Default 1000.
+ * @property {boolean} [preFilter] Deny keys the primary denied from this isolate until their retry time. Default true.
+ * @property {number} [preFilterMaxKeys] The most denied keys remembered. Default 10000.
+ * @property {(line: string) => void} [log] Where fallbacks are reported. Default console.warn.
+ * @property {number} [logIntervalMs] Fallbacks are logged at most once per interval. Default 60000.
+ */
+/**
+ * @typedef {object} FallbackChainCounters
+ * @property {Record<string, number>} decided Decisions per store that took them; "failMode" when none could.
+ * @property {number} fallbacks Decisions the primary did not take because it failed.
+ * @property {number} preFiltered Denials answered from the isolate's memory of earlier denials.
+ * @property {Record<string, number>} errors Per store: calls that threw or rejected.
+ * @property {Record<string, number>} timeouts Per store: calls that did not answer within timeoutMs.
+ * @property {number} circuitOpened Times a store's circuit breaker opened (every store of the chain has one).
+ * @property {number} circuitSkipped Times a store was skipped because its breaker was open (a skipped primary counts among fallbacks too).
+ * @property {Record<string, number>} circuitOpenedBy The same as circuitOpened, per store.
+ * @property {Record<string, number>} circuitSkippedBy The same as circuitSkipped, per store.
+ */
+/**
+ * A store made of others. decide takes options.nowMs, the isolate's clock (the primary may keep its own).
+ * @typedef {{
+ *   readonly name: "chain";
+ *   readonly counters: Readonly<FallbackChainCounters>;
+ *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options: TimedStoreOptions): Promise<void>;
+ *   isolateTables(rule: NormalizedRule): IsolateTable[];
+ * }} FallbackChain
+ */
+
 const FAIL_MODES = ["open", "closed"];
 /** What happens when no store can answer, by default: admit. */
-export const DEFAULT_FAIL_MODE = "open";
+export const DEFAULT_FAIL_MODE = /** @type {const} */ ("open");
 /** How long each store may take, by default: above a Durable Object's usual round trip in one location. */
 export const DEFAULT_TIMEOUT_MS = 50;
 
@@ -38,8 +81,11 @@ export const DEFAULT_TIMEOUT_MS = 50;
  *
  * decide needs options.nowMs (the isolate's clock; the primary may keep its own).
  * `counters` is live: decisions per store, fallbacks, pre-filtered denials, failures per store.
+ * @param {FallbackChainOptions} options
+ * @returns {FallbackChain}
  */
-export function createFallbackChain(options = {}) {
+export function createFallbackChain(options = /** @type {any} */ ({})) {
+
   const {
     primary,
     kv = null,
@@ -91,8 +137,11 @@ export function createFallbackChain(options = {}) {
     circuitOpenedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
     circuitSkippedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
   };
-  const breakers = new Map(storeNames.map((name) => [name, breakerSettings === null ? null : new CircuitBreaker(breakerSettings)]));
-  const breaker = breakers.get(primaryName);
+  /** @type {Map<string, CircuitBreaker | null>} */
+  const breakers = new Map(
+    /** @type {string[]} */ (storeNames).map((name) => [name, breakerSettings === null ? null : new CircuitBreaker(breakerSettings)]),
+  );
+  const breaker = breakers.get(primaryName) ?? null;
   const denials = preFilter ? new DenialCache(preFilterMaxKeys) : null;
   const report = createThrottledLog(log, logIntervalMs);
 
@@ -116,7 +165,7 @@ export function createFallbackChain(options = {}) {
     const gate = breaker === null ? "closed" : breaker.admit(nowMs);
     if (gate === "open") {
       countSkip(primaryName);
-      failures.push(`${primaryName} skipped: ${breaker.reason}`);
+      failures.push(`${primaryName} skipped: ${/** @type {CircuitBreaker} */ (breaker).reason}`);
     } else {
       try {
         const outcome = await ask(primary, primaryName, checks, decideOptions);
@@ -130,16 +179,16 @@ export function createFallbackChain(options = {}) {
       }
     }
     counters.fallbacks++;
-    for (const [store, name] of fallbacks) {
+    for (const [store, name] of /** @type {Array<[Store, string]>} */ (fallbacks)) {
       if (store.isBound?.(decideOptions.env) === false) {
         failures.push(`${name} not bound`);
         continue;
       }
-      const storeBreaker = breakers.get(name);
+      const storeBreaker = breakers.get(name) ?? null;
       const storeGate = storeBreaker === null ? "closed" : storeBreaker.admit(nowMs);
       if (storeGate === "open") {
         countSkip(name);
-        failures.push(`${name} skipped: ${storeBreaker.reason}`);
+        failures.push(`${name} skipped: ${/** @type {CircuitBreaker} */ (storeBreaker).reason}`);
         continue;
       }
       try {
@@ -160,10 +209,12 @@ export function createFallbackChain(options = {}) {
     return failModeOutcome(checks, reason);
   }
 
+  /** @param {string} name */
   function countSkip(name) {
     counters.circuitSkipped++;
     counters.circuitSkippedBy[name]++;
   }
+  /** @param {string} name */
   function countOpened(name) {
     counters.circuitOpened++;
     counters.circuitOpenedBy[name]++;
@@ -207,7 +258,23 @@ export function createFallbackChain(options = {}) {
     return tables;
   }
 
-  return { name: "chain", counters, decide, isolateTables };
+  /**
+   * reset forgets the keys of `checks` in every store of the chain that may count them (a fallback
+   * whose binding env lacks is passed over), and in the pre-filter's memory of denials.
+   * @param {readonly StoreCheck[]} checks
+   * @param {TimedStoreOptions} resetOptions
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions) {
+    denials?.forget(checks);
+    const stores = /** @type {Store[]} */ ([primary, kv, memory].filter((store) => store !== null)).filter((store) => store.isBound?.(resetOptions.env) !== false);
+    for (const store of stores) {
+      if (typeof store.reset !== "function") throw new TypeError(`sluice: the ${store.name} store of this chain has no reset()`);
+    }
+    await Promise.all(stores.map((store) => /** @type {Required<Store>} */ (store).reset(checks, resetOptions)));
+  }
+
+  return { name: "chain", counters, decide, reset, isolateTables };
 }
 
 function checkStore(store, field, optional) {

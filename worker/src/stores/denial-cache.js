@@ -5,14 +5,27 @@
  * DenialCache remembers, per (rule, key), the latest denial and the cost it was denied for. It holds
  * at most `maxKeys` entries (expired ones go first, then the oldest), so clients cannot grow it.
  */
+/** @import { Outcome, StoreCheck } from "./store.js" */
+
 export class DenialCache {
+  /** @type {Map<string, any>} */
   #entries = new Map();
   #maxKeys;
 
+  /** @param {number} maxKeys */
   constructor(maxKeys) {
     this.#maxKeys = maxKeys;
   }
 
+  /**
+   * forget drops what it remembers of the (rule, key) of each check (they were reset).
+   * @param {readonly StoreCheck[]} checks
+   */
+  forget(checks) {
+    for (const check of checks) this.#entries.delete(entryId(check));
+  }
+
+  /** @type {number} */
   get size() {
     return this.#entries.size;
   }
@@ -20,6 +33,10 @@ export class DenialCache {
   /**
    * remember records the checks a denied outcome denied. A denial that waiting cannot lift
    * (retryAfterMs Infinity: the cost exceeds what the rule holds) is not cached: a smaller cost may pass.
+   * @param {readonly StoreCheck[]} checks
+   * @param {Outcome} outcome
+   * @param {number} nowMs
+   * @returns {void}
    */
   remember(checks, outcome, nowMs) {
     if (outcome.allowed) return;
@@ -43,6 +60,9 @@ export class DenialCache {
    * lookup returns a denied Outcome if a check's key is still denied for at least this cost, else null.
    * The outcome has `preFiltered: true`; `checks` holds the cached decision for the denying check and
    * null for the checks that were not consulted.
+   * @param {readonly StoreCheck[]} checks
+   * @param {number} nowMs
+   * @returns {Outcome | null}
    */
   lookup(checks, nowMs) {
     for (let i = 0; i < checks.length; i++) {
@@ -63,7 +83,7 @@ export class DenialCache {
     for (const [id, entry] of this.#entries) {
       if (nowMs >= entry.untilMs) this.#entries.delete(id);
     }
-    if (this.#entries.size >= this.#maxKeys) this.#entries.delete(this.#entries.keys().next().value);
+    if (this.#entries.size >= this.#maxKeys) this.#entries.delete(/** @type {string} */ (this.#entries.keys().next().value));
   }
 }
 
@@ -72,6 +92,10 @@ function entryId(check) {
 }
 
 // The cached decision, moved forward to now: the remote store's durations minus the time elapsed since.
+/**
+ * @param {number} count @param {number} index @param {any} entry @param {number} nowMs
+ * @returns {Outcome}
+ */
 function deniedOutcome(count, index, entry, nowMs) {
   const elapsedMs = nowMs - entry.atMs;
   const decision = {

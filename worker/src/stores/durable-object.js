@@ -13,6 +13,23 @@ import { nowMs as wallClockMs } from "../clock.js";
 import { sameBytes } from "./bytes.js";
 import { RuleCore } from "./rule-core.js";
 
+/** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
+/** @import { StoreCheck } from "./store.js" */
+
+/**
+ * Takes back one charge of an undoable decide (a request spread over several objects).
+ * @typedef {object} UndoToken
+ * @property {string} rule
+ * @property {string} key
+ * @property {ArrayBuffer | null} before
+ * @property {number | null} beforeExpiresAtMs
+ * @property {ArrayBuffer} after
+ */
+/**
+ * The object's answer: the core's Outcome, with `undo` when decide was called with `undoable` and charged.
+ * @typedef {Outcome & { undo?: UndoToken[] }} ObjectOutcome
+ */
+
 // The core's key table is scratch space for one call's keys (at most 16): it starts and ends every
 // call empty, so 32 keys per rule is room enough that loading a call's keys never evicts one of them.
 const SCRATCH_KEYS_PER_RULE = 32;
@@ -50,10 +67,13 @@ export class SluiceDurableObject extends DurableObject {
     countDenied: rule.countDenied ?? false,
     keyCapacity: SCRATCH_KEYS_PER_RULE,
   }));
+  /** @type {SqlStorage} */
   #sql;
   // When the sweep alarm is due (ms), or null when none is scheduled.
+  /** @type {number | null} */
   #alarmAtMs = null;
 
+  /** @param {DurableObjectState} ctx @param {any} env */
   constructor(ctx, env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
@@ -64,6 +84,7 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   /** nowMs is the object's clock: every decision it makes is taken at this instant. */
+  /** @returns {number} */
   nowMs() {
     return wallClockMs();
   }
@@ -72,6 +93,11 @@ export class SluiceDurableObject extends DurableObject {
    * decide checks every (rule, key, cost) of one request, all-or-nothing, and returns the Outcome
    * (without `store`, which the client adds). Options: `peek` charges nothing; `undoable` adds
    * `undo`, the tokens that let undo() take the charge back (for requests spread over shards).
+   */
+  /**
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ peek?: boolean; undoable?: boolean }} [options]
+   * @returns {ObjectOutcome}
    */
   decide(checks, options = {}) {
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
@@ -95,6 +121,7 @@ export class SluiceDurableObject extends DurableObject {
         if (stored[i] === null) core.reset(indices[i], key);
         coreChecks[i] = { rule: indices[i], key, cost };
       }
+      /** @type {ObjectOutcome} */
       const outcome = core.checkAll(coreChecks, nowMs, { peek });
       if (this.#evictions(indices) !== evictionsBefore) {
         // Two of this call's keys fought over one bucket of the scratch table: the decision may have
@@ -116,6 +143,22 @@ export class SluiceDurableObject extends DurableObject {
    * that charge left it (otherwise someone was charged since, and the charge stays: the store then
    * errs towards denying, never admitting). Returns how many charges it took back.
    */
+  /**
+   * reset forgets the (rule, key) of each check: they are back to their full quota. Returns how many
+   * stored keys it removed.
+   * @param {readonly StoreCheck[]} checks
+   * @returns {number}
+   */
+  reset(checks) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    let removed = 0;
+    for (const { rule, key } of checks) removed += this.#sql.exec(FORGET, rule.id, key).rowsWritten;
+    return removed;
+  }
+
+  /** @param {readonly UndoToken[]} tokens @returns {number} */
   undo(tokens) {
     let undone = 0;
     for (const token of tokens) {
@@ -149,13 +192,14 @@ export class SluiceDurableObject extends DurableObject {
   // Writes the new state of every charged key; returns undo tokens when asked for, else null.
   #writeCharged(checks, indices, stored, outcome, nowMs, undoable) {
     const core = this.#rules.core;
+    /** @type {UndoToken[] | null} */
     const undo = undoable ? [] : null;
     let earliestExpiryMs = Infinity;
     for (let i = 0; i < checks.length; i++) {
       const { rule, key } = checks[i];
       // Two checks on one rule and key are one charge; write it once.
       if (isRepeat(checks, i)) continue;
-      const after = core.exportState(indices[i], key).buffer;
+      const after = /** @type {ArrayBuffer} */ (/** @type {Uint8Array} */ (core.exportState(indices[i], key)).buffer);
       // The core says how long until the key is back to full quota; after that its row is dead weight.
       const expiresAtMs = nowMs + outcome.checks[i].resetMs;
       this.#sql.exec(WRITE, rule.id, key, after, expiresAtMs);

@@ -7,6 +7,35 @@
 import { SluiceConfigError, describe } from "../errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
+
+/** @import { SluiceDurableObject } from "./durable-object.js" */
+/** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
+
+/**
+ * @typedef {object} DurableStoreOptions
+ * @property {DurableObjectNamespace<SluiceDurableObject> | DurableObjectNamespace | string} binding The namespace bound to
+ *   SluiceDurableObject (typed for it, as `wrangler types` writes it, or untyped), or its binding name in env.
+ * @property {number | "key"} [shards] How many objects share the keys (by a hash of the key), or "key" for one object per key. Default 1.
+ * @property {string} [name] Prefix of the objects' names. Default "sluice".
+ * @property {number} [timeoutMs] Reject with DeadlineError after this many ms. Default: wait.
+ */
+/**
+ * @typedef {object} DurableStoreCounters
+ * @property {number} spreadRequests Requests whose keys lived in more than one object.
+ * @property {number} undone Charges taken back because another object denied the request.
+ * @property {number} undoMissed Charges that could not be taken back.
+ */
+/**
+ * The store that decides in SluiceDurableObject instances (on the objects' clock: options.nowMs is not needed).
+ * @typedef {{
+ *   readonly name: "durable";
+ *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
+ *   readonly counters: Readonly<DurableStoreCounters>;
+ *   isolateTables(): [];
+ *   isBound(env: unknown): boolean;
+ * }} DurableStore
+ */
 const MAX_SHARDS = 4096;
 
 /**
@@ -20,8 +49,10 @@ const MAX_SHARDS = 4096;
  *
  * A request whose keys live in several objects is still all-or-nothing: every object decides and
  * charges its part in parallel, and if any part is denied the others' charges are undone.
+ * @param {DurableStoreOptions} options
+ * @returns {DurableStore}
  */
-export function createDurableStore(options = {}) {
+export function createDurableStore(options = /** @type {any} */ ({})) {
   const { binding, shards = 1, name = "sluice", timeoutMs = Infinity } = options;
   checkBinding(binding, "binding", ["idFromName", "get"]);
   if (shards !== "key" && !(Number.isInteger(shards) && shards >= 1 && shards <= MAX_SHARDS)) {
@@ -48,7 +79,7 @@ export function createDurableStore(options = {}) {
     const parts = partition(checks, objectName);
     const work =
       parts.length === 1
-        ? namespace.get(namespace.idFromName(parts[0].objectName)).decide(parts[0].checks, { peek }).then(asDurable)
+        ? /** @type {any} */ (namespace.get(namespace.idFromName(parts[0].objectName))).decide(parts[0].checks, { peek }).then(asDurable)
         : decideSpread(namespace, checks, parts, peek);
     return withDeadline(work, timeoutMs, "the Durable Object");
   }
@@ -67,7 +98,7 @@ export function createDurableStore(options = {}) {
       );
     }
     if (failed !== undefined) throw failed.reason;
-    return mergeOutcomes(checks.length, parts, results.map((r) => r.value));
+    return mergeOutcomes(checks.length, parts, results.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value));
   }
 
   async function undoCharge(stub, tokens) {
@@ -80,14 +111,34 @@ export function createDurableStore(options = {}) {
     }
   }
 
+  /**
+   * reset forgets the keys of `checks` in the objects that hold them.
+   * @param {readonly StoreCheck[]} checks
+   * @param {StoreOptions} [resetOptions]
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions = {}) {
+    const namespace = resolveBinding(binding, resetOptions.env, "durable store binding");
+    if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
+    const parts = partition(checks, objectName);
+    await withDeadline(
+      Promise.all(parts.map((part) => /** @type {any} */ (namespace.get(namespace.idFromName(part.objectName))).reset(part.checks))),
+      timeoutMs,
+      "durable store",
+    );
+  }
+
   return {
     name: "durable",
     counters,
     decide,
-    /** The objects keep every count: nothing in the isolate. */
+    reset,
+    /** The objects keep every count: nothing in the isolate. @returns {[]} */
     isolateTables: () => [],
+    /** @param {unknown} env */
     isBound: (env) => isBound(binding, env),
   };
+
 }
 
 function asDurable(outcome) {

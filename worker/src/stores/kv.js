@@ -24,6 +24,41 @@ import { SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 const KV_MAX_KEY_BYTES = 512;
 const KV_MIN_TTL_SECONDS = 60;
 
+/** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck, TimedStoreOptions } from "./store.js" */
+
+/**
+ * @typedef {object} KvStoreOptions
+ * @property {KVNamespace | string} binding The KV namespace, or its binding name in env.
+ * @property {string} [prefix] Prepended to every KV key. Default "sluice:".
+ * @property {number} [readIntervalMs] How stale an isolate's view of a bucket may get before it reads KV again. Default 1000.
+ * @property {number} [flushIntervalMs] The least time between two writes of one bucket by one isolate. Default 1000.
+ * @property {number} [maxBuckets] How many buckets an isolate remembers; idle ones are dropped beyond it. Default 10000.
+ * @property {(line: string) => void} [log] Where failed flushes are reported. Default console.warn.
+ * @property {number} [logIntervalMs] Failed flushes are logged at most once per interval. Default 60000.
+ */
+/**
+ * @typedef {object} KvStoreCounters
+ * @property {number} reads
+ * @property {number} writes
+ * @property {number} readFailures
+ * @property {number} writeFailures
+ * @property {number} unreadableValues KV values the core refused (another format or rule): counted from zero instead.
+ */
+/**
+ * The approximate global store over Workers KV. decide needs options.nowMs; pass options.ctx so that
+ * flushes outlive the response. settle() resolves when every flush already running has finished.
+ * isolateTables(rule) is the view table it keeps in the isolate (fixed-window, keyCapacity + 1 keys).
+ * @typedef {{
+ *   readonly name: "kv";
+ *   readonly counters: Readonly<KvStoreCounters>;
+ *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
+ *   reset(checks: readonly StoreCheck[], options: TimedStoreOptions): Promise<void>;
+ *   settle(): Promise<void>;
+ *   isolateTables(rule: NormalizedRule): IsolateTable[];
+ *   isBound(env: unknown): boolean;
+ * }} KvStore
+ */
+
 // Names each store's view instance for the isolate's memory budget.
 let kvStoresCreated = 0;
 
@@ -42,8 +77,10 @@ const SCRATCH_KEY = Uint8Array.of(0xff);
  *
  * Every rule is counted as a fixed window of its `limit` per `windowMs` (a bucket rule's burst is not
  * modelled). decide needs options.nowMs; pass options.ctx so that flushes outlive the response.
+ * @param {KvStoreOptions} options
+ * @returns {KvStore}
  */
-export function createKvStore(options = {}) {
+export function createKvStore(options = /** @type {any} */ ({})) {
   const {
     binding,
     prefix = "sluice:",
@@ -63,6 +100,7 @@ export function createKvStore(options = {}) {
   checkLogOptions(log, logIntervalMs);
 
   // One table per rule holds the isolate's views (plus the scratch key), in an instance of this store's own.
+  /** @param {NormalizedRule} rule @returns {import("../../../wasm-bindings/sluice.js").RuleSpec} */
   const viewSpec = (rule) => {
     // KV's counts are admitted requests: counting denied ones too would need a write per denial.
     if (rule.countDenied === true) {
@@ -77,7 +115,8 @@ export function createKvStore(options = {}) {
   const report = createThrottledLog(log, logIntervalMs);
   const counters = { reads: 0, writes: 0, readFailures: 0, writeFailures: 0, unreadableValues: 0 };
 
-  function decide(checks, decideOptions = {}) {
+  /** @param {readonly StoreCheck[]} checks @param {TimedStoreOptions} decideOptions */
+  function decide(checks, decideOptions = /** @type {any} */ ({})) {
     const { nowMs, peek = false, env, ctx } = decideOptions;
     if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) {
       throw new TypeError("the KV store needs options.nowMs (ms since the epoch)");
@@ -85,6 +124,7 @@ export function createKvStore(options = {}) {
     const kv = resolveBinding(binding, env, "KV store binding");
     rules.indicesOf(checks);
     const inUse = new Array(checks.length);
+    /** @type {any[] | null} */
     let stale = null;
     for (let i = 0; i < checks.length; i++) {
       const bucket = bucketOf(checks[i], nowMs);
@@ -99,7 +139,7 @@ export function createKvStore(options = {}) {
   function decideFromViews(checks, inUse, nowMs, peek, kv, ctx) {
     const indices = rules.indicesOf(checks);
     const viewChecks = checks.map((c, i) => ({ rule: indices[i], key: c.key, cost: c.cost }));
-    const outcome = rules.core.checkAll(viewChecks, nowMs, { peek });
+    const outcome = /** @type {Outcome} */ (/** @type {unknown} */ (rules.core.checkAll(viewChecks, nowMs, { peek })));
     outcome.store = "kv";
     if (outcome.allowed && !peek) {
       for (let i = 0; i < checks.length; i++) {
@@ -195,7 +235,7 @@ export function createKvStore(options = {}) {
       } catch (error) {
         bucket.pending += units; // retried by the next flush of this bucket
         counters.writeFailures++;
-        report(atMs, `KV store: flushing ${units} to ${name} failed (${error?.message ?? error}); kept for the next flush`);
+        report(atMs, `KV store: flushing ${units} to ${name} failed (${/** @type {any} */ (error)?.message ?? error}); kept for the next flush`);
       } finally {
         bucket.unconfirmed -= units;
         bucket.flushing = false;
@@ -278,22 +318,55 @@ export function createKvStore(options = {}) {
     if (ctx !== undefined && ctx !== null && typeof ctx.waitUntil === "function") ctx.waitUntil(flushing);
   }
 
+  /**
+   * reset forgets the keys of `checks`: the KV values of their current windows are deleted and this
+   * isolate's views of them emptied. Other isolates see it at their next read (readIntervalMs), and
+   * what they admitted but had not flushed yet still counts then: KV is approximate.
+   * @param {readonly StoreCheck[]} checks
+   * @param {TimedStoreOptions} resetOptions
+   * @returns {Promise<void>}
+   */
+  async function reset(checks, resetOptions = /** @type {any} */ ({})) {
+    const { nowMs, env } = resetOptions;
+    if (typeof nowMs !== "number" || !Number.isFinite(nowMs)) {
+      throw new TypeError("the KV store needs options.nowMs (ms since the epoch)");
+    }
+    const kv = resolveBinding(binding, env, "KV store binding");
+    rules.indicesOf(checks);
+    const names = [];
+    for (const check of checks) {
+      const bucket = bucketOf(check, nowMs);
+      bucket.pending = 0;
+      names.push(await nameOf(bucket));
+      loadView(bucket.rule, bucket.key, null, 0, nowMs);
+      bucket.readAtMs = nowMs;
+      bucket.generation = rules.generation;
+    }
+    await Promise.all(names.map((name) => kv.delete(name)));
+  }
+
   /** settle resolves when every flush already running has finished (pending ones stay pending). */
   async function settle() {
     while (flushes.size > 0) await Promise.all([...flushes]);
   }
 
   /** isolateTables: the view table this store keeps in the isolate for `rule`. */
+  /** @param {NormalizedRule} rule @returns {IsolateTable[]} */
   function isolateTables(rule) {
     const { algorithm, limit, keyCapacity } = viewSpec(rule);
     return [{ owner, ruleId: rule.id, algorithm, limit, keyCapacity }];
   }
 
-  return { name: "kv", counters, decide, settle, isolateTables, isBound: (env) => isBound(binding, env) };
+  return { name: "kv", counters, decide, reset, settle, isolateTables, isBound: (/** @type {unknown} */ env) => isBound(binding, env) };
 }
 
-/** ttlSeconds is a bucket's time to live in KV: two windows, and at least KV's minimum of 60 s. */
+/**
+ * ttlSeconds is a bucket's time to live in KV: two windows, and at least KV's minimum of 60 s.
+ * @param {number} windowMs
+ * @returns {number}
+ */
 export function ttlSeconds(windowMs) {
+
   return Math.max(KV_MIN_TTL_SECONDS, Math.ceil((2 * windowMs) / 1000));
 }
 

@@ -19,19 +19,105 @@ import { createKvStore } from "./kv.js";
 import { createMemoryStore } from "./memory.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
-/** The options that choose and tune the store. */
+/** @import { BreakerOptions } from "./breaker.js" */
+/** @import { FallbackChain, FallbackChainCounters } from "./chain.js" */
+/** @import { DurableStore, DurableStoreCounters } from "./durable.js" */
+/** @import { KvStore, KvStoreCounters } from "./kv.js" */
+/** @import { MemoryStore } from "./memory.js" */
+/** @import { Store } from "./store.js" */
+
+/** @typedef {"memory" | "durable" | "kv" | Store} StoreOption */
+
+/**
+ * durable and kv: the fallback chain's settings.
+ * @typedef {object} ChainSettings
+ * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open".
+ * @property {number} [timeoutMs] How long each store may take before the next decides; default 50 ms.
+ * @property {BreakerOptions | boolean} [breaker] Skip a failing primary: after `failures` failures in a row, for `cooldownMs`,
+ *   then probe it with one request; default { failures: 5, cooldownMs: 10000 }; false turns it off.
+ * @property {boolean} [preFilter] Deny keys the store denied from this isolate, with no round trip, until their retry time; default true.
+ * @property {number} [logIntervalMs] Fallbacks and failed KV writes are logged at most once per interval; default 60000.
+ */
+
+/**
+ * The settings of store: "durable": a Durable Object, falling back to KV (if bound), then memory, then failMode.
+ * @typedef {ChainSettings & DurableOnlySettings} DurableStoreSettings
+ */
+/**
+ * @typedef {object} DurableOnlySettings
+ * @property {{ durable?: string; kv?: string }} [bindings] The binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }.
+ * @property {number | "key"} [shards] How many objects share the keys (by a hash of the key), or "key" for one per key; default 1.
+ * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
+ *   order, when the object cannot; default ["kv", "memory"]; [] for none.
+ */
+
+/**
+ * The settings of store: "kv": Workers KV, falling back to memory, then failMode.
+ * @typedef {ChainSettings & KvOnlySettings} KvStoreSettings
+ */
+/**
+ * @typedef {object} KvOnlySettings
+ * @property {{ kv?: string }} [bindings] The KV binding's name in env; default { kv: "SLUICE_KV" }.
+ * @property {undefined} [shards] Durable only.
+ * @property {readonly [] | readonly ["memory"]} [fallback] Who decides when KV cannot; default ["memory"]; [] for none.
+ */
+
+/**
+ * The options of a limiter or middleware that choose and tune its store. `store` is where counts
+ * live; default "memory" (this isolate's instance), which takes no settings, nor does a store object of
+ * your own (configure it where you build it). "durable": exact, in a Durable Object; "kv": approximate,
+ * in Workers KV; each with its settings.
+ * @typedef {({ store?: "memory" | Store } & { [Setting in keyof DurableStoreSettings]?: undefined })
+ *   | ({ store: "durable" } & DurableStoreSettings)
+ *   | ({ store: "kv" } & KvStoreSettings)} LimiterStoreOptions
+ */
+
+/**
+ * The settings and counters of one durable or KV chain built in this isolate.
+ * @typedef {object} StoreStats
+ * @property {"durable" | "kv"} store
+ * @property {{ durable?: string; kv: string }} bindings
+ * @property {number | "key"} [shards] Durable only.
+ * @property {ReadonlyArray<"kv" | "memory">} fallback
+ * @property {"open" | "closed"} failMode
+ * @property {number} timeoutMs
+ * @property {Readonly<Required<BreakerOptions>> | false} breaker The breaker's settings, or false when it is off.
+ * @property {boolean} preFilter
+ * @property {number} logIntervalMs
+ * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
+ *   denials, errors and timeouts per store.
+ * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
+ * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
+ */
+
+/**
+ * The options that choose and tune the store.
+ * @type {readonly string[]}
+ */
 export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
 // Those that apply to store: "durable" and "kv" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
-/** The binding names wrangler.toml declares for the Durable Object and the KV namespace. */
+/**
+ * The binding names wrangler.toml declares for the Durable Object and the KV namespace.
+ * @type {Readonly<{ durable: string; kv: string }>}
+ */
 export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
-/** What decides, in order, when the named store cannot. */
-export const DEFAULT_FALLBACK = Object.freeze({ durable: Object.freeze(["kv", "memory"]), kv: Object.freeze(["memory"]) });
+/**
+ * What decides, in order, when the named store cannot.
+ * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"] }>}
+ */
+export const DEFAULT_FALLBACK = Object.freeze({
+  durable: /** @type {readonly ["kv", "memory"]} */ (Object.freeze(["kv", "memory"])),
+  kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
+});
 const FALLBACK_ORDER = ["kv", "memory"];
 
+/** @type {MemoryStore | null} */
 let memoryStore = null;
+/** @type {Map<string, any>} */
 const built = new Map(); // settings id -> a store shared by every limiter with those settings
+/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null }>} */
 const chains = []; // every chain built here, with its parts, for storeStats()
 
 function isPlainObject(value) {
@@ -75,7 +161,7 @@ function shared(id, build) {
 }
 
 // A durable or KV chain from its options (validated here or by the store factories, naming the field).
-function remoteStore(kind, options) {
+function remoteStore(kind, options, requireBinding) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind === "kv" && options.shards !== undefined) throw new SluiceConfigError("shards", "applies to store 'durable', not 'kv'");
@@ -100,7 +186,7 @@ function remoteStore(kind, options) {
   };
   const id = JSON.stringify(settings, (_, value) => (value === Infinity ? "Infinity" : value));
   const existing = built.get(id);
-  if (existing !== undefined) return existing;
+  if (existing !== undefined) return requireBinding ? existing.guarded : existing.chain;
 
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
@@ -117,9 +203,36 @@ function remoteStore(kind, options) {
     preFilter,
     logIntervalMs,
   });
-  built.set(id, chain);
+  // The store the options name must be bound: a missing binding is a deployment mistake, and falling
+  // back for it would quietly turn an exact (durable) or global (kv) limit into a per-isolate one.
+  // A binding that is present but fails still falls back, as configured.
+  const primary = /** @type {DurableStore | KvStore} */ (durable ?? kv);
+  const bindingName = kind === "durable" ? bindings.durable : bindings.kv;
+  /** @param {{ env?: object } | undefined} options */
+  const checkBound = (options) => {
+    if (!primary.isBound(options?.env)) {
+      throw new SluiceConfigError(
+        `bindings.${kind}`,
+        `names ${JSON.stringify(bindingName)}, which env does not have: declare it in wrangler.toml (${kind === "durable" ? "[[durable_objects.bindings]]" : "[[kv_namespaces]]"}), or choose another store`,
+      );
+    }
+  };
+  const guarded = {
+    ...chain,
+    /** @type {FallbackChain["decide"]} */
+    decide(checks, options) {
+      checkBound(options);
+      return chain.decide(checks, options);
+    },
+    /** @type {FallbackChain["reset"]} */
+    reset(checks, options) {
+      checkBound(options);
+      return chain.reset(checks, options);
+    },
+  };
+  built.set(id, { chain, guarded });
   chains.push({ settings: Object.freeze(settings), chain, durable, kv });
-  return chain;
+  return requireBinding ? guarded : chain;
 }
 
 function resolveMemory() {
@@ -129,10 +242,15 @@ function resolveMemory() {
 /**
  * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
+ * With `requireBinding` (the default), a durable or KV store whose binding env lacks throws a
+ * SluiceConfigError naming it on the first request; without it (the gateway), the chain falls back.
+ * @param {any} [options]
+ * @param {{ requireBinding?: boolean }} [host]
+ * @returns {Store}
  */
-export function resolveStore(options = {}) {
+export function resolveStore(options = {}, { requireBinding = true } = {}) {
   const { store = "memory" } = options;
-  if (store === "durable" || store === "kv") return remoteStore(store, options);
+  if (store === "durable" || store === "kv") return remoteStore(store, options, requireBinding);
   const isObject = store !== null && typeof store === "object" && typeof store.decide === "function";
   if (store !== "memory" && !isObject) {
     throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv' or a store object with decide(); got ${describe(store)}`);
@@ -150,8 +268,10 @@ export function resolveStore(options = {}) {
  * storeStats reports, for every durable or KV chain this isolate built, its settings and counters:
  * decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and those of
  * its Durable Object client and KV store.
+ * @returns {StoreStats[]}
  */
 export function storeStats() {
+
   return chains.map(({ settings, chain, durable, kv }) => ({
     ...settings,
     counters: structuredClone(chain.counters),

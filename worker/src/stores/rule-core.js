@@ -1,11 +1,15 @@
 // A SluiceCore whose rules are registered lazily, by the stable id of a normalized rule, so that any
 // isolate or Durable Object can be handed a rule it has never seen and count it the same way. The
 // isolate's own instance (isolate.js), each Durable Object and each KV store's views use one.
-import sluiceWasm from "../../../wasm-bindings/sluice.wasm";
+// #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
+import sluiceWasm from "#sluice-wasm";
 import { SluiceCore } from "../../../wasm-bindings/sluice.js";
 
+/** @import { RuleSpec } from "../../../wasm-bindings/sluice.js" */
+/** @import { NormalizedRule } from "./store.js" */
+
 // The core holds at most this many rules (sluice::Limiter::kMaxRules).
-export const MAX_RULES = 64;
+export const MAX_RULES = /** @type {const} */ (64);
 
 /**
  * RuleCore maps normalized rules to rule indices of one SluiceCore, created on first use.
@@ -17,34 +21,46 @@ export const MAX_RULES = 64;
  * outside the core (the Durable Object, the KV views) know to reload it.
  */
 export class RuleCore {
+  /** @type {(rule: NormalizedRule) => RuleSpec} */
   #specOf;
+  /** @type {() => SluiceCore} */
   #createCore;
+  /** @type {SluiceCore | null} */
   #core = null;
+  /** @type {Map<string, number>} */
   #indexById = new Map();
   #generation = 0;
 
+  /**
+   * @param {(rule: NormalizedRule) => RuleSpec} specOf
+   * @param {() => SluiceCore} [createCore]
+   */
   constructor(specOf, createCore = () => SluiceCore.instantiate(sluiceWasm)) {
     this.#specOf = specOf;
     this.#createCore = createCore;
   }
 
   /** core is the current SluiceCore (created now if there is none); it changes when `generation` does. */
+  /** @type {SluiceCore} */
   get core() {
     if (this.#core === null) this.#core = this.#createCore();
-    return this.#core;
+    return /** @type {SluiceCore} */ (this.#core);
   }
 
   /** live reports whether a core exists, without creating one. */
+  /** @type {boolean} */
   get live() {
     return this.#core !== null;
   }
 
   /** generation counts the cores dropped so far; a change means every key state was forgotten. */
+  /** @type {number} */
   get generation() {
     return this.#generation;
   }
 
   /** registered lists [rule id, index] of the rules registered in the current core. */
+  /** @returns {IterableIterator<[string, number]>} */
   registered() {
     return this.#indexById.entries();
   }
@@ -52,6 +68,8 @@ export class RuleCore {
   /**
    * indicesOf registers every rule of `checks` not yet known and returns their indices, in order,
    * all valid in the same core (it may replace the core first to make room).
+   * @param {ReadonlyArray<{ rule: NormalizedRule }>} checks
+   * @returns {number[]}
    */
   indicesOf(checks) {
     let unknown = 0;
@@ -71,6 +89,7 @@ export class RuleCore {
     this.#generation++;
   }
 
+  /** @param {NormalizedRule} rule @returns {number} */
   #indexOf(rule) {
     let index = this.#indexById.get(rule.id);
     if (index === undefined) {

@@ -7,6 +7,9 @@ export const DEFAULT_LOG_INTERVAL_MS = 60_000;
 /**
  * createThrottledLog returns `report(nowMs, message)`: the first report logs at once; later ones are
  * counted and folded into the next line, written no sooner than `intervalMs` after the previous.
+ * @param {(line: string) => void} log
+ * @param {number} intervalMs
+ * @returns {(nowMs: number, message: string) => void}
  */
 export function createThrottledLog(log, intervalMs) {
   let lastLoggedMs = -Infinity;
@@ -21,7 +24,12 @@ export function createThrottledLog(log, intervalMs) {
   };
 }
 
-/** checkLogOptions validates the `log` function and `logIntervalMs` of a store. */
+/**
+ * checkLogOptions validates the `log` function and `logIntervalMs` of a store.
+ * @param {unknown} log
+ * @param {unknown} logIntervalMs
+ * @returns {void}
+ */
 export function checkLogOptions(log, logIntervalMs) {
   if (typeof log !== "function") throw new SluiceConfigError("log", `must be a function; got ${describe(log)}`);
   if (typeof logIntervalMs !== "number" || !(logIntervalMs >= 0)) {

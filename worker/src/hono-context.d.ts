@@ -1,0 +1,14 @@
+// The one hand-written declaration of sluice's types: JSDoc cannot augment another module's interface,
+// and Hono types context variables only through its ContextVariableMap. scripts/build-types.js copies
+// this file beside the generated hono.d.ts and imports it from there, so `import "sluice/hono"` brings it.
+import type { MiddlewareDecision } from "./hono.js";
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /**
+     * The decision of the rate-limit middleware that ran last for this request; undefined when `skip`
+     * let the request through or no rate-limit middleware ran on its route.
+     */
+    rateLimit: MiddlewareDecision | undefined;
+  }
+}
