@@ -123,7 +123,7 @@ EvictionSummary::~EvictionSummary() { std::free(cells_array_); }
 
 uint32_t EvictionSummary::cells_for(uint32_t key_capacity) {
   uint32_t cells = kMinCells;
-  while (cells < kMaxCells && cells * 8ULL < key_capacity) cells *= 2;
+  while (cells < kMaxCells && cells * 256ULL < key_capacity) cells *= 2;
   return cells;
 }
 

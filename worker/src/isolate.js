@@ -177,6 +177,9 @@ export const MEMORY_OWNER = "memory";
 /**
  * slotBytes is the memory of one slot of a rule's key table: 24 bytes (a hash tag and two state words),
  * plus 4 bytes per unit of limit for the sliding log, which keeps every admitted request's time.
+ * @param {string} algorithm
+ * @param {number} limit
+ * @returns {number}
  */
 export function slotBytes(algorithm, limit) {
   return 24 + 4 * (algorithm === "sliding-log" ? limit : 0);
@@ -184,23 +187,31 @@ export function slotBytes(algorithm, limit) {
 
 /**
  * summaryBytes is the memory of a rule's eviction summary (sluice::EvictionSummary::bytes_for): 2 rows
- * of one 16-byte cell per 8 keys of capacity, a power of two from 256 to 65536 cells.
+ * of one 16-byte cell per 256 keys of capacity, a power of two from 256 to 16384 cells.
+ * @param {number} keyCapacity
+ * @returns {number}
  */
 export function summaryBytes(keyCapacity) {
   let cells = 256;
-  while (cells < 65536 && cells * 8 < keyCapacity) cells *= 2;
+  while (cells < 16384 && cells * 256 < keyCapacity) cells *= 2;
   return 2 * cells * 16;
 }
 
 /**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
- * for capacity / 0.9 keys in buckets of 8) times slotBytes, the sliding log's one spare ring of zeros,
- * and the eviction summary.
+ * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the sliding log's one spare ring of
+ * zeros. The table's eviction summary (summaryBytes) is not counted against TABLE_BUDGET_BYTES: at
+ * 8 KiB per rule up to 65,536 keys and 0.13 bytes per key above, all of them together stay under 1 MiB
+ * of the 8 MiB the budget leaves below the instance's 64 MB ceiling.
+ * @param {string} algorithm
+ * @param {number} limit
+ * @param {number} keyCapacity
+ * @returns {number}
  */
 export function tableBytes(algorithm, limit, keyCapacity) {
   const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
   const spareRing = algorithm === "sliding-log" ? 4 * limit : 0;
-  return slots * slotBytes(algorithm, limit) + spareRing + summaryBytes(keyCapacity);
+  return slots * slotBytes(algorithm, limit) + spareRing;
 }
 
 const tableId = (table) => `${table.owner}\u0000${table.ruleId}`;

@@ -34,16 +34,18 @@ class EvictionSummary {
  public:
   static constexpr uint32_t kRows = 2;
   static constexpr uint32_t kMinCells = 256;
-  static constexpr uint32_t kMaxCells = 65536;
+  static constexpr uint32_t kMaxCells = 16384;
 
   EvictionSummary() = default;
   ~EvictionSummary();
   EvictionSummary(const EvictionSummary&) = delete;
   EvictionSummary& operator=(const EvictionSummary&) = delete;
 
-  // cells_for is the number of cells per row of a table of `key_capacity` keys: one per 8 keys (so
-  // the summary adds 4 bytes per key of capacity to the table's ~27), a power of two in
-  // [kMinCells, kMaxCells]. More cells mean fewer newcomers sharing both cells with evicted keys.
+  // cells_for is the number of cells per row of a table of `key_capacity` keys: one per 256 keys, a
+  // power of two in [kMinCells, kMaxCells] (8 KiB up to 65,536 keys, then about 0.13 bytes per key
+  // beside the table's ~27, so the isolate's memory budget still holds as many default tables). More
+  // cells would mean fewer newcomers sharing both cells with evicted keys, but under a flood that
+  // overflows the table every cell fills anyway: the table's capacity is what matters.
   static uint32_t cells_for(uint32_t key_capacity);
   static uint64_t bytes_for(uint32_t key_capacity) {
     return uint64_t{kRows} * cells_for(key_capacity) * sizeof(KeyState);
