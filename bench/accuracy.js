@@ -11,7 +11,7 @@
 // Reported per algorithm: the share of requests decided otherwise than by its reference (wrongly
 // admitted, wrongly denied), and the distribution over sources of the most admitted in any window of
 // W ms, as a multiple of the limit, beside the bound the docs state.
-// Writes bench/accuracy.json and the section of docs/core-guarantees.md between its markers; --quick
+// Writes bench/accuracy.json and the section of docs/core.md between its markers; --quick
 // (a smaller trace) writes nothing and fails if any bound is broken.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -32,7 +32,7 @@ const REFERENCE_LIMIT = 4_096;
 const T0 = 1_700_000_040_000; // a window boundary
 const SEED = 20261201;
 
-// The bound on the most admitted in any window of W, as a multiple of the limit (docs/core-guarantees.md).
+// The bound on the most admitted in any window of W, as a multiple of the limit (docs/core.md).
 const SEMANTICS = [
   { name: "sliding-log", rule: { algorithm: "sliding-log" }, reference: "admitted", bound: 1, boundText: "limit (exact)" },
   { name: "sliding-counter", rule: { algorithm: "sliding-counter" }, reference: "admitted", bound: 2 - 1 / WINDOW_MS, boundText: "limit + limit (W-1)/W < 2 limit" },
@@ -196,5 +196,5 @@ function markdown() {
 
 if (!quick) {
   writeFileSync(resolve(root, "bench/accuracy.json"), `${JSON.stringify({ seed: SEED, sources: SOURCES, requests: realisticRequests, limit: LIMIT, windowMs: WINDOW_MS, realistic, adversarial }, null, 2)}\n`);
-  writeDocsSection(resolve(root, "docs/core-guarantees.md"), "accuracy", markdown());
+  writeDocsSection(resolve(root, "docs/core.md"), "accuracy", markdown());
 }

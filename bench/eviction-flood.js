@@ -8,7 +8,7 @@
 //   - falseLimited: innocent first requests denied although exact counting admits any fresh key
 //     (the summary's price: the newcomer's cells hold what evicted flood keys owed);
 //   - evictionsRestricting, summaryStarts: the table-too-small signals of stats().
-// Writes bench/eviction-flood.json and the section of docs/core-guarantees.md between its markers.
+// Writes bench/eviction-flood.json and the section of docs/core.md between its markers.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
@@ -108,5 +108,5 @@ if (results.some((r) => r.extraTargetAdmissions !== 0)) {
 }
 if (!quick) {
   writeFileSync(resolve(root, "bench/eviction-flood.json"), `${JSON.stringify({ capacity: CAPACITY, windowMs: WINDOW_MS, results }, null, 2)}\n`);
-  writeDocsSection(resolve(root, "docs/core-guarantees.md"), "eviction-flood", markdown(results));
+  writeDocsSection(resolve(root, "docs/core.md"), "eviction-flood", markdown(results));
 }

@@ -2,7 +2,7 @@
 // AddressSanitizer and UndefinedBehaviorSanitizer. Each input is a limiter's whole life: a seed, up to
 // three rules (small tables, so that keys are evicted and rebuilt from the eviction summary), then a
 // sequence of checks, peeks, multi-checks, resets, exports and imports. Besides the sanitizers it
-// checks, and aborts on, the invariants the docs promise (docs/core-guarantees.md):
+// checks, and aborts on, the invariants the docs promise (docs/core.md):
 //   - exactness bounds on the core's clock: what a key was admitted never exceeds its algorithm's bound
 //     (evictions included), checked while the calls' time has not gone backwards;
 //   - atomic denial: a denied multi-check charges nothing (rules that count denied requests aside);

@@ -23,7 +23,7 @@ namespace sluice {
 // the state the limiter decides on (in its slot, or rebuilt from the summary) is at least as
 // restrictive as the state an unbounded table would hold after the same admitted requests, so an
 // eviction never raises any key's remaining quota. The price is false limiting: a newcomer whose cells
-// all hold folded use starts with that use (measured in docs/core-guarantees.md).
+// all hold folded use starts with that use (measured in docs/core.md).
 //
 // Cells hold each algorithm's state words, except the sliding log's: a = the newest live entry's time,
 // b = the number of live entries, read as that many entries all at that time (they expire no earlier
