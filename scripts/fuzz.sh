@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds="${SLUICE_FUZZ_SECONDS:-60}"
 mkdir -p build/fuzz/corpus
 clang++-14 -std=c++20 -O1 -g -fno-omit-frame-pointer \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wno-ignored-attributes \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wno-ignored-attributes -Wno-unknown-attributes \
   -DSLUICE_FUZZ_HOOKS -Icpp/include \
   cpp/src/*.cpp cpp/src/algorithms/*.cpp wasm-bindings/sluice_abi.cpp fuzz/sluice_abi_fuzz.cpp \
   -o build/fuzz/sluice_abi_fuzz
