@@ -5,7 +5,7 @@
 // figure is reported as the median over repetitions and as the median of per-repetition ratios
 // against the plain-JS fixed window. Writes bench/results.json, bench/results.md, bench/results.svg.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -18,14 +18,16 @@ import { runScript } from "./lib/entry.js";
 import { Workerd } from "./lib/workerd.js";
 import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
+import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
 import { BENCH_PAGE, withBenchResults } from "./lib/readme-section.js";
+import { REDIS_ISOLATES, figureRedis, startRedisForBench } from "./lib/figure-redis.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
 const skipBuild = process.argv.includes("--no-build");
 // --render rewrites the reports (results.md, results.svg, docs/bench.md's section) from bench/results.json,
 // measuring nothing: for working on the reports.
-// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable) runs
+// --only=hono,durable (figure names as in results.json: wasm, hotKey, keys, burst, hono, durable, concurrency, redis, leases) runs
 // just those figures and prints them, leaving bench/results.* alone: for working on one figure.
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
@@ -82,12 +84,29 @@ async function main() {
   const script = await bundleWorker();
 
   const fresh = Array.from({ length: PLAN.freshIsolates }, (_, i) => `fresh-${i}`);
-  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...fresh];
+  // BENCH_DO_DIR puts the objects' SQLite files elsewhere (a tmpfs, say: figure 7 then shows the
+  // object's own work rather than the local disk's sync, which Cloudflare does not pay on the object's thread).
+  const durableObjectsPersist = process.env.BENCH_DO_DIR ? join(process.env.BENCH_DO_DIR, `sluice-bench-${process.pid}`) : undefined;
+  if (durableObjectsPersist) log(`Durable Object storage in ${durableObjectsPersist}`);
+  // Figure 9 runs against a local redis-server behind the Upstash REST bridge, started for the run.
+  const redis = wanted("redis") ? await startRedisForBench() : null;
+  const names = [...COMPARED.map(isolateOf), "hono", DURABLE_ISOLATE, ...LEASE_ISOLATES, ...fresh, ...(redis === null ? [] : REDIS_ISOLATES)];
   const workerd = await Workerd.start(script, names, {
+    durableObjectsPersist,
     routes: { hono: [`${HONO_HOST}/*`] },
-    durableObjects: { [DURABLE_ISOLATE]: DURABLE_OBJECTS },
+    durableObjects: {
+      [DURABLE_ISOLATE]: DURABLE_OBJECTS,
+      ...Object.fromEntries(LEASE_ISOLATES.map((name) => [name, { SLUICE_DO: { className: "SluiceDurableObject", scriptName: DURABLE_ISOLATE } }])),
+    },
+    bindings: redis?.bindings ?? {},
+  }).catch(async (error) => {
+    await redis?.stop();
+    throw error;
   });
-  const results = { machine, quick, plan: PLAN, baseline: BASELINE, subjects: SUBJECT_INFO, figures: {} };
+  const pid = workerdPid();
+  timing = pid === null ? { kind: "wall", pid: null } : { kind: "thread", pid };
+  log(`figures 1-2 timed by ${timing.kind === "thread" ? `the on-CPU time of the isolate's workerd thread (pid ${pid})` : "the isolate's clock"}`);
+  const results = { machine, quick, plan: PLAN, baseline: BASELINE, subjects: SUBJECT_INFO, timing: timing.kind, figures: {} };
   try {
     if (wanted("wasm")) results.figures.wasm = await figureWasm(workerd, fresh);
     if (wanted("hotKey")) results.figures.hotKey = await figureHotKey(workerd);
@@ -99,10 +118,17 @@ async function main() {
     if (wanted("burst")) results.figures.newKeysInOneRequest = await figureBurst(workerd);
     if (wanted("hono")) results.figures.hono = await figureHono(workerd);
     if (wanted("durable")) results.figures.durableObject = await figureDurableObject(workerd);
+    if (wanted("leases")) results.figures.leases = await figureLeases(workerd);
+    if (wanted("concurrency")) results.figures.concurrency = await figureConcurrency(workerd);
+    if (redis !== null) results.figures.redis = await figureRedis(workerd, redis.bridge, { plan: PLAN, log, durableIsolate: DURABLE_ISOLATE });
   } finally {
     await workerd.stop();
+    await redis?.stop();
+    if (durableObjectsPersist) rmSync(durableObjectsPersist, { recursive: true, force: true });
   }
+  results.timingMisses = timing.misses ?? 0;
   if (only !== null) {
+    console.log(JSON.stringify({ timing: results.timing, timingMisses: results.timingMisses }));
     console.log(JSON.stringify(results.figures, null, 2));
     return;
   }
@@ -139,18 +165,59 @@ async function interleave(subjects, reps, measure) {
   return samples;
 }
 
-// Figure rows: per subject, the median rate and the median per-repetition ratio to the baseline.
+// Figure rows: per subject, the median rate, the median per-repetition ratio to the baseline, and its
+// own cost per decision: its time per decision minus the no-op limiter's in the same repetition (the
+// loop, the clock and the key string cost everyone the same), in ns, median and range.
 function rateRows(samples) {
   const base = samples[BASELINE];
+  const noop = samples[NOOP];
   return Object.fromEntries(
     Object.entries(samples).map(([subject, values]) => [
       subject,
-      { decisionsPerSecond: summary(values), ratio: base === undefined ? null : median(ratios(values, base)), samples: values },
+      {
+        decisionsPerSecond: summary(values),
+        ratio: base === undefined ? null : median(ratios(values, base)),
+        ownNanoseconds: noop === undefined || subject === NOOP ? null : summary(values.map((rate, i) => 1e9 / rate - 1e9 / noop[i])),
+        samples: values,
+      },
     ]),
   );
 }
+const NOOP = "harness-only";
 
 const rate = (r) => (r.decisions / r.ms) * 1000;
+
+// How figures 1 and 2 time a loop: "thread" (the on-CPU time of the workerd thread that runs the
+// isolate) where Linux's /proc says, else "wall" (the isolate's own clock). Set by main().
+let timing = { kind: "wall", pid: null };
+const SPIN_MS = 30;
+
+// One timed measurement of decisions per second in `isolate`: a warm-up request, one untimed request
+// of unrelated hot code (so V8 installs the code it optimised during the warm-up, and so we learn
+// which thread runs the isolate: the one that ran the spin), then the timed loop, timed by that
+// thread's on-CPU time.
+async function decisionsPerSecond(workerd, isolate, params) {
+  await workerd.call(isolate, "time", { ...params, phase: "warm" });
+  let tid = null;
+  if (timing.kind === "thread") {
+    const before = threadTimes(timing.pid);
+    await workerd.call(isolate, "spin", { ms: SPIN_MS });
+    tid = mostRun(before, threadTimes(timing.pid));
+  } else {
+    await workerd.call(isolate, "spin", { ms: SPIN_MS });
+  }
+  const startNs = tid === null ? 0 : threadNs(timing.pid, tid);
+  const r = await workerd.call(isolate, "time", { ...params, phase: "timed" });
+  if (tid === null) return rate(r);
+  const cpuMs = (threadNs(timing.pid, tid) - startNs) / 1e6;
+  // (On a loaded machine the thread runs a fraction of the loop's wall time: that is the point.) A
+  // thread that did not run at all was not the one running the loop: count it and use the clock.
+  if (!(cpuMs > 0)) {
+    timing.misses = (timing.misses ?? 0) + 1;
+    return rate(r);
+  }
+  return (r.decisions / cpuMs) * 1000;
+}
 
 // Figure 1: one key, mostly admitted and mostly denied.
 async function figureHotKey(workerd) {
@@ -169,8 +236,8 @@ async function figureHotKey(workerd) {
     ["mostly admitted, one string object reused", "hot-admit", "reused"],
   ];
   for (const [mode, slot, strings] of modes) {
-    const samples = await interleave(COMPARED, PLAN.reps, async (subject) =>
-      rate(await workerd.call(isolateOf(subject), "time", { slot, keys: 1, dist: "hot", strings, minMs: PLAN.minMs })),
+    const samples = await interleave(COMPARED, PLAN.reps, (subject) =>
+      decisionsPerSecond(workerd, isolateOf(subject), { slot, keys: 1, dist: "hot", strings, minMs: PLAN.minMs }),
     );
     figure[mode] = rateRows(samples);
   }
@@ -197,8 +264,8 @@ async function figureKeys(workerd) {
     // built once and reused (see KEY_STRINGS in worker/workload.js).
     for (const [dist, strings, column] of [["uniform", "fresh", "uniform"], ["zipf", "fresh", "zipf"], ["uniform", "reused", "uniform, strings reused"]]) {
       log(`figure 2: ${keys.toLocaleString("en")} keys, ${column}`);
-      const samples = await interleave(COMPARED, PLAN.reps, async (subject) =>
-        rate(await workerd.call(isolateOf(subject), "time", { slot: "keys", keys, dist, strings, minMs: PLAN.minMs })),
+      const samples = await interleave(COMPARED, PLAN.reps, (subject) =>
+        decisionsPerSecond(workerd, isolateOf(subject), { slot: "keys", keys, dist, strings, minMs: PLAN.minMs }),
       );
       throughput[`${keys} ${column}`] = rateRows(samples);
     }
@@ -325,11 +392,14 @@ async function figureWasm(workerd, fresh) {
 // storage or core) is the round trip's floor, and the memory store the same checks without one.
 const DURABLE_CASES = {
   "echo, 1 check per request": { target: "echo", rules: 1, shards: 1, inFlight: 1 },
+  "echo, 1 check per request, 8 in flight": { target: "echo", rules: 1, shards: 1, inFlight: 8 },
   "echo writing 1 row, 1 check per request": { target: "echo-write", rules: 1, shards: 1, inFlight: 1 },
   "echo writing 4 rows, 4 checks per request": { target: "echo-write", rules: 4, shards: 1, inFlight: 1 },
   "durable, 1 check per request": { target: "durable", rules: 1, shards: 1, inFlight: 1 },
   "durable, 4 checks per request": { target: "durable", rules: 4, shards: 1, inFlight: 1 },
   "durable, 1 check per request, 8 in flight": { target: "durable", rules: 1, shards: 1, inFlight: 8 },
+  "durable, 1 check per request, 64 in flight": { target: "durable", rules: 1, shards: 1, inFlight: 64 },
+  "durable without storage, 1 check per request, 8 in flight": { target: "durable-memory", rules: 1, shards: 1, inFlight: 8 },
   "durable, 4 checks per request, 8 in flight": { target: "durable", rules: 4, shards: 1, inFlight: 8 },
   "durable, 4 checks on 4 keys, 4 shards": { target: "durable", rules: 4, shards: 4, spread: true, inFlight: 1 },
   "memory, 1 check per request": { target: "memory", rules: 1, shards: 1, inFlight: 1 },
@@ -337,7 +407,28 @@ const DURABLE_CASES = {
 };
 const DURABLE_FLOOR = "echo, 1 check per request";
 const DURABLE_ISOLATE = "durable";
-const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject" };
+const DURABLE_OBJECTS = { SLUICE_DO: "SluiceDurableObject", BENCH_ECHO: "BenchEchoObject", BENCH_MEMORY_OBJECT: "BenchMemoryObject" };
+
+// Figure 8: the concurrency middleware's added cost per request, memory and durable, as a ratio to the
+// same Hono route without it (in the isolate that has the Durable Object bound). Each request is an
+// acquisition before the handler and a release when its body has been read.
+async function figureConcurrency(workerd) {
+  log("figure 8: the concurrency middleware");
+  const { routes } = await workerd.call(DURABLE_ISOLATE, "concurrencyRoutes");
+  const runs = await interleave(routes, PLAN.reps, (route) => workerd.call(DURABLE_ISOLATE, "concurrency", { route, minMs: PLAN.minMs }));
+  const perRequest = (r) => (r.ms * 1000) / r.requests;
+  const bare = runs.bare.map(perRequest);
+  const rows = {};
+  for (const route of routes) {
+    const us = runs[route].map(perRequest);
+    rows[route] = {
+      microsecondsPerRequest: summary(us),
+      addedMicroseconds: route === "bare" ? null : summary(us.map((u, i) => u - bare[i])),
+      ratioToBare: median(ratios(us, bare)),
+    };
+  }
+  return { routes: rows, note: "µs per request through app.fetch inside one isolate, body read to the end; ratioToBare = time with the middleware / time without" };
+}
 
 async function figureDurableObject(workerd) {
   log("figure 7: the Durable Object store");
@@ -372,6 +463,87 @@ async function figureDurableObject(workerd) {
       "local workerd runs the object in the same process as the isolate: a round trip costs serialization and scheduling, " +
       "no network, so these rates are a ceiling for one object, not what an object in another location answers",
   };
+}
+
+// Figure 10: one rule (LEASE_LIMIT per minute, fixed window) shared by four isolates, each running
+// LEASE_IN_FLIGHT request loops at once, through store "memory", "durable" and "durable" with leases,
+// on one hot key and on a Zipf mix of 1,000 keys. Admissions are counted per key and minute and
+// compared with the limit: memory counts per isolate (up to 4 x the limit), durable and leased exactly.
+const LEASE_ISOLATES = ["lease-0", "lease-1", "lease-2", "lease-3"];
+const LEASE_LIMIT = 10_000;
+const LEASE_IN_FLIGHT = 8;
+const LEASE_TARGETS = ["memory", "durable", "leased"];
+
+async function figureLeases(workerd) {
+  log("figure 10: one rule over 4 isolates: memory, durable, leased");
+  const cases = LEASE_TARGETS.flatMap((target) => ["hot", "zipf"].map((dist) => `${target}, ${dist === "hot" ? "one hot key" : "Zipf mix of 1,000 keys"}`));
+  const caseOf = (name) => ({ target: name.slice(0, name.indexOf(",")), dist: name.includes("hot key") ? "hot" : "zipf" });
+  let run = 0;
+  const started = Date.now();
+  const runs = await interleave(cases, PLAN.reps, async (name) => {
+    const { target, dist } = caseOf(name);
+    const runId = `${started}-${run++}`;
+    const parts = await Promise.all(
+      LEASE_ISOLATES.map((isolate, i) =>
+        workerd.call(isolate, "leases", { target, dist, limit: LEASE_LIMIT, windowMs: 60_000, runId, inFlight: LEASE_IN_FLIGHT, minMs: PLAN.minMs * 2, isolate: i }),
+      ),
+    );
+    const decisions = parts.reduce((sum, p) => sum + p.decisions, 0);
+    const ms = Math.max(...parts.map((p) => p.ms));
+    const admitted = {};
+    const latency = {};
+    for (const p of parts) {
+      for (const [slot, n] of Object.entries(p.admitted)) admitted[slot] = (admitted[slot] ?? 0) + n;
+      for (const [bucket, n] of Object.entries(p.latency)) latency[bucket] = (latency[bucket] ?? 0) + n;
+    }
+    return {
+      decisionsPerSecond: (decisions / ms) * 1000,
+      roundTripsPer1000: (parts.reduce((sum, p) => sum + p.roundTrips, 0) / decisions) * 1000,
+      p50Ms: percentileOf(latency, 0.5),
+      p99Ms: percentileOf(latency, 0.99),
+      mostAdmittedPerKeyAndMinute: Math.max(0, ...Object.values(admitted)),
+    };
+  });
+  const rows = {};
+  for (const name of cases) {
+    const r = runs[name];
+    const most = Math.max(...r.map((x) => x.mostAdmittedPerKeyAndMinute));
+    rows[name] = {
+      ...caseOf(name),
+      decisionsPerSecond: summary(r.map((x) => x.decisionsPerSecond)),
+      roundTripsPer1000Decisions: median(r.map((x) => x.roundTripsPer1000)),
+      p50AddedMs: median(r.map((x) => x.p50Ms)),
+      p99AddedMs: median(r.map((x) => x.p99Ms)),
+      mostAdmittedPerKeyAndMinute: most,
+      limit: LEASE_LIMIT,
+      overAdmitted: Math.max(0, most - LEASE_LIMIT),
+    };
+  }
+  for (const dist of ["one hot key", "Zipf mix of 1,000 keys"]) {
+    const leased = rows[`leased, ${dist}`];
+    leased.decisionsRatioToDurable = median(ratios(runs[`leased, ${dist}`].map((x) => x.decisionsPerSecond), runs[`durable, ${dist}`].map((x) => x.decisionsPerSecond)));
+  }
+  return {
+    rows,
+    isolates: LEASE_ISOLATES.length,
+    inFlightPerIsolate: LEASE_IN_FLIGHT,
+    limitPerMinute: LEASE_LIMIT,
+    note:
+      "four isolates of one workerd process, each with 8 request loops; the object's commits go to a local disk; " +
+      "latency is per decision on workerd's local clock (whole milliseconds); admissions are counted per key and minute over every isolate",
+  };
+}
+
+// The value below which `share` of the decisions fall, from a histogram of whole milliseconds.
+function percentileOf(histogram, share) {
+  const buckets = Object.entries(histogram).map(([ms, n]) => [Number(ms), n]).sort((a, b) => a[0] - b[0]);
+  const total = buckets.reduce((sum, [, n]) => sum + n, 0);
+  let seen = 0;
+  for (const [ms, n] of buckets) {
+    seen += n;
+    if (seen >= share * total) return ms;
+  }
+  return null;
 }
 
 runScript(main);

@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = /** @type {const} */ (4);
+export const ABI_VERSION = /** @type {const} */ (5);
 /** The most UTF-8 bytes a key may have. */
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 /** The most checks one checkAll takes. */
@@ -41,6 +41,15 @@ export const Status = Object.freeze({
   INVALID_ARGUMENT: 10,
 });
 /** @typedef {(typeof Status)[keyof typeof Status]} StatusCode */
+
+// The concurrency rule is not a rate, so it is not among ALGORITHMS (which rate limits choose from):
+// addRule takes it by this name, as ABI value 6 (sluice::Algorithm::kConcurrency).
+const CONCURRENCY = "concurrency";
+const CONCURRENCY_ALGORITHM = 6;
+// sluice_concurrency operations (sluice_abi.h).
+const ACQUIRE = 0;
+const RELEASE = 1;
+const RENEW = 2;
 /** @type {Readonly<Record<number, string>>} */
 const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k])));
 
@@ -261,14 +270,16 @@ export class SluiceCore {
 
   /**
    * addRule adds a rule and returns its id. Throws SluiceError naming the field for invalid input.
+   * Algorithm "concurrency" is the concurrency rule: at most `limit` units held at once, each leased for
+   * `windowMs` (see acquire, release, renew).
    * countDenied (sliding counter only): denied requests count too, as in Cloudflare's counter.
-   * @param {RuleSpec} rule
+   * @param {RuleSpec | (Omit<RuleSpec, "algorithm"> & { algorithm: "concurrency" })} rule
    * @returns {number}
    */
   addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity, countDenied = false }) {
-    const index = ALGORITHMS.indexOf(/** @type {AlgorithmName} */ (algorithm));
+    const index = algorithm === CONCURRENCY ? CONCURRENCY_ALGORITHM : ALGORITHMS.indexOf(/** @type {AlgorithmName} */ (algorithm));
     if (index < 0) {
-      throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${ALGORITHMS.join(", ")}; got ${String(algorithm)}`, "algorithm");
+      throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${[...ALGORITHMS, CONCURRENCY].join(", ")}; got ${String(algorithm)}`, "algorithm");
     }
     if (!Number.isInteger(keyCapacity) || keyCapacity < 1 || keyCapacity > 0xffffffff) {
       throw new SluiceError(Status.INVALID_RULE, `keyCapacity must be a whole number >= 1; got ${String(keyCapacity)}`, "keyCapacity");
@@ -366,6 +377,74 @@ export class SluiceCore {
   }
 
   /**
+   * acquire takes `cost` units of a concurrency rule's key for `holder` (a 32-bit id the host chose) if
+   * they fit: the decision's `allowed`. A holder that neither renews nor releases loses its units when
+   * the rule's lease (its windowMs) runs out.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} holder
+   * @param {number} cost
+   * @param {number} nowMs
+   * @returns {Decision}
+   */
+  acquire(rule, key, holder, cost, nowMs) {
+    checkCost(cost);
+    return this.#concurrency(rule, key, ACQUIRE, holder, cost, nowMs, "acquire");
+  }
+
+  /**
+   * release gives back every unit `holder` has on the key; `allowed` reports whether it had live ones.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} holder
+   * @param {number} nowMs
+   * @returns {Decision}
+   */
+  release(rule, key, holder, nowMs) {
+    return this.#concurrency(rule, key, RELEASE, holder, 1, nowMs, "release");
+  }
+
+  /**
+   * renew restarts the lease of every live unit `holder` has on the key; `allowed` is false when it has
+   * none (its lease ran out, or it released), and its units may then be someone else's.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} holder
+   * @param {number} nowMs
+   * @returns {Decision}
+   */
+  renew(rule, key, holder, nowMs) {
+    return this.#concurrency(rule, key, RENEW, holder, 1, nowMs, "renew");
+  }
+
+  /**
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} op
+   * @param {number} holder
+   * @param {number} cost
+   * @param {number} nowMs
+   * @param {string} what
+   * @returns {Decision}
+   */
+  #concurrency(rule, key, op, holder, cost, nowMs, what) {
+    const id = this.#ruleId(rule);
+    if (!Number.isInteger(holder) || holder < 0 || holder > 0xffffffff) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `holder must be a whole number from 0 to 2^32 - 1; got ${String(holder)}`, "holder");
+    }
+    if (typeof nowMs !== "number") throw timeError(nowMs);
+    const length = this.#writeKey(0, key);
+    const result = this.#exports.sluice_concurrency(id, length, op, holder, cost, nowMs);
+    // The call hashed the key itself and the module forgot any hash it kept for slot 0.
+    this.#slot0Hashed = false;
+    if (result === -Status.INVALID_ARGUMENT && Number.isInteger(nowMs) && nowMs >= 0 && nowMs <= 2 ** 42) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `sluice ${what} failed: rule ${id} is not a concurrency rule`, "rule");
+    }
+    if (result < 0) this.#checkDecided(result, what, nowMs);
+    return this.#readDecisionAt(0);
+  }
+
+  /**
    * reset forgets a key of a rule: it is back to its full quota.
    * @param {number} rule
    * @param {string | Uint8Array} key
@@ -429,6 +508,57 @@ export class SluiceCore {
       summaryStarts: f[5],
       summaryBytes: f[6],
     };
+  }
+
+  /**
+   * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (fixed window
+   * and sliding-window counter rules only; see docs/leases.md): what is left / 4 at most, charged to
+   * the key now. Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} wanted
+   * @param {number} leaseMs
+   * @param {number} nowMs
+   * @returns {{units: number, expiresAtMs: number, remaining: number}}
+   */
+  lend(rule, key, wanted, leaseMs, nowMs) {
+    const id = this.#ruleId(rule);
+    const length = this.#writeKey(0, key);
+    if (!Number.isInteger(wanted) || wanted < 0 || wanted > 0x80000000) {
+      throw new SluiceError(Status.INVALID_COST, `wanted must be a whole number from 0 to 2^31; got ${String(wanted)}`, "wanted");
+    }
+    if (typeof nowMs !== "number") throw timeError(nowMs);
+    this.#slot0Hashed = false;
+    const result = this.#exports.sluice_lend(id, length, wanted, leaseMs, nowMs);
+    if (result === -Status.INVALID_ARGUMENT) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (fixed-window, sliding-counter), leaseMs >= 1 and a valid nowMs; got leaseMs ${String(leaseMs)}, nowMs ${String(nowMs)}`);
+    }
+    this.#check(result, "lend");
+    const f = this.#f64;
+    return { units: f[0], expiresAtMs: f[1], remaining: f[2] };
+  }
+
+  /**
+   * giveBack returns `units` unused units of a lease of `key` that expires at `expiresAtMs`; returns how
+   * many the key took back (0 once the lease's window is over: they lapsed with it).
+   * @param {number} rule
+   * @param {string | Uint8Array} key
+   * @param {number} units
+   * @param {number} expiresAtMs
+   * @returns {number}
+   */
+  giveBack(rule, key, units, expiresAtMs) {
+    const id = this.#ruleId(rule);
+    const length = this.#writeKey(0, key);
+    if (!Number.isInteger(units) || units < 0 || units > 0x80000000) {
+      throw new SluiceError(Status.INVALID_COST, `units must be a whole number from 0 to 2^31; got ${String(units)}`, "units");
+    }
+    this.#slot0Hashed = false;
+    const result = this.#exports.sluice_give_back(id, length, units, expiresAtMs);
+    if (result === -Status.INVALID_ARGUMENT) {
+      throw new SluiceError(Status.INVALID_ARGUMENT, `giveBack needs a rule that can lend and an expiresAtMs from lend; got ${String(expiresAtMs)}`);
+    }
+    return this.#check(result, "giveBack");
   }
 
   /** memoryBytes is the size of the module's linear memory. @type {number} */

@@ -255,3 +255,50 @@ extern "C" void sluice_fuzz_teardown(void) {
   g_error_field = "";
 }
 #endif
+SLUICE_EXPORT(sluice_concurrency)
+int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms) {
+  g_key0.valid = false;
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
+  int64_t now = 0;
+  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now)) return fail(Status::kInvalidArgument);
+  sluice::Decision decision;
+  const Status status = g_limiter->concurrency(rule, g_limiter->key_hash(g_io, key_length),
+                                               static_cast<sluice::concurrency::Op>(op), holder,
+                                               static_cast<int64_t>(cost), now, &decision);
+  if (status != Status::kOk) return fail(status);
+  put_decision(SLUICE_IO_OUTCOME_OFFSET, decision);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, 0);
+  return decision.allowed ? 1 : 0;
+}
+
+SLUICE_EXPORT(sluice_lend)
+int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms) {
+  g_key0.valid = false;
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
+  int64_t now = 0;
+  int64_t lease = 0;
+  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now) || !to_int64(lease_ms, 1, sluice::kMaxWindowMs, &lease)) {
+    return fail(Status::kInvalidArgument);
+  }
+  sluice::Lease lent;
+  const Status status = g_limiter->lend(rule, g_limiter->key_hash(g_io, key_length), static_cast<int64_t>(wanted), lease, now, &lent);
+  if (status != Status::kOk) return fail(status);
+  put_f64(SLUICE_IO_OUTCOME_OFFSET, static_cast<double>(lent.units));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 8, static_cast<double>(lent.expires_at_ms));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 16, static_cast<double>(lent.remaining));
+  return static_cast<int32_t>(lent.units);
+}
+
+SLUICE_EXPORT(sluice_give_back)
+int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, double expires_at_ms) {
+  g_key0.valid = false;
+  if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
+  if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
+  int64_t expires = 0;
+  if (!to_int64(expires_at_ms, 1, sluice::kMaxTimeMs + sluice::kMaxWindowMs, &expires)) return fail(Status::kInvalidArgument);
+  int64_t returned = 0;
+  const Status status = g_limiter->give_back(rule, g_limiter->key_hash(g_io, key_length), static_cast<int64_t>(units), expires, &returned);
+  return status == Status::kOk ? static_cast<int32_t>(returned) : fail(status);
+}

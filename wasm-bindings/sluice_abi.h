@@ -11,13 +11,13 @@
  *   [8496, 9136)   per-check decisions: 16 x f64 { allowed, limit, remaining, reset_ms, retry_after_ms },
  *                  written only when a call has several checks: a single check's decision is the outcome's
  * retry_after_ms is -1 for "never".
- * Version 4: sluice_add_rule takes SLUICE_RULE_COUNT_DENIED; sluice_stats writes 7 numbers, the fifth no
+ * Version 5: sluice_add_rule takes SLUICE_RULE_COUNT_DENIED; sluice_stats writes 7 numbers, the fifth no
  * longer evictions of exhausted keys but evictions of still-restricting keys. */
 #ifndef SLUICE_ABI_H
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 4
+#define SLUICE_ABI_VERSION 5
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
@@ -27,6 +27,10 @@
 /* sluice_add_rule: OR'd into `algorithm`, options of the rule. COUNT_DENIED (sliding counter only):
  * denied requests count too, as in Cloudflare's counter. */
 #define SLUICE_RULE_COUNT_DENIED 0x100u
+/* sluice_concurrency operations (sluice::concurrency::Op). */
+#define SLUICE_CONCURRENCY_ACQUIRE 0u
+#define SLUICE_CONCURRENCY_RELEASE 1u
+#define SLUICE_CONCURRENCY_RENEW 2u
 
 /* sluice_check flags. */
 #define SLUICE_CHECK_CHARGE 1u
@@ -65,6 +69,18 @@ int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length)
  * owed something, folded into the summary: the table-too-small signal), summary_starts (charged
  * requests of keys not in the table that started from the summary), summary_bytes }. */
 int32_t sluice_stats(uint32_t rule);
+/* Acquires `cost` units for `holder`, releases all of its units, or renews their lease (`op`, above) on
+ * the key at the start of the key area, for a concurrency rule (algorithm 6). Returns 1 when acquired /
+ * when the holder had live units to release or renew, 0 otherwise, or a negative status; the decision
+ * (the key afterwards) goes to the outcome. `cost` is read by acquire only. */
+int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms);
+/* Leases (sluice/lease.hpp). Lends up to `wanted` units of the key at the start of the key area for at
+ * most lease_ms from now_ms; writes f64 { units, expires_at_ms, remaining } at the outcome offset and
+ * returns the units lent (>= 0) or a negative status. */
+int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms);
+/* Gives back `units` unused units of a lease of that key that expires at expires_at_ms; returns how
+ * many the key took back (>= 0) or a negative status. */
+int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, double expires_at_ms);
 
 #ifdef __cplusplus
 }

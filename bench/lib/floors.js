@@ -93,5 +93,29 @@ export function evaluateFloors(results) {
       detail: `sluice +${ours.toFixed(2)} us; lightest other ${lightest[0]} +${lightest[1].addedMicroseconds.median.toFixed(2)} us`,
     });
   }
+  const d = f.durableObject?.rows;
+  const object = d?.["durable, 1 check per request, 8 in flight"];
+  const unstored = d?.["durable without storage, 1 check per request, 8 in flight"];
+  if (object !== undefined && unstored !== undefined) {
+    const rate = object.decisionsPerSecond.median;
+    const ratio = unstored.decisionsPerSecond.median / rate;
+    floors.push({
+      floor: "Durable Object, 1 check, 8 in flight: >= 20,000 decisions/s, or within 1.5x of the same object without storage",
+      met: rate >= 20_000 || ratio <= 1.5,
+      detail: `${fmt(rate)}/s stored; ${fmt(unstored.decisionsPerSecond.median)}/s without storage (x${ratio.toFixed(2)})`,
+    });
+  }
+  if (f.leases !== undefined) {
+    for (const keys of ["one hot key", "Zipf mix of 1,000 keys"]) {
+      const leased = f.leases.rows[`leased, ${keys}`];
+      floors.push({
+        floor: `leases, ${keys}: no over-admission and >= 10x the decisions/s of durable`,
+        met: leased.overAdmitted === 0 && leased.decisionsRatioToDurable >= 10,
+        detail:
+          `${fmt(leased.decisionsPerSecond.median)}/s, x${leased.decisionsRatioToDurable.toFixed(1)} of durable; ` +
+          `${leased.mostAdmittedPerKeyAndMinute.toLocaleString("en")} admitted of ${leased.limit.toLocaleString("en")} at most per key and minute`,
+      });
+    }
+  }
   return floors;
 }

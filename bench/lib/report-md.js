@@ -11,6 +11,20 @@ const times = (r) => (r === null || r === undefined ? "" : ` (x${r.toFixed(2)})`
 const table = (head, rows) =>
   [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
+// Each limiter's own cost per decision: its time minus the no-op limiter's, per repetition, in ns
+// (median, and the range over repetitions). Columns as in the figure above it.
+function ownCostTable(figure, label) {
+  const cols = Object.keys(figure);
+  const subjects = Object.keys(figure[cols[0]]).filter((s) => figure[cols[0]][s].ownNanoseconds);
+  if (subjects.length === 0) return "";
+  const cell = (o) => (o ? `${o.median.toFixed(0)} ns (${o.min.toFixed(0)} to ${o.max.toFixed(0)})` : "");
+  return [
+    "Own cost per decision (the limiter's time minus the no-op limiter's, per repetition: median, and range):",
+    "",
+    table(["limiter", ...cols], subjects.map((s) => [label(s), ...cols.map((c) => cell(figure[c][s]?.ownNanoseconds))])),
+  ].join("\n");
+}
+
 export function renderMarkdown(results) {
   const { machine: m, figures: f, subjects } = results;
   const label = (name) => subjects[name]?.label ?? name;
@@ -27,7 +41,7 @@ export function renderMarkdown(results) {
   out.push("");
   out.push(
     `Every limiter runs in its own workerd isolate. Each figure is the median of ${results.plan.reps} interleaved repetitions ` +
-      `(loops of at least ${results.plan.minMs} ms, timed inside the request with workerd's millisecond clock); ` +
+      `(loops of at least ${results.plan.minMs} ms${results.timing === "thread" ? "; figures 1 and 2 timed by the on-CPU time of the isolate's workerd thread, after an untimed spin request, the others by workerd's millisecond clock" : ", timed inside the request with workerd's millisecond clock"}); ` +
       `(xN) is the median per-repetition ratio to the plain-JS fixed window (${results.baseline}) of the same run. ` +
       `Each decision reads Date.now() and is handed a newly built key string, as a Worker's request is (except in the columns marked reused). Absolute numbers drift with the machine's load; ratios hold better.`,
   );
@@ -45,6 +59,8 @@ export function renderMarkdown(results) {
     ),
   );
 
+  out.push("", ownCostTable(hot, label));
+
   out.push("", "## 2. Decisions per second over many keys (after the keys exist)", "");
   const cols = Object.keys(f.manyKeys);
   out.push(
@@ -53,6 +69,7 @@ export function renderMarkdown(results) {
       Object.keys(f.manyKeys[cols[0]]).map((s) => [label(s), ...cols.map((c) => `${si(f.manyKeys[c][s].decisionsPerSecond.median)}/s${times(f.manyKeys[c][s].ratio)}`)]),
     ),
   );
+  out.push("", ownCostTable(f.manyKeys, label));
   out.push("", "Zipf: rank r drawn with weight 1/r (s = 1). Keys are IPv4 address strings. Each decision builds its key string, as a Worker gets a new header string per request; \"strings reused\" passes string objects built once instead (V8 then has each string's hash cached in it, which a Map lookup skips hashing for, and at 1M keys each string is a cache miss; neither happens to a header).");
 
   out.push("", "## 3. Bytes per key", "");
@@ -143,6 +160,86 @@ export function renderMarkdown(results) {
       "one SQLite row per check first, the least a durable counter writes, so its answer waits for the commit as sluice's does. " +
       `Round trips are the RPCs the store made, counted on the binding. ${d.note[0].toUpperCase()}${d.note.slice(1)}.`,
   );
-  out.push("");
+  const c = f.concurrency;
+  if (c !== undefined) {
+    out.push("", "## 8. Concurrency middleware", "");
+    out.push(
+      table(
+        ["route", "us per request", "added us", "vs bare"],
+        Object.entries(c.routes).map(([route, r]) => [
+          route,
+          r.microsecondsPerRequest.median.toFixed(1),
+          r.addedMicroseconds === null ? "" : `+${r.addedMicroseconds.median.toFixed(1)}`,
+          `x${r.ratioToBare.toFixed(2)}`,
+        ]),
+      ),
+    );
+    out.push(
+      "",
+      "A Hono route with concurrency() (store 'memory', then 'durable': one object per client key) against the same route " +
+        "without it, in the isolate that has the Durable Object bound. Each request is an acquisition before the handler and a " +
+        `release when its body has been read to the end. ${c.note[0].toUpperCase()}${c.note.slice(1)}.`,
+    );
+  }
+  if (f.redis !== undefined) {
+    out.push("", "## 9. Redis store and @upstash/ratelimit", "");
+    const r = f.redis;
+    out.push(
+      table(
+        ["case", "decisions/s", "round trips per decision", "conflicts per decision"],
+        Object.entries(r.rows).map(([name, row]) => [
+          name,
+          `${si(row.decisionsPerSecond.median)}/s`,
+          row.roundTripsPerDecision.toFixed(2),
+          row.conflictsPerDecision === null ? "" : row.conflictsPerDecision.toFixed(3),
+        ]),
+      ),
+    );
+    const a = r.agreement;
+    out.push(
+      "",
+      `Admitted, ${a.isolates} isolates sending ${a.count} decisions each at once over ${a.keys} keys, limit ${a.limit} per key per hour:`,
+      "",
+      table(
+        ["algorithm", "sluice (store: 'redis')", "@upstash/ratelimit", "exact"],
+        Object.entries(r.admitted).map(([algorithm, row]) => [
+          algorithm === "sliding-counter" ? "sliding counter (Upstash: slidingWindow)" : algorithm,
+          String(row.sluice),
+          String(row.upstash),
+          row.exact ? `both must be ${row.expected}` : "approximate in both",
+        ]),
+      ),
+      "",
+      "Each isolate decides one request at a time through createRedisStore (the store the middleware's store: 'redis' uses) " +
+        "or @upstash/ratelimit (no ephemeral cache, no timeout), both over fetch to the same Redis. Cold keys: a new key per decision; " +
+        "warm keys: 100 keys in turn, after one pass; one key from 4 isolates: four isolates on one key at once (contention). " +
+        "Round trips are the HTTP requests the bridge served. The durable row is figure 7's first durable case, measured in this figure's repetitions. " +
+        `${r.note[0].toUpperCase()}${r.note.slice(1)}.`,
+    );
+  }
+    if (f.leases !== undefined) {
+    out.push("", "## 10. One rule over 4 isolates: memory, durable, leased", "");
+    const l = f.leases;
+    out.push(
+      table(
+        ["store, keys", "decisions/s", "round trips per 1,000 decisions", "p50 / p99 added ms", "most admitted per key and minute", "over the limit", "vs durable"],
+        Object.entries(l.rows).map(([name, r]) => [
+          name,
+          `${si(r.decisionsPerSecond.median)}/s`,
+          r.roundTripsPer1000Decisions.toFixed(1),
+          `${r.p50AddedMs} / ${r.p99AddedMs}`,
+          `${r.mostAdmittedPerKeyAndMinute.toLocaleString("en")} of ${r.limit.toLocaleString("en")}`,
+          r.overAdmitted.toLocaleString("en"),
+          r.decisionsRatioToDurable === undefined ? "" : `x${r.decisionsRatioToDurable.toFixed(1)}`,
+        ]),
+      ),
+    );
+    out.push(
+      "",
+      `Store "memory", store "durable", and store "durable" with \`lease: true\` (docs/leases.md), as the middleware builds them, ` +
+        `one fixed-window rule of ${l.limitPerMinute.toLocaleString("en")} per minute per key; ${l.note}.`,
+    );
+  }
+out.push("");
   return out.join("\n");
 }

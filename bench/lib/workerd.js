@@ -64,17 +64,25 @@ export class Workerd {
 
   /**
    * `routes`: worker name -> miniflare route patterns, for dispatchFetch(). `durableObjects`: worker
-   * name -> its Durable Object bindings ({ BINDING: class name exported by the script }).
+   * name -> its Durable Object bindings ({ BINDING: class name exported by the script, or
+   * { className, scriptName } for another worker's }). `bindings`: worker name -> plain env values
+   * (figure 9's Redis URL and token). `durableObjectsPersist`: a directory for the objects' SQLite
+   * files (default: miniflare's temporary directory).
    */
-  static async start(scriptPath, names, { routes = {}, durableObjects = {} } = {}) {
+  static async start(scriptPath, names, { routes = {}, durableObjects = {}, bindings = {}, durableObjectsPersist } = {}) {
     const w = new Workerd();
     w.#inspectorPort = await freePort();
     const worker = (name) => ({
       name,
       routes: routes[name],
       durableObjects: Object.fromEntries(
-        Object.entries(durableObjects[name] ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }]),
+        // A class name, or { className, scriptName } for a class another worker defines.
+        Object.entries(durableObjects[name] ?? {}).map(([binding, target]) => [
+          binding,
+          typeof target === "string" ? { className: target, useSQLite: true } : { ...target, useSQLite: true },
+        ]),
       ),
+      bindings: bindings[name] ?? {},
       modules: true,
       scriptPath,
       modulesRoot: root,
@@ -86,6 +94,7 @@ export class Workerd {
     w.#mf = new Miniflare({
       inspectorPort: w.#inspectorPort,
       workers: names.map(worker),
+      ...(durableObjectsPersist === undefined ? {} : { durableObjectsPersist }),
     });
     await w.#mf.ready;
     for (const name of names) w.#workers.set(name, await w.#mf.getWorker(name));

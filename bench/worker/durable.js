@@ -9,7 +9,18 @@ import { createDurableStore } from "../../worker/src/stores/durable.js";
 import { createMemoryStore } from "../../worker/src/stores/memory.js";
 import { keyOf } from "./workload.js";
 
-export { SluiceDurableObject } from "../../worker/src/stores/durable-object.js";
+import { SluiceDurableObject } from "../../worker/src/stores/durable-object.js";
+
+export { SluiceDurableObject };
+
+/**
+ * BenchMemoryObject is SluiceDurableObject keeping nothing in storage: the same RPC and the same core
+ * decisions from memory, with no write to wait for. Beside it, the real object shows what durability
+ * costs (the brief's floor: within 1.5 x of this).
+ */
+export class BenchMemoryObject extends SluiceDurableObject {
+  static persistence = false;
+}
 
 /**
  * BenchEchoObject answers decide() with a fixed Outcome of the same shape and no core: the round trip
@@ -36,6 +47,7 @@ export class BenchEchoObject extends DurableObject {
 
 export const DURABLE_BINDING = "SLUICE_DO";
 export const ECHO_BINDING = "BENCH_ECHO";
+export const MEMORY_OBJECT_BINDING = "BENCH_MEMORY_OBJECT";
 const CLIENTS = 1000;
 const LIMIT = 1_000_000_000;
 const WINDOW_MS = 3_600_000;
@@ -76,8 +88,9 @@ function checksOf(i, rules, spread) {
 
 /**
  * timeDurable sends requests of `rules` checks each to `target` ("durable": SluiceDurableObject through
- * createDurableStore with `shards`; "echo": the empty round trip; "echo-write": the round trip with a
- * SQLite row written per check; "memory": the isolate's own store),
+ * createDurableStore with `shards`; "durable-memory": the same object keeping nothing in storage;
+ * "echo": the empty round trip; "echo-write": the round trip with a SQLite row written per check;
+ * "memory": the isolate's own store),
  * `inFlight` at a time, for at least minMs. Returns requests, decisions, ms and round trips.
  */
 export async function timeDurable({ target, rules, shards, spread, inFlight, minMs }, env) {
@@ -86,7 +99,8 @@ export async function timeDurable({ target, rules, shards, spread, inFlight, min
   if (target === "memory") store = createMemoryStore();
   else {
     const echo = target === "echo" || target === "echo-write";
-    const binding = countingNamespace(env[echo ? ECHO_BINDING : DURABLE_BINDING], counter, target === "echo-write" ? { write: true } : {});
+    const namespace = env[echo ? ECHO_BINDING : target === "durable-memory" ? MEMORY_OBJECT_BINDING : DURABLE_BINDING];
+    const binding = countingNamespace(namespace, counter, target === "echo-write" ? { write: true } : {});
     store = createDurableStore({ binding, shards, name: `bench-${target}-${shards}` });
   }
   let requests = 0;

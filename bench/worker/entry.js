@@ -6,9 +6,12 @@ import { SUBJECTS } from "./subjects.js";
 import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
+import { countRedis, timeRedis } from "./redis.js";
+import { CONCURRENCY_ROUTE_NAMES, timeConcurrency } from "./concurrency.js";
+import { timeLeases } from "./leases.js";
 
 // Figure 7's objects, bound only in the isolate that drives them (bench/run.js).
-export { BenchEchoObject, SluiceDurableObject } from "./durable.js";
+export { BenchEchoObject, BenchMemoryObject, SluiceDurableObject } from "./durable.js";
 
 const STATE = Symbol.for("sluice.bench");
 function state() {
@@ -96,13 +99,35 @@ const routes = {
 
   // Times decisions over `keys` keys in `dist` order ("hot", "uniform", "zipf") for at least minMs,
   // after a warm-up of a quarter of that, with key strings built per decision or reused (`strings`).
+  // `phase`: "warm" runs the warm-up alone, "timed" the timed loop alone (bench/run.js sends the spin
+  // request between them), and by default both.
   async time(params) {
     const { subject, limiter } = instance(params);
     const { keyAt, order } = workload(numberParam(params, "keys"), params.get("dist"), params.get("strings") ?? "fresh");
     const minMs = numberParam(params, "minMs");
+    const phase = params.get("phase");
     const run = subject.asynchronous ? timeAsync : timeSync;
-    await run(limiter.decide, keyAt, order, minMs / 4);
+    if (phase !== "timed") {
+      const warm = await run(limiter.decide, keyAt, order, minMs / 4);
+      if (phase === "warm") return warm;
+    }
     return await run(limiter.decide, keyAt, order, minMs);
+  },
+
+  // Unrelated hot code, run untimed between a warm-up and its timed loop: V8 may compile a function
+  // optimised during a short warm-up and leave the code uninstalled until the isolate next enters
+  // it from a fresh request; a request of other hot code first gets it installed. It also tells
+  // bench/run.js which workerd thread runs this isolate (the one that ran this spin).
+  spin(params) {
+    const ms = numberParam(params, "ms");
+    const start = performance.now();
+    let x = 0x9e3779b9;
+    let rounds = 0;
+    while (performance.now() - start < ms) {
+      for (let i = 0; i < 4096; i++) x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + i;
+      rounds++;
+    }
+    return { rounds, x: x >>> 0 };
   },
 
   // What a limiter holds: its key count and, for sluice, its linear memory and table.
@@ -183,6 +208,39 @@ const routes = {
         spread: params.get("spread") === "1",
         inFlight: numberParam(params, "inFlight"),
         minMs: numberParam(params, "minMs"),
+      },
+      env,
+    );
+  },
+
+  // Figure 9: decisions through the Redis store or @upstash/ratelimit (bench/worker/redis.js).
+  redis(params, env) {
+    const common = { subject: params.get("subject"), algorithm: params.get("algorithm"), limit: numberParam(params, "limit"), run: params.get("run") };
+    if (params.get("mode") === "count") {
+      return countRedis({ ...common, keys: numberParam(params, "keys"), count: numberParam(params, "count") }, env);
+    }
+    return timeRedis({ ...common, keys: params.get("keys"), minMs: numberParam(params, "minMs") }, env);
+  },
+
+  // Figure 8: a Hono route with the concurrency middleware (memory or durable store), or without.
+  concurrency(params, env, ctx) {
+    return timeConcurrency({ route: params.get("route"), minMs: numberParam(params, "minMs") }, env, ctx);
+  },
+
+  concurrencyRoutes: () => ({ routes: CONCURRENCY_ROUTE_NAMES }),
+
+  // Figure 10: one rule shared by the isolates that run this at once, through memory, durable or leases.
+  leases(params, env) {
+    return timeLeases(
+      {
+        target: params.get("target"),
+        dist: params.get("dist"),
+        limit: numberParam(params, "limit"),
+        windowMs: numberParam(params, "windowMs"),
+        runId: params.get("runId"),
+        inFlight: numberParam(params, "inFlight"),
+        minMs: numberParam(params, "minMs"),
+        isolate: numberParam(params, "isolate"),
       },
       env,
     );

@@ -14,7 +14,7 @@ export const SUBJECT_INFO = Object.freeze({
   "sluice-leaky-bucket": { family: "sluice", algorithm: "leaky bucket", label: "sluice, leaky bucket" },
   "sluice-gcra": { family: "sluice", algorithm: "GCRA", label: "sluice, GCRA" },
   "sluice-sliding-log": { family: "sluice", algorithm: "sliding log", label: "sluice, sliding log (limit 10)" },
-  "harness-only": { family: "harness", algorithm: "none", label: "harness only (Date.now + get the key string and read it)" },
+  "harness-only": { family: "harness", algorithm: "none", label: "no-op limiter (Date.now, the key's length and last character; admits)" },
   "rate-limiter-flexible": { family: "peer", algorithm: "fixed window", label: "rate-limiter-flexible RateLimiterMemory" },
   "hono-rate-limiter-store": { family: "peer", algorithm: "fixed window", label: "hono-rate-limiter MemoryStore" },
   "express-rate-limit-store": { family: "peer", algorithm: "fixed window", label: "express-rate-limit MemoryStore" },

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 
+#include "sluice/algorithms/concurrency.hpp"
 #include "sluice/algorithms/fixed_window.hpp"
 #include "sluice/algorithms/gcra.hpp"
 #include "sluice/algorithms/leaky_bucket.hpp"
@@ -19,6 +20,7 @@ inline Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing r
     case Algorithm::kTokenBucket: return token_bucket::decide(rule, state, now, cost);
     case Algorithm::kLeakyBucket: return leaky_bucket::decide(rule, state, now, cost);
     case Algorithm::kGcra: return gcra::decide(rule, state, now, cost);
+    case Algorithm::kConcurrency: return concurrency::decide(rule, state, ring, now, cost);
   }
   return Decision{};
 }
@@ -31,6 +33,10 @@ inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64
     case Algorithm::kTokenBucket: token_bucket::charge(rule, state, now, cost); return;
     case Algorithm::kLeakyBucket: leaky_bucket::charge(rule, state, now, cost); return;
     case Algorithm::kGcra: gcra::charge(rule, state, now, cost); return;
+    // A plain check of a concurrency rule acquires for nobody in particular: its units only expire.
+    case Algorithm::kConcurrency:
+      concurrency::acquire(rule, state, ring, now, concurrency::kAnonymousHolder, cost);
+      return;
   }
 }
 
@@ -69,8 +75,20 @@ inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogR
       if (d.allowed && charge) gcra::charge(rule, state, now, cost);
       return d;
     }
+    case Algorithm::kConcurrency: {
+      const Decision d = concurrency::decide(rule, state, ring, now, cost);
+      if (d.allowed && charge) concurrency::acquire(rule, state, ring, now, concurrency::kAnonymousHolder, cost);
+      return d;
+    }
   }
   return Decision{};
+}
+
+// ring_words is how many 32-bit words of per-key memory a rule needs besides its KeyState.
+inline uint32_t ring_words(const Rule& rule) {
+  if (rule.algorithm == Algorithm::kSlidingLog) return static_cast<uint32_t>(rule.limit);
+  if (rule.algorithm == Algorithm::kConcurrency) return static_cast<uint32_t>(2 * rule.limit);
+  return 0;
 }
 
 // valid_state checks imported state words. The sliding log's are not KeyState words but an entry count
@@ -83,6 +101,7 @@ inline bool valid_state(const Rule& rule, const KeyState& state) {
     case Algorithm::kTokenBucket: return token_bucket::valid_state(rule, state);
     case Algorithm::kLeakyBucket: return leaky_bucket::valid_state(rule, state);
     case Algorithm::kGcra: return gcra::valid_state(rule, state);
+    case Algorithm::kConcurrency: return true;  // its entries are checked as the limiter rebuilds them
   }
   return false;
 }
@@ -95,6 +114,7 @@ inline double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring
     case Algorithm::kTokenBucket: return token_bucket::usage(rule, state, now);
     case Algorithm::kLeakyBucket: return leaky_bucket::usage(rule, state, now);
     case Algorithm::kGcra: return gcra::usage(rule, state, now);
+    case Algorithm::kConcurrency: return concurrency::usage(rule, state, ring, now);
   }
   return 0;
 }

@@ -99,6 +99,7 @@ KeyState merge(const Rule& rule, const KeyState& x, const KeyState& y) {
     case Algorithm::kTokenBucket:
     case Algorithm::kLeakyBucket: return merge_level(rule, x, y);
     case Algorithm::kGcra: return merge_gcra(x, y);
+    case Algorithm::kConcurrency: return merge_log(rule, x, y);  // units as entries: they expire a lease later
   }
   return x;
 }
@@ -111,6 +112,7 @@ KeyState meet(const Rule& rule, const KeyState& x, const KeyState& y) {
     case Algorithm::kTokenBucket:
     case Algorithm::kLeakyBucket: return meet_level(rule, x, y);
     case Algorithm::kGcra: return meet_gcra(x, y);
+    case Algorithm::kConcurrency: return meet_log(rule, x, y);
   }
   return KeyState{};
 }

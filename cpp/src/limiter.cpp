@@ -26,6 +26,20 @@ void put64(uint8_t* p, int64_t v) { std::memcpy(p, &v, 8); }
 uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 int64_t get64(const uint8_t* p) { int64_t v; std::memcpy(&v, p, 8); return v; }
 
+// The eviction summary's form of a state (eviction_summary.hpp): the state itself, except for the rules
+// with rings: the sliding log's live entries, and the concurrency rule's live units, as (newest time,
+// count), read as all at that time.
+KeyState summary_form(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
+  if (rule.algorithm == Algorithm::kSlidingLog) return sliding_log::summarize(rule, state, ring, now);
+  if (rule.algorithm == Algorithm::kConcurrency) {
+    const uint32_t count = concurrency::count(state);
+    const uint32_t first = concurrency::live_from(rule, state, ring);
+    if (first >= count) return KeyState{};
+    return KeyState{concurrency::entry_time(state, ring, count - 1), static_cast<int64_t>(count - first)};
+  }
+  return state;
+}
+
 // More is worse: a retry of kNever outranks any finite one.
 bool longer_retry(int64_t a, int64_t b) {
   if (a == kNever) return b != kNever;
@@ -47,8 +61,7 @@ Status Limiter::add_rule(const RuleConfig& config, uint32_t key_capacity, uint32
     return Status::kInvalidRule;
   }
   RuleTable& slot = rules_[rule_count_];
-  const uint32_t ring = rule.algorithm == Algorithm::kSlidingLog ? static_cast<uint32_t>(rule.limit) : 0;
-  const Status allocated = slot.table.init(key_capacity, ring);
+  const Status allocated = slot.table.init(key_capacity, dispatch::ring_words(rule));
   if (allocated != Status::kOk) return allocated;
   const Status summarized = slot.summary.init(key_capacity);
   if (summarized != Status::kOk) {
@@ -266,6 +279,7 @@ Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   RuleTable& rt = rules_[rule_id];
   const uint32_t slot = rt.table.find(key_hash(key, key_length));
   if (slot == KeyTable::kMissing) return Status::kNotFound;
+  if (rt.rule.algorithm == Algorithm::kConcurrency) return export_concurrency(rt, slot, out, out_capacity, written);
   const KeyState& state = rt.table.state(slot);
   const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
   const uint32_t entries = is_log ? sliding_log::count(state) : 0;
@@ -294,6 +308,7 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
       bytes[3] != 0 || get32(bytes + 4) != rt.signature) {
     return Status::kInvalidState;
   }
+  if (rt.rule.algorithm == Algorithm::kConcurrency) return import_concurrency(rt, key_hash(key, key_length), bytes, length);
   KeyState state{get64(bytes + 8), get64(bytes + 16)};
   const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
   const int64_t entries = is_log ? state.b : 0;
@@ -358,6 +373,11 @@ Limiter::Start Limiter::start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, b
   if (rt.rule.algorithm == Algorithm::kSlidingLog) {
     start.state = sliding_log::from_summary(summarized);
     start.ring = rt.table.zero_ring();
+  } else if (rt.rule.algorithm == Algorithm::kConcurrency) {
+    // `b` units held by the anonymous holder (no holder can release them: they only expire), all
+    // acquired at `a`, read with a ring of zero entries ({holder 0, offset 0}).
+    start.state = KeyState{summarized.a, summarized.b};
+    start.ring = rt.table.zero_ring();
   } else {
     start.state = summarized;
   }
@@ -381,8 +401,7 @@ void Limiter::place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start
     const KeyState& evicted = rt.table.state(slot);
     const SlidingLogRing ring = rt.table.ring(slot);
     if (dispatch::usage(rt.rule, evicted, ring, now_ms) > 0) {
-      const KeyState summarized =
-          rt.rule.algorithm == Algorithm::kSlidingLog ? sliding_log::summarize(rt.rule, evicted, ring, now_ms) : evicted;
+      const KeyState summarized = summary_form(rt.rule, evicted, ring, now_ms);
       rt.summary.fold(rt.rule, rt.table.hash_at(slot), summarized);
     }
   }
@@ -390,6 +409,10 @@ void Limiter::place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start
   if (!start.restricted) return;
   rt.table.state(slot) = start.state;
   if (rt.rule.algorithm == Algorithm::kSlidingLog) sliding_log::zero_entries(rt.table.ring(slot), start.summarized);
+  if (rt.rule.algorithm == Algorithm::kConcurrency) {
+    const SlidingLogRing ring = rt.table.ring(slot);
+    for (int64_t i = 0; i < 2 * start.summarized.b; ++i) ring.entries[i] = 0;
+  }
 }
 
 void Limiter::count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t cost) {

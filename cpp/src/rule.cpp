@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "sluice/arithmetic.hpp"
+#include "sluice/algorithms/concurrency.hpp"
 
 namespace sluice {
 namespace {
@@ -39,6 +40,12 @@ Status make_rule(const RuleConfig& config, Rule* out, const char** field) {
   // The log keeps 32-bit offsets inside one window.
   if (config.algorithm == Algorithm::kSlidingLog && config.window_ms > (int64_t{1} << 31)) {
     return reject("window_ms", field);
+  }
+
+  // Each held unit costs 8 bytes of the key's memory, and leases are 32-bit offsets.
+  if (config.algorithm == Algorithm::kConcurrency) {
+    if (config.limit > concurrency::kMaxConcurrency) return reject("limit", field);
+    if (config.window_ms > concurrency::kMaxLeaseMs) return reject("window_ms", field);
   }
 
   Rule rule;

@@ -80,7 +80,7 @@ TEST_CASE("valid rules are accepted up to the documented limits", "[limiter]") {
   h.add(Algorithm::kFixedWindow, 1, kMaxWindowMs);
   h.add(Algorithm::kSlidingLog, 3, int64_t{1} << 31);
   h.add(Algorithm::kTokenBucket, 1, 1, kMaxLimit);
-  CHECK(h.limiter.rule_count() == kAlgorithmCount + 4);
+  CHECK(h.limiter.rule_count() == std::size(kAllAlgorithms) + 4);
 }
 
 TEST_CASE("a limiter holds at most kMaxRules rules", "[limiter]") {

@@ -77,7 +77,7 @@ inline constexpr Algorithm kAllAlgorithms[] = {
 
 // The names the JS loader and the vectors use, indexed by the Algorithm value.
 inline constexpr const char* kAlgorithmNames[] = {
-    "fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra",
+    "fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra", "concurrency",
 };
 inline const char* name_of(Algorithm algorithm) {
   const auto index = static_cast<int>(algorithm);

@@ -80,7 +80,7 @@ describe("the shipped gateway.config.json", () => {
 
   test("builds, limiters included, as the shipped Worker builds it at start-up (worker-demo.test.js serves it)", () => {
     const gateway = createGateway(resolveConfig(SHIPPED, {}));
-    assert.deepEqual(gateway.config.routes.map((route) => route.prefix), ["/auth/login", "/auth/refresh", "/api", "/api/checkout", "/data"]);
+    assert.deepEqual(gateway.config.routes.map((route) => route.prefix), ["/auth/login", "/auth/refresh", "/api", "/api/checkout", "/data", "/ws"]);
     const checkout = gateway.config.routes[3];
     assert.deepEqual(checkout.storeGroups.map((group) => group.map((i) => checkout.rules[i].name)), [["api"], ["checkout"]]);
   });

@@ -90,6 +90,23 @@ describe("durable store", () => {
     assert.deepEqual(afterRestart, [true, true, false]);
   });
 
+  test("concurrent admissions answered before a restart are all still counted after it", async () => {
+    const { send } = stores;
+    const store = durable({ name: "restart-burst" });
+    const object = "restart-burst/1/0";
+    await setClock(send, [object], T0);
+    const r = rule({ name: "restart-burst", limit: 30, windowMs: 60_000 });
+    const check = [{ rule: r, key: "b", cost: 1 }];
+    // 2 isolates x 10 requests in flight at once: each answer comes only once its charge is committed.
+    const bursts = await Promise.all([0, 1].map((i) => send(i, { op: "burst", store, checks: check, count: 10 })));
+    const admittedBefore = bursts.reduce((sum, b) => sum + b.admitted, 0);
+    assert.equal(admittedBefore, 20);
+    await assert.rejects(send(0, { op: "object", name: object, method: "restart" }));
+    const afterRestart = [];
+    for (let i = 0; i < 12; i++) afterRestart.push((await decide(send, 1, store, check)).allowed);
+    assert.equal(afterRestart.filter(Boolean).length, 30 - admittedBefore);
+  });
+
   test("spreads keys over shards, each key in exactly one object", async () => {
     const { send } = stores;
     const shards = 4;

@@ -4,8 +4,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import "./helpers/node-wasm.js";
-
 const { Hono } = await import("hono");
 const { rateLimit, ip, user } = await import("../../worker/src/hono.js");
 const { createLimiter, SluiceConfigError } = await import("../../worker/src/sluice.js");

@@ -59,11 +59,41 @@ test("ip() trusts cf-connecting-ip and ignores x-forwarded-for unless told to tr
   assert.equal(key(request({})), "ip:unknown");
   assert.equal(key(request({ "cf-connecting-ip": "not an address" })), "ip:unknown");
 
+  // One proxy in front: the client is the address it appended (the last), never the first entry,
+  // which the client writes itself.
   const trusting = ip({ trustForwardedFor: true });
   const both = { "cf-connecting-ip": "192.0.2.1", "x-forwarded-for": " 198.51.100.7 , 203.0.113.5" };
-  assert.equal(trusting(request(both)), "ip:198.51.100.7", "only the first address counts");
-  assert.equal(trusting(request({ ...both, "x-forwarded-for": "garbage, 203.0.113.5" })), "ip:192.0.2.1");
+  assert.equal(trusting(request(both)), "ip:203.0.113.5", "the address the proxy appended counts");
+  assert.equal(trusting(request({ ...both, "x-forwarded-for": "203.0.113.5, garbage" })), "ip:192.0.2.1", "unreadable: the proxy's own address");
   assert.equal(trusting(request({ "x-forwarded-for": "2001:db8:1:2::5" })), "ip:2001:db8:1:2::/64");
+  // Cloudflare appends the connecting address: that copy is not a hop.
+  assert.equal(trusting(request({ ...both, "x-forwarded-for": "198.51.100.7, 203.0.113.5, 192.0.2.1" })), "ip:203.0.113.5");
+});
+
+test("ip({ trustForwardedFor: n }) takes the address the n-th proxy appended; a rotated first entry never counts", () => {
+  const two = ip({ trustForwardedFor: 2 });
+  const via = (forwarded) => two(request({ "cf-connecting-ip": "192.0.2.1", "x-forwarded-for": forwarded }));
+  assert.equal(via("1.1.1.1, 198.51.100.7, 10.0.0.2"), "ip:198.51.100.7");
+  assert.equal(via("2.2.2.2, 3.3.3.3, 198.51.100.7, 10.0.0.2"), "ip:198.51.100.7");
+  assert.equal(via("10.0.0.2"), "ip:10.0.0.2", "fewer entries: the furthest a proxy vouches for");
+  assert.equal(via(""), "ip:192.0.2.1");
+  assert.equal(via(Array.from({ length: 40 }, (_, i) => `10.0.${i}.1`).join(", ")), "ip:192.0.2.1", "a padded header is not read");
+});
+
+test("ip({ trustForwardedFor: [CIDRs] }) walks back through trusted proxies to the first address outside them", () => {
+  const cidr = ip({ trustForwardedFor: ["10.0.0.0/8", "192.0.2.0/24", "2001:db8::/32"] });
+  const via = (peer, forwarded) => cidr(request({ "cf-connecting-ip": peer, "x-forwarded-for": forwarded }));
+  assert.equal(via("192.0.2.1", "6.6.6.6, 198.51.100.7, 10.0.0.3"), "ip:198.51.100.7");
+  assert.equal(via("198.51.100.9", "6.6.6.6, 10.0.0.3"), "ip:198.51.100.9", "an untrusted peer is the client; its header is ignored");
+  assert.equal(via("192.0.2.1", "6.6.6.6, nonsense, 10.0.0.3"), "ip:10.0.0.3", "unreadable: the proxy that wrote it");
+  assert.equal(via("2001:db8::1", "2001:db8::2, 10.1.1.1"), "ip:2001:db8::/64", "all trusted: the furthest");
+  assert.equal(via("192.0.2.1", "::ffff:198.51.100.7"), "ip:198.51.100.7");
+});
+
+test("ip({ trustForwardedFor }) refuses what is neither a proxy count nor CIDR blocks, naming the option", () => {
+  for (const bad of [0, 17, 1.5, "yes", ["10.0.0.0/33"], ["not a block"]]) {
+    assert.throws(() => ip({ trustForwardedFor: bad }), { name: "SluiceConfigError", message: /ip\(\{ trustForwardedFor \}\)/ }, String(bad));
+  }
 });
 
 test("ip() groups IPv6 by the configured prefix and counts IPv4-mapped addresses as IPv4", () => {

@@ -222,13 +222,23 @@ test("createLimiter limits a plain fetch handler; its key functions get (request
   assert.equal(header(bypassed, "x-ratelimit-bypassed"), "ENV=dev");
 });
 
-test("trustForwardedFor keys by the first x-forwarded-for address, falling back to cf-connecting-ip", async () => {
+test("trustForwardedFor keys by the address the trusted proxy appended, falling back to cf-connecting-ip", async () => {
   await at(T0 + 420 * SECOND);
   const proxy = "192.0.2.110";
   const via = (forwarded) => get("/keys/forwarded", from(proxy, { "x-forwarded-for": forwarded }));
-  assert.deepEqual((await via("198.51.100.1, 10.0.0.1")).body.decision.keys, ["ip:198.51.100.1"]);
-  assert.equal(header(await via("198.51.100.1"), "x-ratelimit-remaining"), "1", "only the first address counts");
-  assert.deepEqual((await via("garbage, 198.51.100.1")).body.decision.keys, ["ip:192.0.2.110"]);
+  assert.deepEqual((await via("10.0.0.1, 198.51.100.1")).body.decision.keys, ["ip:198.51.100.1"]);
+  assert.equal(header(await via("198.51.100.1"), "x-ratelimit-remaining"), "1", "the appended address counts");
+  assert.deepEqual((await via("198.51.100.1, garbage")).body.decision.keys, ["ip:192.0.2.110"]);
+});
+
+test("attack: rotating the first x-forwarded-for entry never gets past the limit (3)", async () => {
+  await at(T0 + 430 * SECOND);
+  let admitted = 0;
+  for (let i = 0; i < 30; i++) {
+    const response = await get("/keys/forwarded", from("192.0.2.111", { "x-forwarded-for": `10.${i}.${i}.${i}, 198.51.100.2` }));
+    if (response.status === 200) admitted++;
+  }
+  assert.equal(admitted, 3);
 });
 
 test("ip({ ipv6Prefix: 48 }) groups a whole /48", async () => {

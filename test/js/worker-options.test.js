@@ -64,7 +64,7 @@ const INVALID = [
   ["unknown header mode", { ...valid, headers: "all" }, "headers"],
   ["problemJson not boolean", { ...valid, problemJson: "yes" }, "problemJson"],
   ["empty code", { ...valid, code: "" }, "code"],
-  ["unknown store", { ...valid, store: "redis" }, "store"],
+  ["unknown store", { ...valid, store: "memcached" }, "store"],
   ["store object without decide", { ...valid, store: { name: "mine" } }, "store"],
   ["bindings as text", { ...valid, store: "durable", bindings: "SLUICE_DO" }, "bindings"],
   ["unknown binding", { ...valid, store: "durable", bindings: { redis: "REDIS" } }, "bindings.redis"],
@@ -76,6 +76,11 @@ const INVALID = [
   ["too many shards", { ...valid, store: "durable", shards: 4097 }, "shards"],
   ["shards as text", { ...valid, store: "durable", shards: "ip" }, "shards"],
   ["shards for the kv store", { ...valid, store: "kv", shards: 2 }, "shards"],
+  ["lease as text", { ...valid, store: "durable", lease: "yes" }, "lease"],
+  ["zero leaseMs", { ...valid, store: "durable", lease: { leaseMs: 0 } }, "lease.leaseMs"],
+  ["unknown lease option", { ...valid, store: "durable", lease: { units: 5 } }, "lease.units"],
+  ["lease for the kv store", { ...valid, store: "kv", lease: true }, "lease"],
+  ["lease on the memory store", { ...valid, lease: true }, "lease"],
   ["fallback as text", { ...valid, store: "durable", fallback: "memory" }, "fallback"],
   ["unknown fallback", { ...valid, store: "durable", fallback: ["redis"] }, "fallback[0]"],
   ["kv falling back to kv", { ...valid, store: "kv", fallback: ["kv"] }, "fallback[0]"],
@@ -146,7 +151,7 @@ test("key helpers refuse their own bad options when built", () => {
 test("store: 'durable' and 'kv' build with their defaults; their options refused elsewhere say where they apply", () => {
   assert.equal(typeof rateLimit({ ...valid, name: "strict", store: "durable" }), "function");
   assert.equal(typeof createLimiter({ ...valid, name: "global", store: "kv", failMode: "closed", fallback: [] }).limit, "function");
-  assert.throws(() => rateLimit({ ...valid, timeoutMs: 20 }), /timeoutMs applies to store 'durable' and 'kv'; this limiter's store is 'memory'/);
+  assert.throws(() => rateLimit({ ...valid, timeoutMs: 20 }), /timeoutMs applies to store 'durable', 'kv' and 'redis'; this limiter's store is 'memory'/);
   assert.throws(() => rateLimit({ ...valid, store: "kv", fallback: ["memory", "kv"] }), /fallback\[1\] must be 'memory'/);
 });
 
@@ -158,7 +163,7 @@ test("limiters with the same store settings share one chain; its settings and co
   rateLimit({ ...valid, name: "quota", store: "kv", bindings: { kv: "QUOTA_KV" } });
   const built = storeStats().slice(before);
   assert.deepEqual(
-    built.map(({ counters, durable, kv, ...settings }) => settings),
+    built.map(({ counters, durable, leases, kv, redis, ...settings }) => settings),
     [
       { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
       { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
@@ -168,6 +173,33 @@ test("limiters with the same store settings share one chain; its settings and co
   assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0 });
   assert.deepEqual(built[1].counters.decided, { kv: 0, memory: 0, failMode: 0 });
   assert.equal(built[1].durable, null);
+  assert.deepEqual([built[0].leases, built[1].leases], [null, null]);
+  assert.equal(built[1].redis, null);
+});
+
+test("store 'durable' with lease puts leases in front of the object; storeStats() reports their counters", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  rateLimit({ ...valid, name: "leased", store: "durable", lease: { leaseMs: 250 } });
+  const [built] = storeStats().slice(before);
+  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000 });
+  assert.deepEqual(built.leases, { roundTrips: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0 });
+  assert.deepEqual(built.counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
+});
+
+test("store: 'redis' builds with its defaults: secrets from env, memory behind it, one Redis store per settings", async () => {
+  const { storeStats } = await import("../../worker/src/stores/registry.js");
+  rateLimit({ ...valid, name: "edge-a", store: "redis", timeoutMs: 31 });
+  rateLimit({ ...valid, name: "edge-b", store: "redis", timeoutMs: 31 });
+  const built = storeStats().filter((chain) => chain.store === "redis" && chain.timeoutMs === 31);
+  assert.equal(built.length, 1);
+  assert.deepEqual(built[0].bindings, { kv: "SLUICE_KV", redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
+  assert.deepEqual(built[0].fallback, ["memory"]);
+  assert.deepEqual(built[0].counters.decided, { redis: 0, memory: 0, failMode: 0 });
+  assert.deepEqual(built[0].redis, { decisions: 0, roundTrips: 0, conflicts: 0, clockRefusals: 0, held: 0, exhausted: 0 });
+  assert.equal(built[0].durable, null);
+  assert.throws(() => rateLimit({ ...valid, store: "redis", shards: 2 }), /shards applies to store 'durable', not 'redis'/);
+  assert.throws(() => rateLimit({ ...valid, store: "redis", bindings: { redisUrl: "" } }), (e) => e.field === "bindings.redisUrl");
 });
 
 test("the seeds' usage is accepted unchanged: rateLimit({ key, limit, windowSec, code? })", () => {

@@ -12,8 +12,9 @@ declare const rule: NormalizedRule;
 
 // A subclass sees the base class's Durable Object state and its own methods.
 export class AuditedSluice extends SluiceDurableObject {
-  override decide(checks: readonly StoreCheck[], options?: { peek?: boolean; undoable?: boolean }): ObjectOutcome {
-    const outcome = super.decide(checks, options);
+  // (An admission's answer is a promise: it waits for its charge to be stored.)
+  override async decide(checks: readonly StoreCheck[], options?: { peek?: boolean; undoable?: boolean }): Promise<ObjectOutcome> {
+    const outcome = await super.decide(checks, options);
     if (!outcome.allowed) console.log("denied at", this.nowMs(), "by", this.ctx.id.toString());
     return outcome;
   }

@@ -58,8 +58,8 @@ app.get("/api/hello", (c) => {
   }
   const remaining: number = decision.remaining;
   const retryAfterMs: number = decision.retryAfterMs;
-  const store: "memory" | "durable" | "kv" | "none" = decision.store;
-  const from: "durable" | "kv" | undefined = decision.fallback?.from;
+  const store: "memory" | "durable" | "kv" | "redis" | "none" = decision.store;
+  const from: "durable" | "kv" | "redis" | undefined = decision.fallback?.from;
   const consulted: Array<number | null> = decision.checks.map((check) => (check === null ? null : check.remaining));
   const names: string[] = decision.rules.map((rule) => rule.name);
   const firstKey: string = decision.keys[0];
@@ -190,7 +190,10 @@ rateLimit({ limit: 10, windowSec: 60 });
 // @ts-expect-error limit is a number, not a string
 rateLimit({ key: ip(), limit: "10", windowSec: 60 });
 // @ts-expect-error an unknown store
-rateLimit({ key: ip(), limit: 10, windowSec: 60, store: "redis" });
+rateLimit({ key: ip(), limit: 10, windowSec: 60, store: "memcached" });
+rateLimit({ key: ip(), limit: 10, windowSec: 60, store: "redis", bindings: { redisUrl: "MY_REDIS_URL", redisToken: "MY_REDIS_TOKEN" } });
+// @ts-expect-error shards apply to store "durable" only
+rateLimit({ key: ip(), limit: 10, windowSec: 60, store: "redis", shards: 4 });
 // @ts-expect-error shards is a number or "key"
 rateLimit({ key: ip(), limit: 10, windowSec: 60, store: "durable", shards: "8" });
 // @ts-expect-error fallback names stores, and "durable" is never a fallback

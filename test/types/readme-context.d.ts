@@ -15,6 +15,12 @@ declare global {
   const durable: Store;
   const kv: Store;
   const memory: Store;
+  /** The handlers the concurrency examples (docs/concurrency.md) hold slots for. */
+  const renderReport: Handler;
+  const streamEvents: Handler;
+  const acceptUpload: (request: Request) => Response | Promise<Response>;
+  /** Hono's upgradeWebSocket from hono/cloudflare-workers (its types clash with @cloudflare/workers-types here). */
+  const upgradeWebSocket: (create: (c: import("hono").Context) => { onMessage?: (event: { data: string }, ws: { send(data: string): void; close(code?: number, reason?: string): void }) => void }) => import("hono").MiddlewareHandler;
 }
 
 declare module "hono" {

@@ -6,6 +6,7 @@ import {
   createKvStore,
   createLimiter,
   createMemoryStore,
+  createRedisStore,
   ip,
   isolateStats,
   storeStats,
@@ -16,6 +17,7 @@ import {
   type KvStore,
   type NormalizedRule,
   type Outcome,
+  type RedisStore,
   type Store,
   type StoreCheck,
   type StoreOptions,
@@ -64,7 +66,7 @@ async function decideByHand(): Promise<void> {
   const fromKv: Outcome = await kv.decide(checks, { nowMs: Date.now(), env: { ...env }, ctx });
   const fromMemory: Outcome = await memory.decide(checks, { nowMs: Date.now(), peek: true });
   const fromChain = await store.decide(checks, { nowMs: Date.now(), env: { ...env }, ctx });
-  const who: "memory" | "durable" | "kv" | "none" = fromChain.store;
+  const who: "memory" | "durable" | "kv" | "redis" | "none" = fromChain.store;
   const tables = store.isolateTables(rule);
   const owners: string[] = tables.map((table) => table.owner);
   const counted: number = store.counters.decided["durable"] ?? 0;
@@ -93,7 +95,7 @@ const chained = createLimiter({ key: ip(), limit: 10, windowSec: 60, store });
 const bad: Store = {
   name: "bad",
   // @ts-expect-error an outcome says which store decided, from the contract's names
-  decide: () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 0, retryAfterMs: 0, decidingCheck: 0, checks: [], store: "redis" }),
+  decide: () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 0, retryAfterMs: 0, decidingCheck: 0, checks: [], store: "memcached" }),
 };
 
 // Statistics.
@@ -105,9 +107,10 @@ for (const table of isolate.rules) {
 }
 const chains: StoreStats[] = storeStats();
 for (const chain of chains) {
-  const kind: "durable" | "kv" = chain.store;
+  const kind: "durable" | "kv" | "redis" = chain.store;
+  const roundTrips: number | undefined = chain.redis?.roundTrips;
   const writes: number | undefined = chain.kv?.writes;
-  console.log(kind, writes, chain.counters.fallbacks);
+  console.log(kind, writes, roundTrips, chain.counters.fallbacks);
 }
 
 // The rule a store is given names its algorithm.
@@ -130,3 +133,11 @@ createDurableStore({ binding: forSubclass });
 createDurableStore({ binding: env.SLUICE_KV });
 // @ts-expect-error and the KV store's a KV namespace
 createKvStore({ binding: env.SLUICE_DO });
+
+// The Redis store: URL and token from env by default, or given; its own store in a chain.
+const redis: RedisStore = createRedisStore({ urlEnv: "MY_REDIS_URL", tokenEnv: "MY_REDIS_TOKEN", clockToleranceMs: 100 });
+const redisChain = createFallbackChain({ primary: redis, memory: createMemoryStore(), failMode: "closed" });
+const conflicts: number = redis.counters.conflicts;
+// @ts-expect-error the clock tolerance is a number of ms
+createRedisStore({ clockToleranceMs: "1s" });
+export { conflicts, redisChain };

@@ -127,3 +127,54 @@ function formatIPv6Prefix(groups, prefix) {
   }
   return prefix < 128 ? `${text}/${prefix}` : text;
 }
+
+/**
+ * addressGroups parses `text` as canonicalAddress does and returns its eight 16-bit groups, IPv4 in
+ * the mapped form ::ffff:a.b.c.d (so one CIDR list covers both). Returns null for anything that is
+ * not an address.
+ * @param {string | null | undefined} text
+ * @returns {number[] | null}
+ */
+export function addressGroups(text) {
+  if (typeof text !== "string" || text.length > MAX_ADDRESS_TEXT) return null;
+  const address = stripDecorations(text.trim());
+  if (address === null) return null;
+  const v4 = parseIPv4(address);
+  if (v4 !== null) return [0, 0, 0, 0, 0, 0xffff, (v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]];
+  return parseIPv6(address);
+}
+
+/**
+ * cidrMatcher compiles CIDR blocks ("10.0.0.0/8", "2001:db8::/32", or a bare address for one host)
+ * into { matches(text) }, telling whether an address falls in any of them, or { problem } naming the
+ * first block that is not one.
+ * @param {readonly string[]} blocks
+ * @returns {{ matches: (text: string | null | undefined) => boolean, problem?: undefined } | { problem: string, matches?: undefined }}
+ */
+export function cidrMatcher(blocks) {
+  const compiled = [];
+  for (const block of blocks) {
+    if (typeof block !== "string") return { problem: `${JSON.stringify(block)} is not a CIDR block` };
+    const slash = block.indexOf("/");
+    const groups = addressGroups(slash < 0 ? block : block.slice(0, slash));
+    const isV4 = slash < 0 ? parseIPv4(block.trim()) !== null : parseIPv4(block.slice(0, slash).trim()) !== null;
+    const maxBits = isV4 ? 32 : 128;
+    const bits = slash < 0 ? maxBits : /^\d{1,3}$/.test(block.slice(slash + 1)) ? Number(block.slice(slash + 1)) : NaN;
+    if (groups === null || !(bits >= 0 && bits <= maxBits)) return { problem: `${JSON.stringify(block)} is not a CIDR block like 10.0.0.0/8 or 2001:db8::/32` };
+    compiled.push({ groups, bits: isV4 ? 96 + bits : bits });
+  }
+  const within = (groups, { groups: base, bits }) => {
+    for (let i = 0; i < 8 && bits > 16 * i; i++) {
+      const take = Math.min(16, bits - 16 * i);
+      const mask = (0xffff << (16 - take)) & 0xffff;
+      if ((groups[i] & mask) !== (base[i] & mask)) return false;
+    }
+    return true;
+  };
+  return {
+    matches(text) {
+      const groups = addressGroups(text);
+      return groups !== null && compiled.some((block) => within(groups, block));
+    },
+  };
+}

@@ -27,6 +27,16 @@ app.post("/auth/refresh", (c) => c.json({ ok: true, action: "refresh" }));
 app.get("/api/whoami", (c) => c.json({ user: bearerToken(c) ?? null }));
 app.post("/api/checkout", (c) => c.json({ ok: true, action: "checkout" }));
 app.get("/data", (c) => c.json({ data: "ok" }));
+// A WebSocket echo, which the gateway proxies on /ws with connection and message limits.
+app.get("/ws", (c) => {
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return c.json({ error: "expected a WebSocket upgrade" }, 426);
+  const pair = new WebSocketPair();
+  const server = pair[1];
+  server.accept();
+  server.addEventListener("message", (event) => server.send(event.data));
+  server.addEventListener("close", (event) => server.close(event.code === 1005 || event.code === 1006 ? 1000 : event.code, "bye"));
+  return new Response(null, { status: 101, webSocket: pair[0] });
+});
 app.notFound((c) => c.json({ error: "no such endpoint" }, 404));
 
 export class DemoUpstream extends WorkerEntrypoint {

@@ -2,6 +2,7 @@
 // and Hono types context variables only through its ContextVariableMap. scripts/build-types.js copies
 // this file beside the generated hono.d.ts and imports it from there, so `import "sluice/hono"` brings it.
 import type { MiddlewareDecision } from "./hono.js";
+import type { ConcurrencyDecision } from "./concurrency/engine.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -10,5 +11,10 @@ declare module "hono" {
      * let the request through or no rate-limit middleware ran on its route.
      */
     rateLimit: MiddlewareDecision | undefined;
+    /**
+     * The decision of the concurrency middleware that ran last for this request; undefined when `skip`
+     * let the request through or no concurrency middleware ran on its route.
+     */
+    concurrency: ConcurrencyDecision | undefined;
   }
 }

@@ -10,11 +10,14 @@ import { limitedResponse } from "./responses.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
+export { concurrency } from "./concurrency/hono.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "./options.js" */
 
 // The types users of sluice/hono need, re-exported from the modules that define them.
+/** @typedef {import("./concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./concurrency/options.js").ConcurrencyCommonOptions<Args>} ConcurrencyOptions */
 /** @typedef {import("./keys.js").IpOptions} IpOptions */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
 /** @typedef {import("./keys.js").KeyHelper} KeyHelper */

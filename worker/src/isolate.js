@@ -151,6 +151,65 @@ export function resetInIsolate(checks) {
 }
 
 /**
+ * concurrencyInIsolate runs one concurrency operation ("acquire", "release" or "renew") for `holder` on
+ * `key` of the concurrency rule `rule` in the isolate's instance, at `nowMs`, and returns the core's
+ * decision with `store: "memory"`. A failed instance is replaced (its holders are gone with it: they
+ * can no longer be released, and need not be).
+ * @param {"acquire" | "release" | "renew"} op
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @param {number} holder
+ * @param {number} cost
+ * @param {number} nowMs
+ * @returns {import("../../wasm-bindings/sluice.js").Decision & { store: "memory" }}
+ */
+export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
+  const state = isolateState();
+  try {
+    const [index] = state.rules.indicesOf([{ rule }]);
+    const core = state.rules.core;
+    const decision =
+      op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
+    return { ...decision, store: "memory" };
+  } catch (error) {
+    if (isInstanceFailure(error)) discardCore(state, error);
+    throw error;
+  }
+}
+
+/**
+ * exportKeyState returns the bytes of `key`'s state under `rule` in the isolate's instance (null when it
+ * holds none), so that a host can keep them elsewhere (a WebSocket's hibernation attachment).
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @returns {Uint8Array | null}
+ */
+export function exportKeyState(rule, key) {
+  const state = isolateState();
+  const [index] = state.rules.indicesOf([{ rule }]);
+  return state.rules.core.exportState(index, key);
+}
+
+/**
+ * importKeyState puts bytes from exportKeyState back; false when the core refuses them (another rule).
+ * @param {NormalizedRule} rule
+ * @param {string} key
+ * @param {Uint8Array} bytes
+ * @returns {boolean}
+ */
+export function importKeyState(rule, key, bytes) {
+  const state = isolateState();
+  const [index] = state.rules.indicesOf([{ rule }]);
+  try {
+    state.rules.core.importState(index, key, bytes);
+    return true;
+  } catch (error) {
+    if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
+    throw error;
+  }
+}
+
+/**
  * countDecision records a decision in the isolate's counters.
  * @param {{ allowed: boolean; bypassed: boolean }} decision
  */
@@ -176,13 +235,14 @@ export const MEMORY_OWNER = "memory";
 
 /**
  * slotBytes is the memory of one slot of a rule's key table: 24 bytes (a hash tag and two state words),
- * plus 4 bytes per unit of limit for the sliding log, which keeps every admitted request's time.
+ * plus 4 bytes per unit of limit for the sliding log, which keeps every admitted request's time, and 8
+ * for the concurrency rule, which keeps every held unit's holder and lease.
  * @param {string} algorithm
  * @param {number} limit
  * @returns {number}
  */
 export function slotBytes(algorithm, limit) {
-  return 24 + 4 * (algorithm === "sliding-log" ? limit : 0);
+  return 24 + 4 * (algorithm === "sliding-log" ? limit : algorithm === "concurrency" ? 2 * limit : 0);
 }
 
 /**
@@ -199,10 +259,10 @@ export function summaryBytes(keyCapacity) {
 
 /**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
- * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the sliding log's one spare ring of
- * zeros. The table's eviction summary (summaryBytes) is not counted against TABLE_BUDGET_BYTES: at
- * 8 KiB per rule up to 65,536 keys and 0.13 bytes per key above, all of them together stay under 1 MiB
- * of the 8 MiB the budget leaves below the instance's 64 MB ceiling.
+ * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the one spare ring of zeros of the
+ * rules that keep rings. The table's eviction summary (summaryBytes) is not counted against
+ * TABLE_BUDGET_BYTES: at 8 KiB per rule up to 65,536 keys and 0.13 bytes per key above, all of them
+ * together stay under 1 MiB of the 8 MiB the budget leaves below the instance's 64 MB ceiling.
  * @param {string} algorithm
  * @param {number} limit
  * @param {number} keyCapacity
@@ -210,7 +270,7 @@ export function summaryBytes(keyCapacity) {
  */
 export function tableBytes(algorithm, limit, keyCapacity) {
   const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
-  const spareRing = algorithm === "sliding-log" ? 4 * limit : 0;
+  const spareRing = slotBytes(algorithm, limit) - 24;
   return slots * slotBytes(algorithm, limit) + spareRing;
 }
 

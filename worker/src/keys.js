@@ -4,8 +4,9 @@
 // `(request, env, ctx)` with createLimiter. Helpers accept both. A part that has nothing to say (no
 // user, no API key) returns undefined; when the whole key comes out empty, the request is counted under
 // one shared "unknown" key, never let through unlimited.
-import { canonicalAddress } from "./addresses.js";
+import { canonicalAddress, cidrMatcher } from "./addresses.js";
 import { SluiceConfigError, describe } from "./errors.js";
+import { canonicalPath } from "./paths.js";
 
 /**
  * What a key function may answer; undefined, null and "" mean "nothing to say".
@@ -32,7 +33,9 @@ import { SluiceConfigError, describe } from "./errors.js";
  */
 /**
  * @typedef {object} IpOptions
- * @property {boolean} [trustForwardedFor] Key by the first address of x-forwarded-for (only behind a proxy you run that sets it). Default false.
+ * @property {boolean | number | readonly string[]} [trustForwardedFor] Which proxies in front to believe about
+ *   x-forwarded-for: false (default: none), a number of proxies you run (true is 1; the client is the
+ *   address the outermost appended), or their CIDR blocks.
  * @property {number} [ipv6Prefix] IPv6 addresses are grouped by this many leading bits, 1 to 128. Default 64.
  */
 
@@ -86,34 +89,95 @@ function textOf(value) {
   return text === "" ? undefined : text;
 }
 
+// The most X-Forwarded-For entries looked at: a longer header is a client padding it.
+const MAX_FORWARDED_ENTRIES = 32;
+const MAX_TRUSTED_HOPS = 16;
+
+// How far X-Forwarded-For is believed: a function (headers) -> the client's address text, or null.
+function forwardedReader(trustForwardedFor) {
+  if (trustForwardedFor === false) return null;
+  const peer = (headers) => headers.get("cf-connecting-ip");
+  const entries = (headers) => {
+    const value = headers.get("x-forwarded-for");
+    if (value === null) return [];
+    const list = value.split(",").map((entry) => entry.trim());
+    return list.length > MAX_FORWARDED_ENTRIES ? null : list;
+  };
+  if (Array.isArray(trustForwardedFor)) {
+    const trusted = cidrMatcher(trustForwardedFor);
+    if (trusted.problem !== undefined) throw new SluiceConfigError("ip({ trustForwardedFor })", trusted.problem);
+    // Walk back from the connecting address while each hop is a trusted proxy; the first address
+    // that is not one is the client (an unreadable entry stops the walk at the proxy that wrote it).
+    return (headers) => {
+      let client = peer(headers);
+      if (!trusted.matches(client)) return client;
+      const list = entries(headers);
+      if (list === null) return client;
+      for (let i = list.length - 1; i >= 0; i--) {
+        if (canonicalAddress(list[i]) === null) return client;
+        client = list[i];
+        if (!trusted.matches(client)) return client;
+      }
+      return client;
+    };
+  }
+  const hops = trustForwardedFor === true ? 1 : trustForwardedFor;
+  if (!Number.isInteger(hops) || hops < 1 || hops > MAX_TRUSTED_HOPS) {
+    throw new SluiceConfigError(
+      "ip({ trustForwardedFor })",
+      `must be false, true (one proxy), the number of proxies in front (1 to ${MAX_TRUSTED_HOPS}) or a list of their CIDR blocks; got ${describe(trustForwardedFor)}`,
+    );
+  }
+  // `hops` proxies of yours in front, each appending the address it saw: the client is the entry the
+  // outermost one appended, `hops` from the right; entries further left were written by the client.
+  // An entry equal to the connecting address at the very end was appended by Cloudflare (it appends
+  // the address that connected to it), not by a proxy of yours, and is not counted. Fewer entries, or
+  // an unreadable one: the furthest address a proxy of yours vouches for is used.
+  return (headers) => {
+    let client = peer(headers);
+    let list = entries(headers);
+    if (list === null) return client;
+    if (list.length > 0 && client !== null && canonicalAddress(list[list.length - 1], 128) === canonicalAddress(client, 128)) {
+      list = list.slice(0, -1);
+    }
+    for (let k = 1; k <= hops && k <= list.length; k++) {
+      const entry = list[list.length - k];
+      if (canonicalAddress(entry) === null) return client;
+      client = entry;
+    }
+    return client;
+  };
+}
+
 /**
  * ip keys a request by its client address: `cf-connecting-ip`, which Cloudflare sets and clients
- * cannot; `x-forwarded-for` only with `trustForwardedFor` (behind a proxy you run that sets it), and
- * then only its first address. IPv6 addresses are grouped by their first `ipv6Prefix` bits (one
- * subscriber usually holds a whole /64); IPv4-mapped IPv6 addresses count as IPv4. A request with no
- * usable address is keyed "ip:unknown", shared by all such requests.
+ * cannot, unless `trustForwardedFor` says which proxies in front of the Worker to believe about
+ * `x-forwarded-for` (as express's `trust proxy` does):
+ *  - false (default): none; x-forwarded-for is ignored;
+ *  - a number n (true is 1): n proxies you run are in front, each appending the address it saw; the
+ *    client is the address the outermost appended (n-th from the right), never the first entry, which
+ *    the client writes itself. Safe only if the Worker cannot be reached without them;
+ *  - a list of CIDR blocks ("10.0.0.0/8", "2001:db8::/32"): from the connecting address back through
+ *    x-forwarded-for, every address inside them is a proxy of yours; the first one outside is the client.
+ * An entry that is not an address ends the search at the proxy that wrote it (its address is used).
+ * IPv6 addresses are grouped by their first `ipv6Prefix` bits (one subscriber usually holds a whole
+ * /64); IPv4-mapped IPv6 addresses count as IPv4. A request with no usable address is keyed
+ * "ip:unknown", shared by all such requests.
  * @param {IpOptions} [options]
  * @returns {KeyHelper}
  */
 export function ip({ trustForwardedFor = false, ipv6Prefix = 64 } = {}) {
-  if (typeof trustForwardedFor !== "boolean") {
-    throw new SluiceConfigError("ip({ trustForwardedFor })", `must be true or false; got ${describe(trustForwardedFor)}`);
+  if (typeof trustForwardedFor !== "boolean" && typeof trustForwardedFor !== "number" && !Array.isArray(trustForwardedFor)) {
+    throw new SluiceConfigError("ip({ trustForwardedFor })", `must be true or false, a number of proxies or a list of CIDR blocks; got ${describe(trustForwardedFor)}`);
   }
   if (!Number.isInteger(ipv6Prefix) || ipv6Prefix < 1 || ipv6Prefix > 128) {
     throw new SluiceConfigError("ip({ ipv6Prefix })", `must be a whole number from 1 to 128; got ${describe(ipv6Prefix)}`);
   }
+  const forwarded = forwardedReader(trustForwardedFor);
   /** @param {KeyInput} input */
   return function ipKey(input) {
     const headers = requestOf(input).headers;
-    if (trustForwardedFor) {
-      const forwarded = headers.get("x-forwarded-for");
-      if (forwarded !== null) {
-        const comma = forwarded.indexOf(",");
-        const address = canonicalAddress(comma < 0 ? forwarded : forwarded.slice(0, comma), ipv6Prefix);
-        if (address !== null) return `ip:${address}`;
-      }
-    }
-    const address = canonicalAddress(headers.get("cf-connecting-ip"), ipv6Prefix);
+    const address = canonicalAddress(forwarded === null ? headers.get("cf-connecting-ip") : forwarded(headers), ipv6Prefix);
     return `ip:${address ?? UNKNOWN_KEY}`;
   };
 }
@@ -172,9 +236,23 @@ export function apiKey(header = "x-api-key") {
   };
 }
 
+/** The route key of every path that has no canonical form (paths.js): they all share one. */
+export const REFUSED_PATH_KEY = "route:!refused";
+
+// The path's canonical form (paths.js), ASCII letters folded to lower case: an app that routes without
+// regard to case (many do) must not give each spelling of one path a budget of its own.
+function pathKey(pathname) {
+  const canonical = canonicalPath(pathname);
+  if (canonical.problem !== undefined) return REFUSED_PATH_KEY;
+  return `route:${escapePart(canonical.path.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()))}`;
+}
+
 /**
  * route keys a request by the route that serves it: in Hono the matched route's pattern
- * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path.
+ * ("/posts/:id"), so varying a path parameter cannot split a limit; with createLimiter the URL's path
+ * in canonical form (paths.js: escapes of plain characters decoded, other escapes' hex upper-cased,
+ * letters folded to lower case), so re-spelling a path cannot split a limit either; a path with no
+ * canonical form (an encoded slash, a matrix parameter, ...) shares the one key "route:!refused".
  * route(pattern) keys by `pattern` itself, whatever the path: for a limiter that serves one route (a
  * gateway route's prefix), where keying by the path would let a client split its limit by varying it.
  * @param {string} [pattern]
@@ -193,7 +271,7 @@ export function route(pattern) {
   /** @param {KeyInput} input */
   return function routeKey(input) {
     if (isHonoContext(input)) return `route:${escapePart(matchedRoutePattern(/** @type {any} */ (input)))}`;
-    return `route:${escapePart(new URL(requestOf(input).url).pathname)}`;
+    return pathKey(new URL(requestOf(input).url).pathname);
   };
 }
 

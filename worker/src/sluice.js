@@ -2,12 +2,15 @@
 // The framework-free entry; the Hono middleware is sluice/hono, the Durable Object class
 // sluice/durable-object (it imports cloudflare:workers, so it has an entry of its own).
 export { createLimiter } from "./limiter.js";
+export { createConcurrencyLimiter } from "./concurrency/limiter.js";
+export { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } from "./websocket/message-limit.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { isolateStats } from "./isolate.js";
 export { storeStats } from "./stores/registry.js";
 export { createMemoryStore } from "./stores/memory.js";
 export { createDurableStore } from "./stores/durable.js";
 export { createKvStore } from "./stores/kv.js";
+export { createRedisStore } from "./stores/redis.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";
 
@@ -19,6 +22,12 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./limiter.js").NothingCounted} NothingCounted */
 /** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
 /** @typedef {import("./limiter.js").SkippedDecision} SkippedDecision */
+/** @typedef {import("./concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./concurrency/options.js").ConcurrencyCommonOptions<Args>} ConcurrencyOptions */
+/** @typedef {import("./websocket/message-limit.js").MessageLimitOptions} MessageLimitOptions */
+/** @typedef {import("./websocket/message-limit.js").MessageLimiter} MessageLimiter */
+/** @typedef {import("./websocket/message-limit.js").MessageGate} MessageGate */
+/** @typedef {import("./websocket/message-limit.js").GateSnapshot} GateSnapshot */
 /** @typedef {import("./keys.js").IpOptions} IpOptions */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
 /** @typedef {import("./keys.js").KeyHelper} KeyHelper */
@@ -32,6 +41,9 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./stores/durable.js").DurableStoreOptions} DurableStoreOptions */
 /** @typedef {import("./stores/kv.js").KvStore} KvStore */
 /** @typedef {import("./stores/kv.js").KvStoreOptions} KvStoreOptions */
+/** @typedef {import("./stores/redis.js").RedisStore} RedisStore */
+/** @typedef {import("./stores/redis.js").RedisStoreCounters} RedisStoreCounters */
+/** @typedef {import("./stores/redis.js").RedisStoreOptions} RedisStoreOptions */
 /** @typedef {import("./stores/chain.js").FallbackChain} FallbackChain */
 /** @typedef {import("./stores/chain.js").FallbackChainOptions} FallbackChainOptions */
 /** @template {unknown[]} Args @typedef {import("./options.js").CommonOptions<Args>} CommonOptions */
@@ -41,6 +53,7 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./options.js").RuleQuota} RuleQuota */
 /** @typedef {import("./stores/registry.js").DurableStoreSettings} DurableStoreSettings */
 /** @typedef {import("./stores/registry.js").KvStoreSettings} KvStoreSettings */
+/** @typedef {import("./stores/registry.js").RedisStoreSettings} RedisStoreSettings */
 /** @typedef {import("./stores/registry.js").LimiterStoreOptions} LimiterStoreOptions */
 /** @typedef {import("./stores/registry.js").StoreOption} StoreOption */
 /** @typedef {import("./stores/store.js").IsolateTable} IsolateTable */

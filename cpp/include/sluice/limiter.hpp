@@ -2,9 +2,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sluice/algorithms/concurrency.hpp"
 #include "sluice/decision.hpp"
 #include "sluice/eviction_summary.hpp"
 #include "sluice/key_table.hpp"
+#include "sluice/lease.hpp"
 #include "sluice/rule.hpp"
 #include "sluice/siphash.hpp"
 #include "sluice/status.hpp"
@@ -94,11 +96,30 @@ class Limiter {
   // The same for a rule not added yet (its limit as validated by add_rule), so that a host can make
   // room for its exports before adding it.
   static uint64_t exported_state_bytes(Algorithm algorithm, int64_t limit) {
+    if (algorithm == Algorithm::kConcurrency) return kStateHeaderBytes + 16 * static_cast<uint64_t>(limit);
     return kStateHeaderBytes + (algorithm == Algorithm::kSlidingLog ? 8 * static_cast<uint64_t>(limit) : 0);
   }
 
+  // concurrency applies `op` for `holder` to the key whose key_hash() is `hash` of a concurrency rule
+  // (kInvalidArgument for any other rule). Acquire decides like check_one (allowed: the units were
+  // taken). Release and renew always succeed as calls; `allowed` then reports whether the holder had
+  // live units to free or renew, and the rest of the decision describes the key afterwards (a peek).
+  Status concurrency(uint32_t rule_id, uint64_t hash, concurrency::Op op, uint32_t holder, int64_t cost,
+                     int64_t now_ms, Decision* out);
+
   Status stats(uint32_t rule_id, TableStats* out) const;
   uint32_t rule_count() const { return rule_count_; }
+
+  // lend lends up to `wanted` units of the key whose key_hash() is `hash` for at most `lease_ms` from
+  // `now_ms` (lease.hpp): min(wanted, what is left / kLendShare), charged to the key now. Nothing is
+  // lent (units 0) when the key is in a later window than now's (time ran backwards), and a rule
+  // whose algorithm cannot lend is kInvalidArgument.
+  Status lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out);
+
+  // give_back takes back up to `units` unused units of a lease that lend() gave out with
+  // `expires_at_ms`, if the key is still in the window they were charged in; `returned` receives how
+  // many it took (0 once the window is over: they lapsed with it).
+  Status give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_t expires_at_ms, int64_t* returned);
 
   // key_hash is the hash the key tables know `key` by (SipHash-1-3 under this limiter's seed).
   uint64_t key_hash(const uint8_t* key, uint32_t key_length) const { return siphash13(seed_, key, key_length); }
@@ -143,6 +164,9 @@ class Limiter {
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
              Outcome* outcome);
   Status run_one(const Check& check, int64_t now_ms, bool charge, Decision* per_check, Outcome* outcome);
+  // The concurrency rule's state bytes (limiter_concurrency.cpp).
+  Status export_concurrency(RuleTable& rt, uint32_t slot, uint8_t* out, uint32_t out_capacity, uint32_t* written);
+  Status import_concurrency(RuleTable& rt, uint64_t hash, const uint8_t* bytes, uint32_t length);
   Status validate_key(uint32_t rule_id, uint32_t key_length, const uint8_t* key) const;
   uint64_t hash_of(const Check& c) const { return c.has_hash ? c.hash : key_hash(c.key, c.key_length); }
 

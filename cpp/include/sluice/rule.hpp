@@ -13,8 +13,9 @@ enum class Algorithm : uint8_t {
   kTokenBucket = 3,
   kLeakyBucket = 4,
   kGcra = 5,
+  kConcurrency = 6,  // not a rate: at most `limit` held at once, each lease window_ms (algorithms/concurrency.hpp)
 };
-inline constexpr int kAlgorithmCount = 6;
+inline constexpr int kAlgorithmCount = 7;
 
 // RuleConfig is a rule as the user states it.
 //  - Windows (fixed, sliding log, sliding counter): at most `limit` per `window_ms`.
@@ -22,6 +23,8 @@ inline constexpr int kAlgorithmCount = 6;
 //    `burst` (0 means burst == limit).
 //  - count_denied (sliding counter only): denied requests count too, as in Cloudflare's counter, so a
 //    client that keeps sending while limited stays limited. Without it only admitted requests count.
+//  - Concurrency: at most `limit` units held at once; a unit not renewed expires `window_ms` (the lease)
+//    after it was acquired or last renewed.
 struct RuleConfig {
   Algorithm algorithm = Algorithm::kFixedWindow;
   int64_t limit = 0;

@@ -49,4 +49,13 @@ double usage(const Rule& rule, const KeyState& state, int64_t now) {
   return static_cast<double>(view(rule, state, now).count) / static_cast<double>(rule.limit);
 }
 
+int64_t window_of(const Rule& rule, const KeyState& state, int64_t now) { return view(rule, state, now).window; }
+
+int64_t give_back(const Rule& /*rule*/, KeyState& state, int64_t window, int64_t units) {
+  if (state.a != window) return 0;  // that window is over: what was lent in it lapsed with it
+  const int64_t taken = detail::min64(units, state.b);
+  state.b -= taken;
+  return taken;
+}
+
 }  // namespace sluice::fixed_window

@@ -104,4 +104,17 @@ double usage(const Rule& rule, const KeyState& state, int64_t now) {
          static_cast<double>(rule.limit * rule.window_ms);
 }
 
+int64_t window_of(const Rule& rule, const KeyState& state, int64_t now) { return view(rule, state, now).window; }
+
+int64_t give_back(const Rule& /*rule*/, KeyState& state, int64_t window, int64_t units) {
+  // Only the window the units were charged in: once it is the previous window, its count already
+  // weighs in the current one's decisions as it stands.
+  if (state.a != window) return 0;
+  const int64_t current = state.b & 0xffffffff;
+  const int64_t taken = detail::min64(units, current);
+  state.b = static_cast<int64_t>((static_cast<uint64_t>(state.b) & 0xffffffff00000000ull) |
+                                 static_cast<uint64_t>(current - taken));
+  return taken;
+}
+
 }  // namespace sluice::sliding_counter

@@ -22,6 +22,7 @@ export const ENTRIES = Object.freeze({
   demo: "worker/src/index.js",
   fixture: "test/js/helpers/fixture-worker.js",
   gateway: "test/js/fixtures/gateway/worker.js",
+  concurrency: "test/js/fixtures/concurrency/worker.js",
   stores: "test/js/fixtures/stores/worker.js",
 });
 

@@ -10,6 +10,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { STORES, sameRule, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
+import { validateWebSocket } from "./websocket-config.js";
 import {
   BINDING_DESCRIPTION,
   BINDING_NAME,
@@ -65,15 +66,21 @@ import {
  * An upstream as written. `service`: a service binding to send the requests through instead of the
  * network. `timeoutMs`: how long to wait for the response head, in ms (1 to 300000); default 10000.
  * `bodyTimeoutMs`: how long the upstream may fall silent in the middle of its body while the client
- * waits, in ms (1 to 3600000), or null for no bound; default 60000. `cacheControl`: "upstream"
- * (default) or a Cache-Control value for successful responses.
+ * waits, in ms (1 to 3600000), or null for no bound; default 60000. `maxBodyBytes`: the largest
+ * request body forwarded (bodies are read whole first), 0 to 104857600; default 1048576.
+ * `forwardHeaders`: headers stripped by default to forward anyway; `stripHeaders`: more headers never
+ * forwarded; `clientIpHeader`: a header the gateway sets to cf-connecting-ip (default none).
+ * `cacheControl`: "upstream" (default) or a Cache-Control value for successful responses.
  * @typedef {object} UpstreamInput
  * @property {string} url
  * @property {string} [service]
  * @property {{ secret: string; header?: string; scheme?: string }} [auth]
  * @property {number} [timeoutMs]
  * @property {number | null} [bodyTimeoutMs]
+ * @property {number} [maxBodyBytes]
  * @property {string[]} [forwardHeaders]
+ * @property {string[]} [stripHeaders]
+ * @property {string | null} [clientIpHeader]
  * @property {string} [cacheControl]
  */
 /**
@@ -82,6 +89,7 @@ import {
  * @property {Method[]} methods
  * @property {RuleInput[]} rules
  * @property {UpstreamInput} upstream
+ * @property {import("./websocket-config.js").WebSocketInput} [websocket] WebSocket upgrades: connection and message limits
  */
 /**
  * The host's settings of the durable and kv stores (shards, timeoutMs, failMode, fallback, ...), for every rule using them.
@@ -124,7 +132,10 @@ import {
  *   readonly auth: { readonly secret: string; readonly header: string; readonly scheme: string } | null;
  *   readonly timeoutMs: number;
  *   readonly bodyTimeoutMs: number | null;
+ *   readonly maxBodyBytes: number;
  *   readonly forwardHeaders: readonly string[];
+ *   readonly stripHeaders: readonly string[];
+ *   readonly clientIpHeader: string | null;
  *   readonly cacheControl: string;
  * }} GatewayUpstream
  */
@@ -141,6 +152,7 @@ import {
  *   readonly storeGroups: readonly (readonly number[])[];
  *   readonly canBlock: boolean;
  *   readonly upstream: GatewayUpstream;
+ *   readonly websocket: import("./websocket-config.js").WebSocketLimitsConfig | null;
  * }} GatewayRoute
  */
 /**
@@ -164,6 +176,10 @@ export const MAX_TIMEOUT_MS = /** @type {const} */ (300_000);
 // Streams that idle longer between events (server-sent events, long polls) raise it, or set null.
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 export const MAX_BODY_TIMEOUT_MS = 3_600_000;
+// Request bodies are read whole before they are forwarded (request-body.js): nginx's default
+// client_max_body_size is the default bound, Cloudflare's smallest plan limit the largest.
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+export const MAX_MAX_BODY_BYTES = 104_857_600;
 export const DEFAULT_ANALYTICS_BINDING = /** @type {const} */ ("SLUICE_ANALYTICS");
 // CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
 /** @type {readonly Method[]} */
@@ -182,8 +198,19 @@ const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
 const RESPONSE_FIELDS = ["code", "problemJson", "headers"];
-const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream"];
-const UPSTREAM_FIELDS = ["url", "service", "auth", "timeoutMs", "bodyTimeoutMs", "forwardHeaders", "cacheControl"];
+const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream", "websocket"];
+const UPSTREAM_FIELDS = [
+  "url",
+  "service",
+  "auth",
+  "timeoutMs",
+  "bodyTimeoutMs",
+  "maxBodyBytes",
+  "forwardHeaders",
+  "stripHeaders",
+  "clientIpHeader",
+  "cacheControl",
+];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
 const ADMIN_FIELDS = ["path", "tokenSecret"];
 const ANALYTICS_FIELDS = ["binding"];
@@ -291,11 +318,42 @@ function validateForwardHeaders(raw, path, auth) {
         throw new ConfigError(headerPath, `${header} carries the upstream credential (upstream.auth.header); the client's own is never forwarded`);
       }
       if (!isStrippedByDefault(header)) {
-        throw new ConfigError(headerPath, `${header} is forwarded already; list only headers stripped by default (${STRIPPED_BY_DEFAULT.join(", ")}, cf-*)`);
+        throw new ConfigError(headerPath, `${header} is forwarded already; list only headers stripped by default (${STRIPPED_BY_DEFAULT.join(", ")}, cf-*, names with _)`);
       }
       return header;
     }),
   );
+}
+
+// `stripHeaders`: more request headers the upstream never sees, besides those stripped by default.
+function validateStripHeaders(raw, path, auth, forwardHeaders) {
+  if (raw === undefined) return Object.freeze([]);
+  expectArray(raw, path);
+  const names = raw.map((name, i) => {
+    const headerPath = fieldPath(path, i);
+    const header = validateHeaderName(name, headerPath);
+    if (forwardHeaders.includes(header)) throw new ConfigError(headerPath, `${header} is also listed in forwardHeaders`);
+    if (auth !== null && header === auth.header) {
+      throw new ConfigError(headerPath, `${header} carries the upstream credential (upstream.auth.header), which the gateway sets`);
+    }
+    return header;
+  });
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate !== undefined) throw new ConfigError(path, `lists ${duplicate} twice`);
+  return Object.freeze(names);
+}
+
+// `clientIpHeader`: the header the gateway sets to the client's address (cf-connecting-ip), or null.
+function validateClientIpHeader(raw, path, auth, forwardHeaders, stripHeaders) {
+  if (raw === undefined || raw === null) return null;
+  const header = validateHeaderName(raw, path);
+  if (isNeverForwarded(header)) throw new ConfigError(path, `${header} is hop-by-hop and cannot carry the client's address`);
+  if (auth !== null && header === auth.header) throw new ConfigError(path, `${header} carries the upstream credential (upstream.auth.header)`);
+  if (forwardHeaders.includes(header)) {
+    throw new ConfigError(path, `${header} is also in forwardHeaders: the client's own value would compete with the gateway's`);
+  }
+  if (stripHeaders.includes(header)) throw new ConfigError(path, `${header} is also in stripHeaders`);
+  return header;
 }
 
 function validateCacheControl(raw, path) {
@@ -325,13 +383,21 @@ function validateUpstream(raw, path) {
     : raw.bodyTimeoutMs === null
       ? null
       : expectInteger(raw.bodyTimeoutMs, fieldPath(path, "bodyTimeoutMs"), 1, MAX_BODY_TIMEOUT_MS);
+  const maxBodyBytes = raw.maxBodyBytes === undefined
+    ? DEFAULT_MAX_BODY_BYTES
+    : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), 0, MAX_MAX_BODY_BYTES);
+  const forwardHeaders = validateForwardHeaders(raw.forwardHeaders, fieldPath(path, "forwardHeaders"), auth);
+  const stripHeaders = validateStripHeaders(raw.stripHeaders, fieldPath(path, "stripHeaders"), auth, forwardHeaders);
   return Object.freeze({
     ...target,
     service,
     auth,
     timeoutMs,
     bodyTimeoutMs,
-    forwardHeaders: validateForwardHeaders(raw.forwardHeaders, fieldPath(path, "forwardHeaders"), auth),
+    maxBodyBytes,
+    forwardHeaders,
+    stripHeaders,
+    clientIpHeader: validateClientIpHeader(raw.clientIpHeader, fieldPath(path, "clientIpHeader"), auth, forwardHeaders, stripHeaders),
     cacheControl: validateCacheControl(raw.cacheControl, fieldPath(path, "cacheControl")),
   });
 }
@@ -381,6 +447,8 @@ function validateRoute(raw, index, rulesByName) {
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
     canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
+    // WebSocket upgrades: connection and message limits (websocket-config.js), or null.
+    websocket: raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods }),
   });
 }
 
@@ -418,7 +486,7 @@ function validateAdmin(raw, routes) {
   expectKnownFields(raw, "admin", ADMIN_FIELDS);
   const path = validatePath(raw.path, "admin.path", { allowRoot: false });
   const tokenSecret = expectString(raw.tokenSecret, "admin.tokenSecret", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
-  const shadowed = routes.find((route) => route.prefix === path);
+  const shadowed = routes.find((route) => route.prefix.toLowerCase() === path.toLowerCase());
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
@@ -448,8 +516,11 @@ export function validateConfig(raw, source = "configuration") {
     const rulesByName = new Map();
     const routes = raw.routes.map((route, i) => validateRoute(route, i, rulesByName));
     routes.forEach((route, i) => {
-      const first = routes.findIndex((other) => other.prefix === route.prefix);
-      if (first !== i) throw new ConfigError(`routes[${i}].prefix`, `${show(route.prefix)} is already the prefix of routes[${first}]`);
+      // Prefixes match ignoring case (routes.js), so two that differ only in case are one.
+      const first = routes.findIndex((other) => other.prefix.toLowerCase() === route.prefix.toLowerCase());
+      if (first !== i) {
+        throw new ConfigError(`routes[${i}].prefix`, `${show(route.prefix)} is already the prefix of routes[${first}] (prefixes match ignoring case)`);
+      }
     });
     const config = /** @type {GatewayConfig} */ (Object.freeze({
       // Where it came from, for errors found later (when the limiters are built, at start-up too).

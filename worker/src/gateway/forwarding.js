@@ -1,12 +1,19 @@
 // Which headers cross the gateway, in each direction.
 //
 // Upstream-bound: the client's headers minus
-//  - hop-by-hop headers (and any the client names in `Connection`): they describe the client's
-//    connection to Cloudflare, not the Worker's subrequest, and are never forwarded;
+//  - hop-by-hop headers: they describe the client's connection to Cloudflare, not the Worker's
+//    subrequest, and are never forwarded (workerd itself removes `Connection` and the headers it
+//    names before the Worker sees a request; the check here covers other runtimes);
 //  - the header that carries the upstream credential: the client can neither supply nor override it;
-//  - credentials and client-identifying headers meant for this gateway (authorization, cookie, cf-*,
-//    x-forwarded-*, ...): not forwarded unless the route lists them in `forwardHeaders`.
-// Client-bound: the upstream's headers minus hop-by-hop ones, with the credential masked wherever it
+//  - credentials, client-identifying headers, and headers an upstream may obey to reinterpret the
+//    request, as nginx/Envoy deployments strip them: authorization, cookie, cf-*, x-forwarded-*,
+//    client-IP headers (true-client-ip, x-real-ip, forwarded, ...), method overrides
+//    (x-http-method-override, ...), URL rewrites (x-original-url, x-rewrite-url, ...), and any header
+//    whose name holds an underscore (CGI-style servers read `x_real_ip` as `x-real-ip`): not
+//    forwarded unless the route lists them in `forwardHeaders`;
+//  - any the route lists in `stripHeaders`.
+// The route's `clientIpHeader`, when set, is then set to the client's address (cf-connecting-ip).
+// Client-bound: the upstream's headers minus hop-by-hop ones, with every secret masked wherever it
 // is echoed, and cache-control set by the route's policy.
 
 export const HOP_BY_HOP = Object.freeze([
@@ -24,19 +31,50 @@ const NEVER_FORWARDED = new Set([...HOP_BY_HOP, "host"]);
 
 // Forwardable only when a route lists them, exactly (any `cf-` header counts as one of these).
 export const STRIPPED_BY_DEFAULT = Object.freeze([
+  // Credentials meant for the gateway.
   "authorization",
   "proxy-authorization",
   "cookie",
+  // Client addresses and the original request as a proxy describes them: only the gateway may say.
   "forwarded",
+  "x-forwarded",
+  "forwarded-for",
   "x-forwarded-for",
   "x-forwarded-host",
   "x-forwarded-proto",
+  "x-forwarded-port",
+  "x-forwarded-prefix",
+  "x-forwarded-server",
+  "x-forwarded-uri",
   "x-real-ip",
+  "true-client-ip",
+  "x-client-ip",
+  "x-cluster-client-ip",
+  "x-originating-ip",
+  "x-remote-ip",
+  "x-remote-addr",
+  "client-ip",
+  "fastly-client-ip",
+  "x-host",
+  "x-original-host",
+  // Method overrides: an upstream that obeys them would run another method than the route allows.
+  "x-http-method-override",
+  "x-http-method",
+  "x-method-override",
+  // URL rewrites: an upstream that obeys them would serve another path than the route's.
+  "x-original-url",
+  "x-original-uri",
+  "x-rewrite-url",
 ]);
 const STRIPPED_SET = new Set(STRIPPED_BY_DEFAULT);
 
+/**
+ * Whether `name` (lower case) is dropped unless a route lists it in forwardHeaders.
+ * @param {string} name
+ * @returns {boolean}
+ */
 export function isStrippedByDefault(name) {
-  return STRIPPED_SET.has(name) || name.startsWith("cf-");
+  return STRIPPED_SET.has(name) || name.startsWith("cf-") || name.includes("_");
 }
 
 export function isNeverForwarded(name) {
@@ -57,11 +95,17 @@ function connectionListed(headers) {
 export function upstreamRequestHeaders(incoming, upstream, secret) {
   const listed = connectionListed(incoming);
   const credentialHeader = upstream.auth?.header;
+  const { forwardHeaders, stripHeaders = [], clientIpHeader = null } = upstream;
   const headers = new Headers();
   for (const [name, value] of incoming) {
     if (NEVER_FORWARDED.has(name) || name === credentialHeader || listed?.has(name)) continue;
-    if (isStrippedByDefault(name) && !upstream.forwardHeaders.includes(name)) continue;
+    if (isStrippedByDefault(name) && !forwardHeaders.includes(name)) continue;
+    if (stripHeaders.includes(name) || name === clientIpHeader) continue;
     headers.append(name, value);
+  }
+  if (clientIpHeader !== null) {
+    const address = incoming.get("cf-connecting-ip");
+    if (address !== null) headers.set(clientIpHeader, address);
   }
   if (upstream.auth !== null) {
     const { header, scheme } = upstream.auth;

@@ -1,10 +1,12 @@
 // The gateway: a Worker fetch handler that forwards only configured routes and methods to their
 // upstreams, after the route's rate-limit rules (in their modes) admit the request.
 //
-// Order of a request: admin path -> route (else 404) -> method (else 405) -> safe target path (else
-// 400) -> upstream secret and binding present (else 500) -> rules (429 when an enforced rule denies)
-// -> upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
-// nothing refused reaches the upstream.
+// Order of a request: admin path -> canonical path (else 400) -> route (else 404) -> method (else 405)
+// -> declared body size (else 413) -> upstream secret and binding present (else 500) -> rules (429
+// when an enforced rule denies) -> body read whole (413 when over the route's maxBodyBytes) ->
+// upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
+// nothing refused reaches the upstream. The route is chosen on the path's canonical form
+// (../paths.js), and that form is what the upstream is sent.
 //
 // THE LIMITER SEAM. `limiterFactory(rules, { route })` is called with some rules of one route, all of
 // one store (the validated rule objects of rule-config.js, in route order), and returns a limiter whose
@@ -22,6 +24,7 @@
 // sluice's own (limiter.js here); tests wrap it.
 
 import { nowMs } from "../clock.js";
+import { compose } from "../keys.js";
 import { decisionHeaders, policyHeader, withHeaders } from "../headers.js";
 import { limitedResponse } from "../responses.js";
 import { storeStats } from "../stores/registry.js";
@@ -33,10 +36,15 @@ import { GatewayError, errorResponse } from "./errors.js";
 import { createLimiterFactory } from "./limiter.js";
 import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
+import { canonicalPath } from "../paths.js";
 import { proxyRequest } from "./proxy.js";
+import { secretMasker } from "./redact.js";
+import { declaresTooLarge, readRequestBody } from "./request-body.js";
 import { createRouter } from "./routes.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
+import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
+import { keyPart } from "./limiter.js";
 
 /** @import { RateLimitDecision } from "../limiter.js" */
 
@@ -104,6 +112,7 @@ export function createGateway(config, options = {}) {
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
   const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
+  const maskerFor = allSecretsMasker(gatewayConfig);
 
   const limiterForRoute = routes.map((route) => {
     const made = new Map();
@@ -120,6 +129,10 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  // Routes with a `websocket` block proxy upgrades with their connection and message limits.
+  const webSocketProxies = routes.map((route) =>
+    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+  );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
   } catch (error) {
@@ -137,8 +150,8 @@ export function createGateway(config, options = {}) {
     return { response: errorResponse(kind, { headers }) };
   }
 
-  async function handleRoute(request, url, env, ctx, record) {
-    const matched = match(url.pathname);
+  async function handleRoute(request, url, path, env, ctx, record) {
+    const matched = match(path);
     if (matched === null) return refuse(GatewayError.NO_ROUTE, record);
     const { route, remainder } = matched;
     record.route = route.prefix;
@@ -147,6 +160,9 @@ export function createGateway(config, options = {}) {
     }
     const target = upstreamTarget(route.upstream, remainder, url.search);
     if (target.problem !== undefined) return refuse(GatewayError.BAD_PATH, record, `path refused: ${target.problem}`);
+    if (declaresTooLarge(request, route.upstream.maxBodyBytes)) {
+      return refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`);
+    }
     const { auth, service } = route.upstream;
     const secret = auth === null ? null : env?.[auth.secret];
     if (auth !== null && (typeof secret !== "string" || secret === "")) {
@@ -167,6 +183,7 @@ export function createGateway(config, options = {}) {
       if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
       verdict = null;
     }
+    /** @type {[string, string][]} */
     let rateHeaders = [];
     if (verdict !== null) {
       verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
@@ -177,12 +194,41 @@ export function createGateway(config, options = {}) {
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
     }
 
+    const webSocketProxy = webSocketProxies[route.index];
+    if (webSocketProxy !== null && isWebSocketUpgrade(request)) {
+      const upgraded = await webSocketProxy({ request, targetUrl: target.url, env, secret, ctx, headers: rateHeaders });
+      record.upstreamStatus = upgraded.upstreamStatus;
+      if (upgraded.refused) record.decision = "connection_limited";
+      if (upgraded.failure !== null) {
+        metrics.countUpstreamFailure(route.index, upgraded.failure);
+        record.error = `upstream ${upgraded.failure}`;
+      }
+      return { response: upgraded.response, route, verdict };
+    }
+
     // A body that stalls does so after this request's log line: it is counted, and logged on its own.
     const onBodyStall = () => {
       metrics.countUpstreamFailure(route.index, "body_timeout");
       log(JSON.stringify({ ...record, error: "upstream body timeout" }));
     };
-    const result = await proxyRequest({ request, targetUrl: target.url, upstream: route.upstream, env, secret, now, onBodyStall });
+    // Read whole before the upstream call (request-body.js says why), after the rules: a refused
+    // request's body is never read.
+    const read = await readRequestBody(request, route.upstream.maxBodyBytes);
+    if (read.tooLarge) {
+      return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
+    }
+    const result = await proxyRequest({
+      method: request.method,
+      headers: request.headers,
+      body: read.body,
+      targetUrl: target.url,
+      upstream: route.upstream,
+      env,
+      secret,
+      mask: maskerFor(env),
+      now,
+      onBodyStall,
+    });
     record.upstreamStatus = result.upstreamStatus;
     record.upstreamLatencyMs = result.upstreamLatencyMs;
     if (result.failure !== null) {
@@ -196,13 +242,17 @@ export function createGateway(config, options = {}) {
     const url = new URL(request.url);
     /** @type {Record<string, any>} */
     const record = newLogRecord(request);
+    // One spelling of the path for everything after this line (../paths.js).
+    const canonical = canonicalPath(url.pathname);
     let handled;
-    if (admin !== null && url.pathname === admin.path) {
+    if (canonical.problem !== undefined) {
+      handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
+    } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
       handled = { response: await serveAdmin(request, env, admin, metrics, () => storeFamilies(storeStats())) };
     } else {
       try {
-        handled = await handleRoute(request, url, env, ctx, record);
+        handled = await handleRoute(request, url, canonical.path, env, ctx, record);
       } catch (error) {
         // A bug or a broken dependency (a clock or a binding that throws): still one log line and a
         // JSON error that no cache keeps. The message is not logged: it may quote request data.
@@ -221,6 +271,24 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// The masker of every secret the configuration names (each route's upstream credential and the admin
+// token), whichever route a response comes from: a route may echo another route's credential. Built
+// again only when the secrets' values change.
+function allSecretsMasker({ routes, admin }) {
+  const names = [...new Set([...routes.flatMap((route) => (route.upstream.auth === null ? [] : [route.upstream.auth.secret])), ...(admin === null ? [] : [admin.tokenSecret])])];
+  let made = /** @type {ReturnType<typeof secretMasker> | null} */ (null);
+  let madeFor = /** @type {string | null} */ (null);
+  return (env) => {
+    const values = names.map((name) => env?.[name]).filter((value) => typeof value === "string" && value !== "");
+    const id = values.join("\u0000");
+    if (made === null || id !== madeFor) {
+      made = secretMasker(values);
+      madeFor = id;
+    }
+    return made;
+  };
 }
 
 export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";

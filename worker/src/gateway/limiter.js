@@ -20,7 +20,8 @@ const clientIp = ip();
 const userOrIp = firstOf(user(bearerToken), clientIp);
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 
-function keyPart(part, route) {
+/** keyPart is the key function of one validated key part of `route` (also the WebSocket limits'). */
+export function keyPart(part, route) {
   if (part === "ip") return clientIp;
   if (part === "user") return userOrIp;
   if (part === "route") return fixedRoute(route.prefix);

@@ -42,11 +42,17 @@ const RULE_HELP = Object.freeze({
 });
 
 // timeout: no response head in time (504); unreachable (502); body_timeout: the body stalled after the
-// head (the client's response was cut off).
-export const UPSTREAM_FAILURES = /** @type {const} */ (["timeout", "unreachable", "body_timeout"]);
+// head (the client's response was cut off); bad_response: a status outside 200-599 (502).
+export const UPSTREAM_FAILURES = /** @type {const} */ (["timeout", "unreachable", "body_timeout", "bad_response"]);
 Object.freeze(UPSTREAM_FAILURES);
-// Requests answered by the gateway itself before any rule ran, by their error code (errors.js).
-export const REFUSALS = /** @type {const} */ (["sluice_no_route", "sluice_method_not_allowed", "sluice_bad_path", "sluice_misconfigured"]);
+// Requests answered by the gateway itself instead of forwarding them, by their error code (errors.js).
+export const REFUSALS = /** @type {const} */ ([
+  "sluice_no_route",
+  "sluice_method_not_allowed",
+  "sluice_bad_path",
+  "sluice_misconfigured",
+  "sluice_body_too_large",
+]);
 Object.freeze(REFUSALS);
 
 export class GatewayMetrics {
@@ -132,7 +138,7 @@ export class GatewayMetrics {
     }));
     families.push({
       name: "sluice_upstream_failures_total",
-      help: "Upstream calls that timed out (504), could not connect (502), or stalled in the middle of their body (cut off).",
+      help: "Upstream calls that timed out (504), could not connect (502), answered a status that cannot be relayed (502), or stalled in the middle of their body (cut off).",
       type: "counter",
       samples: this.routes.flatMap((route) =>
         UPSTREAM_FAILURES.map((reason, i) => ({
@@ -149,7 +155,7 @@ export class GatewayMetrics {
     });
     families.push({
       name: "sluice_refused_total",
-      help: "Requests the gateway answered itself before any rule ran (no route, wrong method, refused path, missing secret).",
+      help: "Requests the gateway answered itself instead of forwarding them (no route, wrong method, refused path, missing secret, body too large).",
       type: "counter",
       samples: REFUSALS.map((code, i) => ({ labels: { code }, value: this.refusals[i] })),
     });

@@ -1,13 +1,18 @@
 // The upstream call of one proxied request: the credential added server-side, a per-route timeout,
 // redirects handed back to the client rather than followed (following one would leave the configured
 // host with the credential attached), and failures turned into sluice's own 502/504.
+//
+// What the upstream says is relayed only as far as it is safe: its reason phrase is dropped (the
+// client gets the standard one for the status: a reason phrase once carried the secret), every secret
+// the gateway holds is masked in its headers and body (redact.js), a status the gateway cannot relay
+// (outside 200-599: an informational 1xx the runtime handed over as final, or a made-up 600+) becomes
+// sluice's 502, and a body of known length keeps its Content-Length, so that a client can tell a body
+// cut off by bodyTimeoutMs from a complete one.
 
 import { watchBody } from "./body-watchdog.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./forwarding.js";
-import { secretMasker } from "./redact.js";
 
-const BODYLESS_METHODS = new Set(["GET", "HEAD"]);
 // Statuses whose response must not have a body (the Response constructor refuses one).
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
@@ -15,15 +20,38 @@ function fetcherFor(upstream, env) {
   return upstream.service === null ? globalThis : env[upstream.service];
 }
 
+/** Whether the Response constructor accepts `status` and a client can be given it as a final answer. */
+function isRelayable(status) {
+  return Number.isInteger(status) && status >= 200 && status <= 599;
+}
+
+// The upstream's body, at the length it announced when it announced one: a FixedLengthStream (workerd)
+// makes the runtime send that Content-Length, and makes a body that ends short an error the client
+// sees, instead of a clean end. Not for a compressed body: the runtime hands it over decoded (longer
+// than its Content-Length) and encodes it again on the way out, at a length known only then.
+function withDeclaredLength(body, headers) {
+  const value = headers.get("content-length");
+  const encoding = headers.get("content-encoding");
+  if (value === null || !/^\d{1,15}$/.test(value) || typeof FixedLengthStream !== "function") return body;
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return body;
+  // eslint-disable-next-line no-undef -- workerd's global
+  const fixed = new FixedLengthStream(Number(value));
+  body.pipeTo(fixed.writable).catch(() => {});
+  return fixed.readable;
+}
+
 /**
- * Forwards `request` to `targetUrl` for the route's `upstream`. `secret` is the credential's value
- * (null when the upstream takes none); `now` reads the clock in milliseconds.
+ * Forwards the request to `targetUrl` for the route's `upstream`: `method` and `headers` are the
+ * client's, `body` the client's body read whole (request-body.js; undefined for none). `secret` is the
+ * route's credential (null when the upstream takes none), `mask` the masker of every secret
+ * (redact.js), `now` reads the clock in milliseconds.
  * Resolves to { response, upstreamStatus, upstreamLatencyMs, failure } where failure is null,
- * "timeout" or "unreachable" (then upstreamStatus is null and response is sluice's 504 or 502).
+ * "timeout", "unreachable" (then upstreamStatus is null and response is sluice's 504 or 502) or
+ * "bad_response" (a status that cannot be relayed: response is sluice's 502).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
  * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
  */
-export async function proxyRequest({ request, targetUrl, upstream, env, secret, now, onBodyStall = () => {} }) {
+export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {} }) {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -34,9 +62,9 @@ export async function proxyRequest({ request, targetUrl, upstream, env, secret, 
   let upstreamResponse;
   try {
     upstreamResponse = await fetcherFor(upstream, env).fetch(targetUrl, {
-      method: request.method,
-      headers: upstreamRequestHeaders(request.headers, upstream, secret),
-      body: BODYLESS_METHODS.has(request.method) ? undefined : request.body,
+      method,
+      headers: upstreamRequestHeaders(headers, upstream, secret),
+      body,
       redirect: "manual",
       signal: controller.signal,
     });
@@ -54,14 +82,27 @@ export async function proxyRequest({ request, targetUrl, upstream, env, secret, 
     clearTimeout(timer);
   }
   const upstreamLatencyMs = now() - started;
-  const mask = secretMasker(secret);
-  const { status, statusText } = upstreamResponse;
-  const hasBody = upstreamResponse.body !== null && !NULL_BODY_STATUSES.has(status);
-  const watched = hasBody && upstream.bodyTimeoutMs !== null ? watchBody(upstreamResponse.body, upstream.bodyTimeoutMs, onBodyStall) : upstreamResponse.body;
-  const body = hasBody ? mask.body(watched) : null;
-  const response = new Response(body, {
+  const { status } = upstreamResponse;
+  if (!isRelayable(status)) {
+    upstreamResponse.body?.cancel().catch(() => {});
+    return {
+      response: errorResponse(GatewayError.UPSTREAM_BAD_RESPONSE),
+      upstreamStatus: Number.isInteger(status) ? status : null,
+      upstreamLatencyMs,
+      failure: "bad_response",
+    };
+  }
+  const hasBody = upstreamResponse.body !== null && !NULL_BODY_STATUSES.has(status) && method !== "HEAD";
+  let relayed = null;
+  if (hasBody) {
+    const watched = upstream.bodyTimeoutMs === null ? upstreamResponse.body : watchBody(upstreamResponse.body, upstream.bodyTimeoutMs, onBodyStall);
+    relayed = withDeclaredLength(mask.body(watched), upstreamResponse.headers);
+  } else {
+    upstreamResponse.body?.cancel().catch(() => {});
+  }
+  // No statusText: the runtime writes the standard reason phrase for the status.
+  const response = new Response(relayed, {
     status,
-    statusText,
     headers: clientResponseHeaders(upstreamResponse.headers, status, upstream.cacheControl, mask.text),
   });
   return { response, upstreamStatus: status, upstreamLatencyMs, failure: null };

@@ -34,7 +34,7 @@ const RULE_NAME_DESCRIPTION = "1 to 64 letters, digits, '_', '.' or '-', startin
 const API_KEY_PART = /^apiKey:(.*)$/;
 
 // A key is one part or a list of parts; parts combine into one key (ip + route: per client per route).
-function validateKey(raw, path) {
+export function validateKey(raw, path) {
   const parts = typeof raw === "string" ? [raw] : expectArray(raw, path, { min: 1, max: 4 });
   const seen = new Set();
   return parts.map((part, i) => {

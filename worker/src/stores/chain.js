@@ -115,6 +115,15 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
   checkLogOptions(log, logIntervalMs);
 
   const primaryName = primary.name ?? "durable";
+  // After a local miss (decide below), the primary's remote half only: asking `decide` would count the
+  // request twice in the lease's rate.
+  const leased =
+    typeof primary.decideLocally === "function" && typeof primary.decideRemotely === "function"
+      ? /** @type {Required<Pick<Store, "decideLocally" | "decideRemotely">>} */ (primary)
+      : null;
+  /** @type {Store} */
+  const primaryRemote =
+    leased === null ? primary : { name: primaryName, decide: (checks, options) => leased.decideRemotely(checks, options) };
   const fallbacks = [kv === null ? null : [kv, kv.name ?? "kv"], memory === null ? null : [memory, memory.name ?? "memory"]].filter(
     (entry) => entry !== null,
   );
@@ -157,6 +166,15 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
         return denied;
       }
     }
+    // A primary that holds part of the count here (a lease: leases.js) decides from it first, with no
+    // I/O, before the breaker: what it holds stays good while the primary is unreachable.
+    if (leased !== null) {
+      const local = leased.decideLocally(checks, decideOptions);
+      if (local !== null) {
+        counters.decided[primaryName]++;
+        return local;
+      }
+    }
     return decideInOrder(checks, decideOptions, nowMs);
   }
 
@@ -168,12 +186,14 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       failures.push(`${primaryName} skipped: ${/** @type {CircuitBreaker} */ (breaker).reason}`);
     } else {
       try {
-        const outcome = await ask(primary, primaryName, checks, decideOptions);
+        const outcome = await ask(primaryRemote, primaryName, checks, decideOptions);
         breaker?.succeeded();
         counters.decided[primaryName]++;
         if (denials !== null) denials.remember(checks, outcome, nowMs);
         return outcome;
       } catch (error) {
+        // A misconfigured store (e.g. a secret missing from env) is an error, not an outage to hide.
+        if (error instanceof SluiceConfigError) throw error;
         if (breaker !== null && breaker.failed(nowMs, gate === "probe")) countOpened(primaryName);
         failures.push(describeFailure(primaryName, error));
       }

@@ -1,12 +1,15 @@
 // The Durable Object store: exact counting across every isolate and location.
 //
-// SluiceDurableObject runs the same wasm core as the isolates. Its SQLite storage is the single
-// source of truth: each RPC imports the state bytes of the keys it checks into the core, decides all
-// checks at once (all-or-nothing, on the object's clock), writes the charged keys' new bytes back, and
-// leaves the core empty again. Nothing lives only in memory, so an evicted or restarted object loses
-// no count, and the core never evicts a key that storage still counts.
+// SluiceDurableObject runs the same wasm core as the isolates, and it is the only writer of its keys,
+// so the core's own key table is the cache: a key's state is loaded from SQLite the first time the
+// object sees it (after a start, or after the table evicted something), and from then on every call is
+// decided in memory. Storage is written, never read, on the hot path: the keys a call charged are
+// queued, and every call that arrives before the queue is flushed (a task later) shares one
+// transaction, one row per key however many calls charged it. A call that charged answers only after
+// that flush, so the runtime's output gate holds its answer until the write is durable: nothing
+// admitted is acknowledged before it is stored, and a restarted object forgets nothing.
 //
-// The Worker side, createDurableStore, is in durable.js.
+// The Worker side, createDurableStore, is in durable.js; the leases it may take are in leases.js.
 import { DurableObject } from "cloudflare:workers";
 import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 import { nowMs as wallClockMs } from "../clock.js";
@@ -21,18 +24,36 @@ import { RuleCore } from "./rule-core.js";
  * @typedef {object} UndoToken
  * @property {string} rule
  * @property {string} key
- * @property {ArrayBuffer | null} before
- * @property {number | null} beforeExpiresAtMs
- * @property {ArrayBuffer} after
+ * @property {ArrayBuffer | Uint8Array | null} before
+ * @property {ArrayBuffer | Uint8Array} after
+ * @property {number} afterExpiresAtMs
  */
 /**
- * The object's answer: the core's Outcome, with `undo` when decide was called with `undoable` and charged.
- * @typedef {Outcome & { undo?: UndoToken[] }} ObjectOutcome
+ * A lease lent with a decision (leases.js keeps it): units charged to the key, usable until
+ * expiresAtMs on the object's clock, which is validForMs after the decision.
+ * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number }} Lease
+ */
+/**
+ * Unused units of a lease, given back.
+ * @typedef {{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }} GiveBack
+ */
+/**
+ * The object's answer: the core's Outcome, with `undo` when decide was called with `undoable` and
+ * charged, `leases` when it was asked to lend, `returned` when units were given back.
+ * @typedef {Outcome & { undo?: UndoToken[], leases?: (Lease | null)[], returned?: number[] }} ObjectOutcome
  */
 
-// The core's key table is scratch space for one call's keys (at most 16): it starts and ends every
-// call empty, so 32 keys per rule is room enough that loading a call's keys never evicts one of them.
-const SCRATCH_KEYS_PER_RULE = 32;
+// How many keys of a rule stay resident: a table of about RESIDENT_BYTES_PER_RULE (64 rules then fit
+// the module's memory), between these bounds. Keys beyond it are evicted and reloaded from storage
+// when they come back: correct, only slower.
+const RESIDENT_BYTES_PER_RULE = 384 * 1024;
+const MIN_RESIDENT_KEYS = 64;
+const MAX_RESIDENT_KEYS = 16_384;
+const SLOT_BYTES = 24; // KeyTable: a 64-bit tag and two 64-bit words per key
+
+// The algorithms whose leases are exact (sluice/lease.hpp), and the most units one lease may carry.
+const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
+const MAX_LEASE_UNITS = 1 << 20;
 
 // Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).
 const SWEEP_INTERVAL_MS = 60_000;
@@ -47,28 +68,56 @@ const SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS sluice_keys_by_expiry ON sluice_keys (expires_at);
 `;
-const READ = "SELECT state, expires_at FROM sluice_keys WHERE rule = ? AND key = ?";
+const READ = "SELECT state FROM sluice_keys WHERE rule = ? AND key = ?";
 const WRITE = `INSERT INTO sluice_keys (rule, key, state, expires_at) VALUES (?, ?, ?, ?)
   ON CONFLICT (rule, key) DO UPDATE SET state = excluded.state, expires_at = excluded.expires_at`;
 const FORGET = "DELETE FROM sluice_keys WHERE rule = ? AND key = ?";
 const SWEEP = "DELETE FROM sluice_keys WHERE expires_at <= ?";
 const NEXT_EXPIRY = "SELECT MIN(expires_at) AS next FROM sluice_keys";
 
+/** residentKeys is how many keys of `rule` the object keeps in memory. */
+function residentKeys(rule) {
+  const bytesPerKey = SLOT_BYTES + (rule.algorithm === "sliding-log" ? 4 * rule.limit : 0);
+  return Math.max(MIN_RESIDENT_KEYS, Math.min(MAX_RESIDENT_KEYS, Math.floor(RESIDENT_BYTES_PER_RULE / bytesPerKey)));
+}
+
 /**
  * SluiceDurableObject counts keys exactly. Export it from the Worker's main module and bind it with a
- * `new_sqlite_classes` migration (see README.md, "Stores").
+ * `new_sqlite_classes` migration (see docs/stores.md).
+ *
+ * Subclasses (a concurrency RPC, a test fixture) decide through the same steps the RPCs below use:
+ * `this.resident(checks)` for the rule indices with every key loaded, the core itself (`this.core`),
+ * then `this.persist(ruleId, key, index, expiresAtMs)` for every key they changed, and
+ * `await this.flushed()` before answering.
  */
 export class SluiceDurableObject extends DurableObject {
+  /** persistence false keeps nothing in storage (the bench's "from memory" object). */
+  static persistence = true;
+
   #rules = new RuleCore((rule) => ({
     algorithm: rule.algorithm,
     limit: rule.limit,
     windowMs: rule.windowMs,
     burst: rule.burst,
     countDenied: rule.countDenied ?? false,
-    keyCapacity: SCRATCH_KEYS_PER_RULE,
+    keyCapacity: residentKeys(rule),
   }));
   /** @type {SqlStorage} */
   #sql;
+  /** @type {boolean} */
+  #persistent;
+  // rule id -> the keys whose state the core holds as storage has it (or newer).
+  /** @type {Map<string, Set<string>>} */
+  #loaded = new Map();
+  #loadedGeneration = -1;
+  // rule id -> the core's eviction count when #loaded was last known good for that rule.
+  /** @type {Map<string, number>} */
+  #evictions = new Map();
+  // "rule\nkey" -> the newest state not yet written; the flush writes them in one transaction.
+  /** @type {Map<string, { rule: string, key: string, state: Uint8Array | ArrayBuffer | null, expiresAtMs: number }>} */
+  #pending = new Map();
+  /** @type {Promise<void> | null} */
+  #flush = null;
   // When the sweep alarm is due (ms), or null when none is scheduled.
   /** @type {number | null} */
   #alarmAtMs = null;
@@ -77,6 +126,7 @@ export class SluiceDurableObject extends DurableObject {
   constructor(ctx, env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
+    this.#persistent = /** @type {typeof SluiceDurableObject} */ (this.constructor).persistence !== false;
     this.#sql.exec(SCHEMA);
     ctx.blockConcurrencyWhile(async () => {
       this.#alarmAtMs = await ctx.storage.getAlarm();
@@ -89,15 +139,21 @@ export class SluiceDurableObject extends DurableObject {
     return wallClockMs();
   }
 
+  /** core is the object's SluiceCore (it changes when the rule table is rebuilt; see resident). */
+  get core() {
+    return this.#rules.core;
+  }
+
   /**
    * decide checks every (rule, key, cost) of one request, all-or-nothing, and returns the Outcome
    * (without `store`, which the client adds). Options: `peek` charges nothing; `undoable` adds
    * `undo`, the tokens that let undo() take the charge back (for requests spread over shards).
-   */
-  /**
+   * Leases (leases.js): `lend` { wanted: units per check, leaseMs } lends to the checks' keys when
+   * the request is admitted (answer: `leases`); `giveBack` returns unused units first (`returned`).
+   * An admitted request's answer waits for its charge to be stored (a promise); a denial or a peek does not.
    * @param {readonly StoreCheck[]} checks
-   * @param {{ peek?: boolean; undoable?: boolean }} [options]
-   * @returns {ObjectOutcome}
+   * @param {{ peek?: boolean, undoable?: boolean, lend?: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} [options]
+   * @returns {ObjectOutcome | Promise<ObjectOutcome>}
    */
   decide(checks, options = {}) {
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
@@ -105,37 +161,70 @@ export class SluiceDurableObject extends DurableObject {
     }
     const nowMs = this.nowMs();
     const peek = options.peek === true;
-    const indices = this.#rules.indicesOf(checks);
+    const undoable = options.undoable === true && !peek;
+    // Units given back first, so that this very call may admit or lend them again.
+    const returned = options.giveBack === undefined ? null : this.#takeBack(options.giveBack, nowMs);
+    const indices = this.resident(checks);
     const core = this.#rules.core;
-    const count = checks.length;
-    const stored = new Array(count);
-    const coreChecks = new Array(count);
-    const evictionsBefore = this.#evictions(indices);
-    try {
-      for (let i = 0; i < count; i++) {
-        const { rule, key, cost } = checks[i];
-        stored[i] = this.#read(rule.id, key);
-        if (stored[i] !== null && !importable(core, indices[i], key, stored[i].state)) stored[i] = null;
-        // No row: the key is fresh. Said explicitly, since the scratch table's eviction summary would
-        // otherwise start it from what keys evicted in an overflow owed (the rows are the truth here).
-        if (stored[i] === null) core.reset(indices[i], key);
-        coreChecks[i] = { rule: indices[i], key, cost };
-      }
-      /** @type {ObjectOutcome} */
-      const outcome = core.checkAll(coreChecks, nowMs, { peek });
-      if (this.#evictions(indices) !== evictionsBefore) {
-        // Two of this call's keys fought over one bucket of the scratch table: the decision may have
-        // been taken on a forgotten state. Write nothing and let the client fall back.
-        throw new Error("sluice: a call's keys overflowed the Durable Object's scratch key table");
-      }
-      if (outcome.allowed && !peek) {
-        const undo = this.#writeCharged(checks, indices, stored, outcome, nowMs, options.undoable === true);
-        if (undo !== null) outcome.undo = undo;
-      }
+    const before = undoable ? checks.map((c, i) => core.exportState(indices[i], c.key)) : null;
+    const coreChecks = new Array(checks.length);
+    for (let i = 0; i < checks.length; i++) coreChecks[i] = { rule: indices[i], key: checks[i].key, cost: checks[i].cost };
+    /** @type {ObjectOutcome} */
+    const outcome = core.checkAll(coreChecks, nowMs, { peek });
+    if (returned !== null) outcome.returned = returned;
+    if (!outcome.allowed || peek) {
+      // Units given back in this call are queued all the same: losing them to a crash only strands
+      // them (the count errs high, never low), so nothing waits for them.
+      if (this.#pending.size > 0) this.flushed().catch(() => {});
       return outcome;
-    } finally {
-      for (let i = 0; i < count; i++) core.reset(indices[i], checks[i].key);
     }
+    if (options.lend !== undefined && !undoable) outcome.leases = this.#lend(checks, indices, options.lend, nowMs);
+    /** @type {UndoToken[] | null} */
+    const undo = undoable ? [] : null;
+    for (let i = 0; i < checks.length; i++) {
+      // Two checks on one rule and key are one charge; store it once.
+      if (isRepeat(checks, i)) continue;
+      const { rule, key } = checks[i];
+      const expiresAtMs = nowMs + outcome.checks[i].resetMs;
+      const after = this.persist(rule.id, key, indices[i], expiresAtMs);
+      if (undo !== null && before !== null && after !== null) undo.push({ rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs });
+    }
+    if (undo !== null) outcome.undo = undo;
+    // Nothing queued (an object without storage): nothing to wait for.
+    return this.#pending.size === 0 ? outcome : this.flushed().then(() => outcome);
+  }
+
+  // Lends units of the checks' keys (leases.js asks; lease.hpp decides how many): per check, null or
+  // { units, expiresAtMs, validForMs, remaining }. validForMs lets the isolate time the lease on its
+  // own clock, started before it sent the call, so that it ends no later than the object's.
+  #lend(checks, indices, { wanted, leaseMs }, nowMs) {
+    const core = this.#rules.core;
+    const leases = new Array(checks.length).fill(null);
+    for (let i = 0; i < checks.length; i++) {
+      const units = wanted?.[i] ?? 0;
+      if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm)) continue;
+      const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
+      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs };
+    }
+    return leases;
+  }
+
+  // Takes back the unused units of leases ({ rule, key, units, expiresAtMs } each); returns how many
+  // each key took (0 when its lease's window is over).
+  #takeBack(giveBack, nowMs) {
+    if (!Array.isArray(giveBack)) throw new TypeError("giveBack must be an array");
+    const returned = new Array(giveBack.length).fill(0);
+    for (let i = 0; i < giveBack.length; i++) {
+      const { rule, key, units, expiresAtMs } = giveBack[i];
+      if (!LENDING_ALGORITHMS.includes(rule?.algorithm)) continue;
+      const [index] = this.resident([{ rule, key }]);
+      returned[i] = this.#rules.core.giveBack(index, key, units, expiresAtMs);
+      if (returned[i] === 0) continue;
+      // The row lives until the key is back to full quota, which a lease's end may come before.
+      const resetMs = this.#rules.core.peek(index, key, 1, nowMs).resetMs;
+      this.persist(rule.id, key, index, nowMs + resetMs);
+    }
+    return returned;
   }
 
   /**
@@ -143,6 +232,27 @@ export class SluiceDurableObject extends DurableObject {
    * that charge left it (otherwise someone was charged since, and the charge stays: the store then
    * errs towards denying, never admitting). Returns how many charges it took back.
    */
+  /** @param {readonly UndoToken[]} tokens @returns {Promise<number>} */
+  async undo(tokens) {
+    let undone = 0;
+    const core = this.#rules.core;
+    for (const token of tokens) {
+      const index = this.#indexOfId(token.rule);
+      // A rule the core no longer holds was dropped with its keys: nothing of it is resident, so the
+      // stored (or pending) row is the truth.
+      const current = index === undefined ? this.#storedState(token.rule, token.key) : this.#residentState(index, token.rule, token.key);
+      if (current === null || !sameBytes(current, token.after)) continue;
+      if (index !== undefined) {
+        if (token.before === null) core.reset(index, token.key);
+        else core.importState(index, token.key, new Uint8Array(token.before));
+      }
+      this.#queue(token.rule, token.key, token.before, token.afterExpiresAtMs);
+      undone++;
+    }
+    await this.flushed();
+    return undone;
+  }
+
   /**
    * reset forgets the (rule, key) of each check: they are back to their full quota. Returns how many
    * stored keys it removed.
@@ -154,69 +264,205 @@ export class SluiceDurableObject extends DurableObject {
       throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
     }
     let removed = 0;
-    for (const { rule, key } of checks) removed += this.#sql.exec(FORGET, rule.id, key).rowsWritten;
+    for (const { rule, key } of checks) {
+      const index = this.#indexOfId(rule.id);
+      if (index !== undefined) this.#rules.core.reset(index, key);
+      this.#pending.delete(`${rule.id}\n${key}`);
+      removed += this.#persistent ? this.#sql.exec(FORGET, rule.id, key).rowsWritten : 0;
+    }
     return removed;
   }
 
-  /** @param {readonly UndoToken[]} tokens @returns {number} */
-  undo(tokens) {
-    let undone = 0;
-    for (const token of tokens) {
-      const current = this.#read(token.rule, token.key);
-      if (current === null || !sameBytes(current.state, token.after)) continue;
-      if (token.before === null) {
-        this.#sql.exec(FORGET, token.rule, token.key);
+  /**
+   * concurrency runs one operation of a concurrency rule ({ rule, key, holder, cost }): "acquire",
+   * "release" or "renew", on the object's clock, and returns the core's decision. The key's holders
+   * and leases are its state bytes in the same table as every other key: a row is written when the
+   * operation changed it and removed when nobody holds anything; the sweep reclaims a row whose every
+   * lease ran out (holders that vanished without releasing).
+   */
+  concurrency(op, check) {
+    if (op !== "acquire" && op !== "release" && op !== "renew") throw new RangeError(`op must be acquire, release or renew; got ${String(op)}`);
+    const { rule, key, holder, cost = 1 } = check;
+    const nowMs = this.nowMs();
+    const [index] = this.#rules.indicesOf([{ rule }]);
+    const core = this.#rules.core;
+    try {
+      const stored = this.#read(rule.id, key);
+      if (op !== "acquire" && stored === null) return core.release(index, key, holder, nowMs); // nobody holds anything: a no-op
+      if (stored !== null) importable(core, index, key, stored.state);
+      const decision =
+        op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
+      if (op === "acquire" && !decision.allowed) return decision;
+      if (decision.remaining === decision.limit) {
+        this.#sql.exec(FORGET, rule.id, key);
       } else {
-        this.#sql.exec(WRITE, token.rule, token.key, token.before, token.beforeExpiresAtMs);
+        // resetMs: until the newest lease runs out; then the row is dead weight for the sweep.
+        const expiresAtMs = nowMs + decision.resetMs;
+        const after = /** @type {Uint8Array} */ (core.exportState(index, key)); // someone holds units: there is state
+        this.#sql.exec(WRITE, rule.id, key, after.buffer, expiresAtMs);
+        if (this.#alarmAtMs === null) this.#scheduleSweep(expiresAtMs, nowMs);
       }
-      undone++;
+      return decision;
+    } finally {
+      core.reset(index, key);
     }
-    return undone;
   }
 
   /** alarm sweeps the keys that are back to their full quota, then schedules the next sweep. */
   async alarm() {
     this.#alarmAtMs = null;
     const nowMs = this.nowMs();
+    // Rows not yet written are newer than what the sweep reads: write them first.
+    this.#writePending();
     this.#sql.exec(SWEEP, nowMs);
     const next = this.#sql.exec(NEXT_EXPIRY).one().next;
     if (next !== null) await this.#scheduleSweep(next, nowMs);
     else await this.ctx.storage.deleteAlarm(); // a no-op when the runtime fired this alarm; not when called directly
   }
 
-  #read(ruleId, key) {
-    const { value } = this.#sql.exec(READ, ruleId, key).next();
-    return value === undefined ? null : value;
-  }
-
-  // Writes the new state of every charged key; returns undo tokens when asked for, else null.
-  #writeCharged(checks, indices, stored, outcome, nowMs, undoable) {
+  /**
+   * resident registers the checks' rules and makes sure the core holds every check's key as storage
+   * has it; returns the rule indices, in order. A key is read from storage at most once per start of
+   * the object (or after its rule's table evicted a key, since the table does not say which).
+   */
+  resident(checks) {
+    const indices = this.#rules.indicesOf(checks);
     const core = this.#rules.core;
-    /** @type {UndoToken[] | null} */
-    const undo = undoable ? [] : null;
-    let earliestExpiryMs = Infinity;
+    if (this.#rules.generation !== this.#loadedGeneration) {
+      this.#loaded.clear();
+      this.#evictions.clear();
+      this.#loadedGeneration = this.#rules.generation;
+    }
     for (let i = 0; i < checks.length; i++) {
       const { rule, key } = checks[i];
-      // Two checks on one rule and key are one charge; write it once.
-      if (isRepeat(checks, i)) continue;
-      const after = /** @type {ArrayBuffer} */ (/** @type {Uint8Array} */ (core.exportState(indices[i], key)).buffer);
-      // The core says how long until the key is back to full quota; after that its row is dead weight.
-      const expiresAtMs = nowMs + outcome.checks[i].resetMs;
-      this.#sql.exec(WRITE, rule.id, key, after, expiresAtMs);
-      if (expiresAtMs < earliestExpiryMs) earliestExpiryMs = expiresAtMs;
-      if (undo !== null) {
-        const before = stored[i];
-        undo.push({
-          rule: rule.id,
-          key,
-          before: before === null ? null : before.state,
-          beforeExpiresAtMs: before === null ? null : before.expires_at,
-          after,
-        });
+      let keys = this.#loaded.get(rule.id);
+      if (keys === undefined || this.#evictedSince(rule.id, indices[i])) {
+        keys = new Set();
+        this.#loaded.set(rule.id, keys);
       }
+      if (keys.has(key)) continue;
+      this.#load(core, indices[i], rule.id, key);
+      // Loading may itself evict a key of this call: loading the call's keys again finds that out.
+      if (this.#evictedSince(rule.id, indices[i])) return this.#reloadAll(checks, indices);
+      keys.add(key);
     }
-    if (this.#alarmAtMs === null) this.#scheduleSweep(earliestExpiryMs, nowMs);
-    return undo;
+    return indices;
+  }
+
+  /**
+   * persist queues the state the core now holds for (rule id, key) for the next flush, and returns
+   * those bytes. `expiresAtMs` is when the key is back to its full quota (the sweep's cue).
+   * @param {string} ruleId @param {string} key @param {number} index @param {number} expiresAtMs
+   * @returns {Uint8Array | null}
+   */
+  persist(ruleId, key, index, expiresAtMs) {
+    const state = this.#rules.core.exportState(index, key);
+    this.#queue(ruleId, key, state, expiresAtMs);
+    return state;
+  }
+
+  /**
+   * flushed resolves once every queued state is written, in one transaction for all the calls that
+   * queued before it ran. The write happens in a later task than the call that queued it, so calls
+   * arriving meanwhile join it; the output gate holds every answer until the transaction is durable.
+   * @returns {Promise<void>}
+   */
+  flushed() {
+    if (this.#flush === null) {
+      this.#flush = new Promise((resolve, reject) => {
+        setTimeout(() => {
+          this.#flush = null;
+          try {
+            this.#writePending();
+            resolve();
+          } catch (error) {
+            reject(error);
+          }
+        }, 0);
+      });
+    }
+    return this.#flush;
+  }
+
+  /** @param {string} ruleId @param {string} key @param {Uint8Array | ArrayBuffer | null} state @param {number} expiresAtMs */
+  #queue(ruleId, key, state, expiresAtMs) {
+    if (!this.#persistent) return;
+    this.#pending.set(`${ruleId}\n${key}`, { rule: ruleId, key, state, expiresAtMs });
+  }
+
+  #writePending() {
+    if (this.#pending.size === 0) return;
+    const rows = [...this.#pending.values()];
+    this.#pending.clear();
+    let earliestExpiryMs = Infinity;
+    try {
+      this.ctx.storage.transactionSync(() => {
+        for (const row of rows) {
+          if (row.state === null) this.#sql.exec(FORGET, row.rule, row.key);
+          else this.#sql.exec(WRITE, row.rule, row.key, row.state, row.expiresAtMs);
+          if (row.expiresAtMs < earliestExpiryMs) earliestExpiryMs = row.expiresAtMs;
+        }
+      });
+    } catch (error) {
+      // What the core holds was never stored: forget it all, so every key is read again from storage.
+      this.#rules.discard();
+      throw error;
+    }
+    if (this.#alarmAtMs === null && earliestExpiryMs !== Infinity) this.#scheduleSweep(earliestExpiryMs, this.nowMs());
+  }
+
+  // Loads one key into the core: its pending state, else its stored row, else a fresh key.
+  #load(core, index, ruleId, key) {
+    const state = this.#storedState(ruleId, key);
+    if (state === null || !importable(core, index, key, state)) core.reset(index, key);
+  }
+
+  // A key's stored row as { state }, or null (the concurrency operations read and write their keys'
+  // rows directly, the core serving as scratch space for one operation).
+  #read(ruleId, key) {
+    const state = this.#storedState(ruleId, key);
+    return state === null ? null : { state };
+  }
+
+  #storedState(ruleId, key) {
+    const pending = this.#pending.get(`${ruleId}\n${key}`);
+    if (pending !== undefined) return pending.state;
+    if (!this.#persistent) return null;
+    const { value } = this.#sql.exec(READ, ruleId, key).next();
+    return value === undefined ? null : value.state;
+  }
+
+  #residentState(index, ruleId, key) {
+    this.resident([{ rule: { id: ruleId }, key }]);
+    return this.#rules.core.exportState(index, key);
+  }
+
+  #indexOfId(ruleId) {
+    for (const [id, index] of this.#rules.registered()) if (id === ruleId) return index;
+    return undefined;
+  }
+
+  // Whether rule `index`'s table evicted a key since its loaded set was last known good; notes the
+  // count either way.
+  #evictedSince(ruleId, index) {
+    const now = this.#rules.core.stats(index).evictions;
+    const known = this.#evictions.get(ruleId);
+    this.#evictions.set(ruleId, now);
+    return known !== undefined && known !== now;
+  }
+
+  // A call's own keys fought over one bucket while loading: with so few keys per call and tables of
+  // thousands, this needs an unlucky bucket. Load them all once more; if the table still cannot hold
+  // them together, refuse the call (the client falls back) rather than decide on a forgotten state.
+  #reloadAll(checks, indices) {
+    const core = this.#rules.core;
+    for (const { rule } of checks) this.#loaded.set(rule.id, new Set());
+    for (let i = 0; i < checks.length; i++) this.#load(core, indices[i], checks[i].rule.id, checks[i].key);
+    let evicted = false;
+    for (let i = 0; i < checks.length; i++) evicted = this.#evictedSince(checks[i].rule.id, indices[i]) || evicted;
+    if (evicted) throw new Error("sluice: a call's keys overflowed the Durable Object's key table");
+    for (const { rule, key } of checks) this.#loaded.get(rule.id)?.add(key);
+    return indices;
   }
 
   #scheduleSweep(expiryMs, nowMs) {
@@ -225,16 +471,6 @@ export class SluiceDurableObject extends DurableObject {
     return this.ctx.storage.setAlarm(atMs).catch(() => {
       this.#alarmAtMs = null; // try again on the next write
     });
-  }
-
-  // The sum of the evictions of still-restricting keys from the call's rules' tables. Evicting a key
-  // whose state was already back to a fresh one's (a slot reset left) loses nothing.
-  #evictions(indices) {
-    let total = 0;
-    for (let i = 0; i < indices.length; i++) {
-      if (indices.indexOf(indices[i]) === i) total += this.#rules.core.stats(indices[i]).evictionsRestricting;
-    }
-    return total;
   }
 }
 

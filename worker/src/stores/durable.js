@@ -32,6 +32,7 @@ import { checkTimeout, withDeadline } from "./deadline.js";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   readonly counters: Readonly<DurableStoreCounters>;
+ *   objectOf(key: string): string;
  *   isolateTables(): [];
  *   isBound(env: unknown): boolean;
  * }} DurableStore
@@ -72,6 +73,8 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
 
   const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % shards}`;
 
+  // decideOptions.lend and .giveBack (leases.js) pass through to the object when every check lives
+  // in one; a request spread over objects takes no lease.
   function decide(checks, decideOptions = {}) {
     const namespace = resolveBinding(binding, decideOptions.env, "durable store binding");
     const peek = decideOptions.peek === true;
@@ -79,7 +82,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     const parts = partition(checks, objectName);
     const work =
       parts.length === 1
-        ? /** @type {any} */ (namespace.get(namespace.idFromName(parts[0].objectName))).decide(parts[0].checks, { peek }).then(asDurable)
+        ? /** @type {any} */ (namespace.get(namespace.idFromName(parts[0].objectName))).decide(parts[0].checks, objectOptions(peek, decideOptions)).then(asDurable)
         : decideSpread(namespace, checks, parts, peek);
     return withDeadline(work, timeoutMs, "the Durable Object");
   }
@@ -133,12 +136,27 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     counters,
     decide,
     reset,
+    /** objectOf names the object that counts `key` (leases.js groups give-backs by it). */
+    objectOf: objectName,
     /** The objects keep every count: nothing in the isolate. @returns {[]} */
     isolateTables: () => [],
     /** @param {unknown} env */
     isBound: (env) => isBound(binding, env),
   };
 
+}
+
+/**
+ * The options an object's decide gets: `peek`, and the lease fields leases.js passes (docs/leases.md).
+ * @param {boolean} peek
+ * @param {{ lend?: unknown, giveBack?: unknown[] }} decideOptions
+ */
+function objectOptions(peek, { lend, giveBack }) {
+  /** @type {{ peek: boolean, lend?: unknown, giveBack?: unknown[] }} */
+  const options = { peek };
+  if (lend !== undefined) options.lend = lend;
+  if (giveBack !== undefined && giveBack.length > 0) options.giveBack = giveBack;
+  return options;
 }
 
 function asDurable(outcome) {

@@ -4,8 +4,12 @@
 //
 //   store: "memory"   the isolate's own instance (the default);
 //   store: "durable"  a fallback chain: the Durable Object decides; when it fails or is slow, KV (if
-//                     bound), then the isolate's memory, then failMode;
+//                     bound), then the isolate's memory, then failMode; with `lease`, hot keys are
+//                     decided from quota the object lent this isolate (leases.js) first;
 //   store: "kv"       a fallback chain: KV decides; when it fails, the isolate's memory, then failMode;
+//   store: "redis"    a fallback chain: Redis (over the Upstash REST protocol, URL and token read from
+//                     env) decides exactly; when it fails or is slow, KV if asked for, then the
+//                     isolate's memory, then failMode;
 //   a store object    used as it is (build your own with createFallbackChain and friends).
 //
 // Bindings are named here and looked up in `env` per request, since the middleware is built before
@@ -16,7 +20,9 @@ import { checkBreakerOptions } from "./breaker.js";
 import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
+import { checkLeaseOptions, createLeasedStore } from "./leases.js";
 import { createMemoryStore } from "./memory.js";
+import { DEFAULT_REDIS_ENV, createRedisStore } from "./redis.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** @import { BreakerOptions } from "./breaker.js" */
@@ -24,9 +30,11 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 /** @import { DurableStore, DurableStoreCounters } from "./durable.js" */
 /** @import { KvStore, KvStoreCounters } from "./kv.js" */
 /** @import { MemoryStore } from "./memory.js" */
+/** @import { RedisStore, RedisStoreCounters } from "./redis.js" */
 /** @import { Store } from "./store.js" */
+/** @import { LeaseCounters, LeaseOptions, LeasedStore } from "./leases.js" */
 
-/** @typedef {"memory" | "durable" | "kv" | Store} StoreOption */
+/** @typedef {"memory" | "durable" | "kv" | "redis" | Store} StoreOption */
 
 /**
  * durable and kv: the fallback chain's settings.
@@ -47,6 +55,8 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @typedef {object} DurableOnlySettings
  * @property {{ durable?: string; kv?: string }} [bindings] The binding names in env; default { durable: "SLUICE_DO", kv: "SLUICE_KV" }.
  * @property {number | "key"} [shards] How many objects share the keys (by a hash of the key), or "key" for one per key; default 1.
+ * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota the object lent them, exactly
+ *   (docs/leases.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
  *   order, when the object cannot; default ["kv", "memory"]; [] for none.
  */
@@ -59,7 +69,23 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @typedef {object} KvOnlySettings
  * @property {{ kv?: string }} [bindings] The KV binding's name in env; default { kv: "SLUICE_KV" }.
  * @property {undefined} [shards] Durable only.
+ * @property {undefined} [lease] Durable only.
  * @property {readonly [] | readonly ["memory"]} [fallback] Who decides when KV cannot; default ["memory"]; [] for none.
+ */
+
+/**
+ * The settings of store: "redis": Redis over the Upstash REST protocol (docs/redis.md), falling back to
+ * memory, then failMode.
+ * @typedef {ChainSettings & RedisOnlySettings} RedisStoreSettings
+ */
+/**
+ * @typedef {object} RedisOnlySettings
+ * @property {{ redisUrl?: string; redisToken?: string; kv?: string }} [bindings] The env variables (wrangler secrets)
+ *   holding the REST URL and token, and the KV binding of a kv fallback; default { redisUrl: "UPSTASH_REDIS_REST_URL",
+ *   redisToken: "UPSTASH_REDIS_REST_TOKEN", kv: "SLUICE_KV" }.
+ * @property {undefined} [shards] Durable only.
+ * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in
+ *   this order, when Redis cannot; default ["memory"]; [] for none.
  */
 
 /**
@@ -69,14 +95,15 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * in Workers KV; each with its settings.
  * @typedef {({ store?: "memory" | Store } & { [Setting in keyof DurableStoreSettings]?: undefined })
  *   | ({ store: "durable" } & DurableStoreSettings)
- *   | ({ store: "kv" } & KvStoreSettings)} LimiterStoreOptions
+ *   | ({ store: "kv" } & KvStoreSettings)
+ *   | ({ store: "redis" } & RedisStoreSettings)} LimiterStoreOptions
  */
 
 /**
  * The settings and counters of one durable or KV chain built in this isolate.
  * @typedef {object} StoreStats
- * @property {"durable" | "kv"} store
- * @property {{ durable?: string; kv: string }} bindings
+ * @property {"durable" | "kv" | "redis"} store
+ * @property {{ durable?: string; kv: string; redisUrl?: string; redisToken?: string }} bindings
  * @property {number | "key"} [shards] Durable only.
  * @property {ReadonlyArray<"kv" | "memory">} fallback
  * @property {"open" | "closed"} failMode
@@ -88,14 +115,18 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  *   denials, errors and timeouts per store.
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
+ * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
+ * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
+ * @property {LeaseCounters | null} leases The leases' counters (round trips, leased decisions, leases granted, units
+ *   lent / returned / stranded), or null without `lease`.
  */
 
 /**
  * The options that choose and tune the store.
  * @type {readonly string[]}
  */
-export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
-// Those that apply to store: "durable" and "kv" only.
+export const STORE_FIELDS = Object.freeze(["store", "bindings", "shards", "lease", "fallback", "failMode", "timeoutMs", "breaker", "preFilter", "logIntervalMs"]);
+// Those that apply to store: "durable", "kv" and "redis" only.
 const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 
 /**
@@ -104,12 +135,18 @@ const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
  */
 export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
 /**
+ * For store: "redis", the env variables (wrangler secrets) holding the REST URL and token.
+ * @type {Readonly<{ redisUrl: string; redisToken: string }>}
+ */
+export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: DEFAULT_REDIS_ENV.url, redisToken: DEFAULT_REDIS_ENV.token });
+/**
  * What decides, in order, when the named store cannot.
- * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"] }>}
+ * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"]; redis: readonly ["memory"] }>}
  */
 export const DEFAULT_FALLBACK = Object.freeze({
   durable: /** @type {readonly ["kv", "memory"]} */ (Object.freeze(["kv", "memory"])),
   kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
+  redis: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
 });
 const FALLBACK_ORDER = ["kv", "memory"];
 
@@ -117,7 +154,7 @@ const FALLBACK_ORDER = ["kv", "memory"];
 let memoryStore = null;
 /** @type {Map<string, any>} */
 const built = new Map(); // settings id -> a store shared by every limiter with those settings
-/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null }>} */
+/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>} */
 const chains = []; // every chain built here, with its parts, for storeStats()
 
 function isPlainObject(value) {
@@ -125,16 +162,21 @@ function isPlainObject(value) {
 }
 
 function normalizeBindings(bindings, kind) {
-  if (bindings === undefined) return DEFAULT_BINDINGS;
-  if (!isPlainObject(bindings)) throw new SluiceConfigError("bindings", `must be an object { durable?, kv? }; got ${describe(bindings)}`);
+  const defaults = kind === "redis" ? { kv: DEFAULT_BINDINGS.kv, ...DEFAULT_REDIS_BINDINGS } : DEFAULT_BINDINGS;
+  if (bindings === undefined) return defaults;
+  const known = Object.keys(defaults).join(", ");
+  if (!isPlainObject(bindings)) throw new SluiceConfigError("bindings", `must be an object { ${known.replaceAll(",", "?,")}? }; got ${describe(bindings)}`);
   for (const [name, value] of Object.entries(bindings)) {
-    if (!Object.hasOwn(DEFAULT_BINDINGS, name)) throw new SluiceConfigError(`bindings.${name}`, "is not a binding sluice uses (known: durable, kv)");
-    if (name === "durable" && kind === "kv") throw new SluiceConfigError("bindings.durable", "applies to store 'durable', not 'kv'");
+    if (name === "durable" && kind !== "durable") throw new SluiceConfigError("bindings.durable", `applies to store 'durable', not '${kind}'`);
+    if (Object.hasOwn(DEFAULT_REDIS_BINDINGS, name) && kind !== "redis") {
+      throw new SluiceConfigError(`bindings.${name}`, `applies to store 'redis', not '${kind}'`);
+    }
+    if (!Object.hasOwn(defaults, name)) throw new SluiceConfigError(`bindings.${name}`, `is not a binding sluice uses (known: ${known})`);
     if (typeof value !== "string" || value === "") {
       throw new SluiceConfigError(`bindings.${name}`, `must be the name of a binding in env; got ${describe(value)}`);
     }
   }
-  return Object.freeze({ ...DEFAULT_BINDINGS, ...bindings });
+  return Object.freeze({ ...defaults, ...bindings });
 }
 
 function normalizeFallback(fallback, kind) {
@@ -164,7 +206,9 @@ function shared(id, build) {
 function remoteStore(kind, options, requireBinding) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
-  if (kind === "kv" && options.shards !== undefined) throw new SluiceConfigError("shards", "applies to store 'durable', not 'kv'");
+  if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
+  if (kind !== "durable" && options.lease !== undefined) throw new SluiceConfigError("lease", `applies to store 'durable', not '${kind}'`);
+  const lease = kind === "durable" ? checkLeaseOptions(options.lease) : null;
   const {
     shards = 1,
     failMode = DEFAULT_FAIL_MODE,
@@ -177,6 +221,7 @@ function remoteStore(kind, options, requireBinding) {
     store: kind,
     bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
     shards: kind === "durable" ? shards : undefined,
+    ...(lease === null ? {} : { lease }),
     fallback,
     failMode,
     timeoutMs,
@@ -191,11 +236,22 @@ function remoteStore(kind, options, requireBinding) {
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
     kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
+  // Leases wrap the object's client; one per client and lease settings, shared like it.
+  const leased =
+    lease === null || durable === null
+      ? null
+      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => createLeasedStore({ durable, ...lease }));
+  const redis =
+    kind === "redis"
+      ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
+          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs }),
+        )
+      : null;
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
-    primary: durable ?? kv,
-    kv: durable !== null ? kv : null,
+    primary: leased ?? durable ?? redis ?? kv,
+    kv: durable !== null || redis !== null ? kv : null,
     memory: fallback.includes("memory") ? resolveMemory() : null,
     failMode,
     timeoutMs,
@@ -203,6 +259,13 @@ function remoteStore(kind, options, requireBinding) {
     preFilter,
     logIntervalMs,
   });
+  if (redis !== null) {
+    // The Redis store checks its own configuration (URL and token in env) at first use and throws a
+    // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
+    built.set(id, { chain, guarded: chain });
+    chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
+    return chain;
+  }
   // The store the options name must be bound: a missing binding is a deployment mistake, and falling
   // back for it would quietly turn an exact (durable) or global (kv) limit into a per-isolate one.
   // A binding that is present but fails still falls back, as configured.
@@ -231,7 +294,7 @@ function remoteStore(kind, options, requireBinding) {
     },
   };
   built.set(id, { chain, guarded });
-  chains.push({ settings: Object.freeze(settings), chain, durable, kv });
+  chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
   return requireBinding ? guarded : chain;
 }
 
@@ -240,7 +303,7 @@ function resolveMemory() {
 }
 
 /**
- * resolveStore turns the store options ({ store, bindings, shards, fallback, failMode, timeoutMs,
+ * resolveStore turns the store options ({ store, bindings, shards, lease, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
  * With `requireBinding` (the default), a durable or KV store whose binding env lacks throws a
  * SluiceConfigError naming it on the first request; without it (the gateway), the chain falls back.
@@ -250,32 +313,33 @@ function resolveMemory() {
  */
 export function resolveStore(options = {}, { requireBinding = true } = {}) {
   const { store = "memory" } = options;
-  if (store === "durable" || store === "kv") return remoteStore(store, options, requireBinding);
+  if (store === "durable" || store === "kv" || store === "redis") return remoteStore(store, options, requireBinding);
   const isObject = store !== null && typeof store === "object" && typeof store.decide === "function";
   if (store !== "memory" && !isObject) {
-    throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv' or a store object with decide(); got ${describe(store)}`);
+    throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv', 'redis' or a store object with decide(); got ${describe(store)}`);
   }
   for (const field of REMOTE_FIELDS) {
     if (options[field] !== undefined) {
       const which = isObject ? "a store object (configure it where you build it)" : "'memory'";
-      throw new SluiceConfigError(field, `applies to store 'durable' and 'kv'; this limiter's store is ${which}`);
+      throw new SluiceConfigError(field, `applies to store 'durable', 'kv' and 'redis'; this limiter's store is ${which}`);
     }
   }
   return isObject ? store : resolveMemory();
 }
 
 /**
- * storeStats reports, for every durable or KV chain this isolate built, its settings and counters:
- * decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and those of
- * its Durable Object client and KV store.
+ * storeStats reports, for every durable, KV or Redis chain this isolate built, its settings and
+ * counters: decisions per store, fallbacks, pre-filtered denials, errors and timeouts per store, and
+ * those of its Durable Object client, its leases (`leases`, null without), Redis store and KV store.
  * @returns {StoreStats[]}
  */
 export function storeStats() {
-
-  return chains.map(({ settings, chain, durable, kv }) => ({
+  return chains.map(({ settings, chain, durable, kv, leased, redis }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    leases: leased === null ? null : { ...leased.counters },
+    redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },
   }));
 }

@@ -45,7 +45,7 @@
  * @typedef {StoreOptions & { nowMs: number }} TimedStoreOptions
  */
 
-/** @typedef {"memory" | "durable" | "kv"} StoreName */
+/** @typedef {"memory" | "durable" | "kv" | "redis"} StoreName */
 
 /**
  * The answer to one call: the deciding check's decision, every check's own, and who decided.
@@ -57,7 +57,8 @@
  * @property {Array<Decision | null>} checks One decision per check, in order; null for a check no store consulted: in a
  *   pre-filtered outcome every check but the deciding one, and every check when failMode decided (store "none").
  * @property {StoreName | "none"} store Which store decided; "none" when no store could and the chain's failMode did.
- * @property {{ from: "durable" | "kv"; reason: string }} [fallback] Present when the store that should have decided failed: which one, and why.
+ * @property {{ from: "durable" | "kv" | "redis"; reason: string }} [fallback] Present when the store that should have decided failed: which one, and why.
+ * @property {true} [lease] Present when the isolate decided from quota the Durable Object lent it (store "durable" with `lease`: docs/leases.md).
  * @property {true} [preFiltered] True when the chain answered from its memory of an earlier denial, without asking the store.
  */
 
@@ -80,6 +81,9 @@
  *   (rule, key) of each check, which is back to its full quota; `cost` is ignored. Takes the same
  *   options as decide (nowMs, env, ctx). The limiter's reset() needs it.
  * - isBound(env), optional: false when `env` lacks the binding the store needs (a fallback chain then skips it).
+ * - decideLocally(checks, options) and decideRemotely(checks, options), optional, together: a store
+ *   that holds part of the count in the isolate (leases.js) answers from it with no I/O, or null; the
+ *   fallback chain asks decideLocally first, before its breaker, and decideRemotely after a miss.
  * Peeking (options.peek) must charge nothing, in every store.
  * @typedef {{
  *   readonly name: string;
@@ -87,6 +91,8 @@
  *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];
  *   isBound?(env: unknown): boolean;
+ *   decideLocally?(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
+ *   decideRemotely?(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
  * }} Store
  */
 

@@ -31,4 +31,10 @@ bool valid_state(const Rule& rule, const KeyState& state);
 // The key table evicts the least used keys first.
 double usage(const Rule& rule, const KeyState& state, int64_t now);
 
+// Leases (lease.hpp): units lent out are charged like admitted requests, in the window the key is in.
+// window_of is that window at `now` (a later one than now's if time ran backwards); give_back takes
+// back up to `units` charged in window `window`, if the key is still in it, and returns how many.
+int64_t window_of(const Rule& rule, const KeyState& state, int64_t now);
+int64_t give_back(const Rule& rule, KeyState& state, int64_t window, int64_t units);
+
 }  // namespace sluice::sliding_counter

@@ -1,0 +1,68 @@
+// Limiter::lend and Limiter::give_back: the object's side of leased quotas (sluice/lease.hpp).
+#include "algorithm_dispatch.hpp"
+#include "sluice/arithmetic.hpp"
+#include "sluice/limiter.hpp"
+
+namespace sluice {
+namespace {
+
+int64_t window_of(const Rule& rule, const KeyState& state, int64_t now) {
+  return rule.algorithm == Algorithm::kFixedWindow ? fixed_window::window_of(rule, state, now)
+                                                   : sliding_counter::window_of(rule, state, now);
+}
+
+}  // namespace
+
+Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out) {
+  if (rule_id >= rule_count_) return Status::kUnknownRule;
+  if (out == nullptr || now_ms < 0 || now_ms > kMaxTimeMs || lease_ms < 1 || lease_ms > kMaxWindowMs) {
+    return Status::kInvalidArgument;
+  }
+  if (wanted < 0 || wanted > kMaxCost) return Status::kInvalidCost;
+  RuleTable& rt = rules_[rule_id];
+  const Rule& rule = rt.rule;
+  if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
+  uint32_t slot = rt.table.find(hash);
+  // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
+  const Start start = slot == KeyTable::kMissing ? start_of(rt, hash, now_ms, false) : Start{};
+  const KeyState& state = slot == KeyTable::kMissing ? start.state : rt.table.state(slot);
+  const Decision now_as_is = dispatch::decide(rule, state, SlidingLogRing{}, now_ms, 0);
+  *out = Lease{};
+  out->remaining = now_as_is.remaining;
+  const int64_t window = now_ms / rule.window_ms;
+  if (window_of(rule, state, now_ms) != window) return Status::kOk;
+  const int64_t units = detail::min64(wanted, now_as_is.remaining / kLendShare);
+  if (units < 1) return Status::kOk;
+  if (slot == KeyTable::kMissing) {
+    slot = choose_slot(rt, hash, now_ms, nullptr, 0);
+    if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+    place_key(rt, slot, hash, start, now_ms);
+  }
+  // Charged like one admitted request of `units`: the window's count (and the counter's weighted
+  // estimate) stays within the limit, since units <= remaining.
+  dispatch::charge(rule, rt.table.state(slot), SlidingLogRing{}, now_ms, units);
+  out->units = units;
+  out->expires_at_ms = detail::min64(now_ms + lease_ms, (window + 1) * rule.window_ms);
+  out->remaining = dispatch::decide(rule, rt.table.state(slot), SlidingLogRing{}, now_ms, 0).remaining;
+  return Status::kOk;
+}
+
+Status Limiter::give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_t expires_at_ms, int64_t* returned) {
+  if (rule_id >= rule_count_) return Status::kUnknownRule;
+  if (returned == nullptr || expires_at_ms < 1 || expires_at_ms > kMaxTimeMs + kMaxWindowMs) return Status::kInvalidArgument;
+  if (units < 0 || units > kMaxCost) return Status::kInvalidCost;
+  RuleTable& rt = rules_[rule_id];
+  const Rule& rule = rt.rule;
+  if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
+  *returned = 0;
+  const uint32_t slot = rt.table.find(hash);
+  if (slot == KeyTable::kMissing) return Status::kOk;  // evicted or reset: nothing of the lease is counted
+  // The window the lease was lent in: it ends no later than that window does.
+  const int64_t window = (expires_at_ms - 1) / rule.window_ms;
+  *returned = rule.algorithm == Algorithm::kFixedWindow
+                  ? fixed_window::give_back(rule, rt.table.state(slot), window, units)
+                  : sliding_counter::give_back(rule, rt.table.state(slot), window, units);
+  return Status::kOk;
+}
+
+}  // namespace sluice

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# npm test's last step (also `npm run test:examples`): pack sluice as npm would publish it, install the
+# tarball into a copy of each example under a temporary directory outside the repository (so nothing
+# resolves from the repository's own node_modules), and run what a user would: wrangler deploy
+# --dry-run, tsc for the TypeScript example, and each example's own tests. One npm cache is shared and
+# each example is installed once; the examples run one after another.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-examples.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export CI=1 WRANGLER_SEND_METRICS=false NO_COLOR=1
+
+echo "== examples: npm pack (prepack builds the .wasm and the declarations, and checks them)"
+npm pack --silent --pack-destination "$work" >/dev/null
+tarball=$(ls "$work"/sluice-*.tgz)
+
+# What the tarball must and must not hold.
+contents=$(tar -tzf "$tarball")
+for wanted in package/wasm-bindings/sluice.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md; do
+  grep -qx "$wanted" <<<"$contents" || { echo "examples: the tarball lacks $wanted" >&2; exit 1; }
+done
+if grep -E '^package/(test|bench|cpp|examples|scripts|docs)/|\.cpp$|\.hpp$|wrangler\.toml$|gateway\.config\.json$' <<<"$contents"; then
+  echo "examples: the tarball holds files a user does not need (above)" >&2
+  exit 1
+fi
+echo "examples: $(wc -l <<<"$contents") files, $(wc -c <"$tarball") bytes packed"
+
+for example in hono-js hono-ts fetch-handler durable vitest-pool-workers; do
+  echo "== examples/$example (from the tarball)"
+  mkdir -p "$work/$example"
+  (cd "examples/$example" && tar --exclude=node_modules --exclude=dist --exclude=.wrangler -cf - .) | tar -xf - -C "$work/$example"
+  (
+    cd "$work/$example"
+    npm install --no-audit --no-fund --prefer-offline --loglevel=error "$tarball"
+    npm test
+  )
+done
+
+# Plain Node, outside any test runner, in the example that has no hono installed: "sluice" loads its
+# .wasm from the package's file and decides with the memory store.
+echo "== plain node: import(\"sluice\") in examples/fetch-handler"
+(
+  cd "$work/fetch-handler"
+  test ! -e node_modules/hono || { echo "examples: fetch-handler must not have hono installed" >&2; exit 1; }
+  node -e '
+    import("sluice").then(async ({ createLimiter }) => {
+      const limiter = createLimiter({ key: "k", limit: 2, windowSec: 60 });
+      const seen = [];
+      for (let i = 0; i < 3; i++) seen.push((await limiter.limit(new Request("http://x.test/"), {}, undefined)).allowed);
+      if (seen.join() !== "true,true,false") throw new Error(`expected two admitted then one denied, got ${seen}`);
+      console.log("plain node: admitted, admitted, denied (memory store)");
+    }).catch((error) => { console.error(error); process.exit(1); });'
+)
+echo "examples: all passed ($repo/examples) in ${SECONDS} s"
