@@ -112,7 +112,8 @@ export function evaluateFloors(results) {
         floor: `leases, ${keys}: no over-admission and >= 10x the decisions/s of durable`,
         met: leased.overAdmitted === 0 && leased.decisionsRatioToDurable >= 10,
         detail:
-          `${fmt(leased.decisionsPerSecond.median)}/s, x${leased.decisionsRatioToDurable.toFixed(1)} of durable; ` +
+          `${fmt(leased.decisionsPerSecond.median)}/s, x${leased.decisionsRatioToDurable.toFixed(1)} of durable` +
+          (leased.admittedPerSecond === undefined ? "; " : ` (admitted ${fmt(leased.admittedPerSecond.median)}/s against durable's ${fmt(f.leases.rows[`durable, ${keys}`].admittedPerSecond.median)}/s); `) +
           `${leased.mostAdmittedPerKeyAndMinute.toLocaleString("en")} admitted of ${leased.limit.toLocaleString("en")} at most per key and minute`,
       });
     }

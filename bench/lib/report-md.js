@@ -222,10 +222,11 @@ export function renderMarkdown(results) {
     const l = f.leases;
     out.push(
       table(
-        ["store, keys", "decisions/s", "round trips per 1,000 decisions", "p50 / p99 added ms", "most admitted per key and minute", "over the limit", "vs durable"],
+        ["store, keys", "decisions/s", "admitted/s", "round trips per 1,000 decisions", "p50 / p99 added ms", "most admitted per key and minute", "over the limit", "vs durable"],
         Object.entries(l.rows).map(([name, r]) => [
           name,
           `${si(r.decisionsPerSecond.median)}/s`,
+          r.admittedPerSecond === undefined ? "" : `${si(r.admittedPerSecond.median)}/s`,
           r.roundTripsPer1000Decisions.toFixed(1),
           `${r.p50AddedMs} / ${r.p99AddedMs}`,
           `${r.mostAdmittedPerKeyAndMinute.toLocaleString("en")} of ${r.limit.toLocaleString("en")}`,

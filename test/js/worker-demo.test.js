@@ -13,6 +13,8 @@ import { parseExposition, sample } from "./helpers/prometheus.js";
 import { bundle, from, startWorkers, storeBindings } from "./helpers/worker.js";
 
 const T0 = Date.UTC(2030, 0, 1); // a whole minute: fixed windows of 60 s start here
+// A successful login of the demo (its one password); the routes other than /auth/login ignore it.
+const LOGIN = JSON.stringify({ username: "demo-user", password: "correct horse battery staple" });
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 
@@ -156,7 +158,7 @@ test("seed scenario on the shipped Worker, on the wall clock: Retry-After is the
 
 test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30", async () => {
   await at(T0 + 120 * SECOND);
-  const post = (path, ip) => mf.dispatchFetch(`http://fixture/demo${path}`, from(ip, {}, { method: "POST" }));
+  const post = (path, ip) => mf.dispatchFetch(`http://fixture/demo${path}`, from(ip, {}, { method: "POST", body: LOGIN }));
   for (let i = 1; i <= 10; i++) assert.equal((await post("/auth/login", "192.0.2.30")).status, 200, `login ${i}`);
   const denied = await post("/auth/login", "192.0.2.30");
   assert.equal(denied.status, 429);
@@ -262,7 +264,7 @@ test("requests without a usable client address share one 'unknown' limit: never 
 
 test("ENV=dev bypasses every limit and says so", async () => {
   for (let i = 0; i < 12; i++) {
-    const response = await demoDev.fetch("http://demo/auth/login", from("192.0.2.60", {}, { method: "POST" }));
+    const response = await demoDev.fetch("http://demo/auth/login", from("192.0.2.60", {}, { method: "POST", body: LOGIN }));
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("x-ratelimit-bypassed"), "ENV=dev");
     assert.equal(response.headers.get("x-ratelimit-remaining"), null);
@@ -296,7 +298,7 @@ test("the shipped Worker carries no test hooks: none is bundled, none is routed"
 });
 
 describe("the shipped Worker: the gateway in front of the demo upstream", () => {
-  const post = (worker, path, ip, headers = {}) => worker.fetch(`http://demo${path}`, from(ip, headers, { method: "POST" }));
+  const post = (worker, path, ip, headers = {}) => worker.fetch(`http://demo${path}`, from(ip, headers, { method: "POST", body: LOGIN }));
 
   test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30, each apart", async () => {
     const { result } = await inOneMinute(async (attempt) => {

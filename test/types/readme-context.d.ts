@@ -15,6 +15,9 @@ declare global {
   const durable: Store;
   const kv: Store;
   const memory: Store;
+  /** The application's own credential check and login handler, around the lockout examples (docs/lockout.md). */
+  function checkPassword(username: string, password: string): Promise<boolean>;
+  function login(request: Request, env: unknown): Promise<Response>;
   /** The handlers the concurrency examples (docs/concurrency.md) hold slots for. */
   const renderReport: Handler;
   const streamEvents: Handler;

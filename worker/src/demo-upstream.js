@@ -6,6 +6,7 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import { Hono } from "hono";
 
+import { DEMO_PASSWORD } from "./demo-password.js";
 import { tokensEqual } from "./gateway/admin.js";
 import { bearerToken } from "./keys.js";
 
@@ -21,7 +22,21 @@ app.use(async (c, next) => {
   return next();
 });
 
-app.post("/auth/login", (c) => c.json({ ok: true, action: "login" }));
+// Every account's password is the same here (demo-password.js). Like a careful real API it answers
+// 401 alike for a wrong password and for an account that does not exist.
+app.post("/auth/login", async (c) => {
+  let credentials;
+  try {
+    credentials = await c.req.json();
+  } catch {
+    return c.json({ error: "expected a JSON body { username, password }" }, 400);
+  }
+  if (typeof credentials?.username !== "string" || typeof credentials?.password !== "string") {
+    return c.json({ error: "expected a JSON body { username, password }" }, 400);
+  }
+  if (credentials.password !== DEMO_PASSWORD) return c.json({ error: "invalid credentials" }, 401);
+  return c.json({ ok: true, action: "login" });
+});
 app.post("/auth/refresh", (c) => c.json({ ok: true, action: "refresh" }));
 // The gateway forwards the client's Authorization on /api (forwardHeaders): the API sees its user.
 app.get("/api/whoami", (c) => c.json({ user: bearerToken(c) ?? null }));

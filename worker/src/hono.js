@@ -10,6 +10,8 @@ import { limitedResponse } from "./responses.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
+export { lockout } from "./lockout-middleware.js";
+export { jsonField, normalizeAccount } from "./account.js";
 export { concurrency } from "./concurrency/hono.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
@@ -29,6 +31,8 @@ export { concurrency } from "./concurrency/hono.js";
 /** @typedef {import("./options.js").LimitFunction} LimitFunction */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
 /** @typedef {import("./options.js").RuleQuota} RuleQuota */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./lockout-options.js").LockoutOptions<Args>} LockoutOptions */
+/** @typedef {import("./lockout.js").LockoutAttempt} LockoutAttempt */
 
 /**
  * The decision the middleware sets as c.get("rateLimit"): a checked request, or one the dev bypass let

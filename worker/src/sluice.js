@@ -13,6 +13,8 @@ export { createKvStore } from "./stores/kv.js";
 export { createRedisStore } from "./stores/redis.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./errors.js";
+export { createLockout } from "./lockout.js";
+export { jsonField, normalizeAccount } from "./account.js";
 
 // The public types, defined in JSDoc beside the code they describe and re-exported here.
 /** @typedef {import("./limiter.js").BypassedDecision} BypassedDecision */
@@ -65,3 +67,7 @@ export { SluiceConfigError } from "./errors.js";
 /** @typedef {import("./stores/store.js").TimedStoreOptions} TimedStoreOptions */
 /** @typedef {import("../../wasm-bindings/sluice.js").AlgorithmName} AlgorithmName */
 /** @typedef {import("../../wasm-bindings/sluice.js").Decision} Decision */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./lockout-options.js").LockoutOptions<Args>} LockoutOptions */
+/** @typedef {import("./lockout.js").Lockout} Lockout */
+/** @typedef {import("./lockout.js").LockoutAttempt} LockoutAttempt */
+/** @typedef {import("./lockout.js").LockoutSettlement} LockoutSettlement */

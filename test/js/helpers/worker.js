@@ -22,6 +22,8 @@ export const ENTRIES = Object.freeze({
   demo: "worker/src/index.js",
   fixture: "test/js/helpers/fixture-worker.js",
   gateway: "test/js/fixtures/gateway/worker.js",
+  lockout: "test/js/fixtures/lockout/worker.js",
+  lockoutGateway: "test/js/fixtures/lockout/gateway-worker.js",
   concurrency: "test/js/fixtures/concurrency/worker.js",
   stores: "test/js/fixtures/stores/worker.js",
 });

@@ -8,6 +8,7 @@ import { MAX_CHECKS_PER_CALL } from "../../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../options.js";
 import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
+import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
 import { STORES, sameRule, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
 import { validateWebSocket } from "./websocket-config.js";
@@ -415,7 +416,7 @@ function validateRoute(raw, index, rulesByName) {
   expectArray(raw.rules, rulesPath, { min: 1, max: MAX_RULES_PER_ROUTE });
   const rules = raw.rules.map((rawRule, i) => {
     const rulePath = fieldPath(rulesPath, i);
-    const rule = validateRule(rawRule, rulePath);
+    const rule = isLockoutRule(rawRule) ? validateLockoutRule(rawRule, rulePath) : validateRule(rawRule, rulePath);
     const earlier = rulesByName.get(rule.name);
     if (earlier !== undefined) {
       if (earlier.route === index) {
@@ -434,7 +435,8 @@ function validateRoute(raw, index, rulesByName) {
   });
   if (raw.upstream === undefined) throw new ConfigError(fieldPath(path, "upstream"), "is required");
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
-  const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" ? [] : [i])));
+  // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
+  const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
   const storeGroups = STORE_ORDER.map((store) => Object.freeze(activeRuleIndexes.filter((i) => rules[i].store === store)));
   return Object.freeze({
     index,

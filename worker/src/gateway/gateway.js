@@ -34,6 +34,7 @@ import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { createLimiterFactory } from "./limiter.js";
+import { createRouteLockouts } from "./lockout.js";
 import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
 import { canonicalPath } from "../paths.js";
@@ -129,12 +130,14 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  let lockoutsFor;
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
   const webSocketProxies = routes.map((route) =>
     route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
   );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
+    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now });
   } catch (error) {
     if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, gatewayConfig.source);
     throw error;
@@ -173,8 +176,14 @@ export function createGateway(config, options = {}) {
     }
 
     let verdict;
+    /** @type {{ guard: import("./lockout.js").RouteLockoutGuard, response: Response | null, attempts: any[] } | null} */
+    let lockout = null;
     try {
       verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
+      // Lockout rules (lockout.js), once the rate limits admitted the attempt (the dev bypass skips them too).
+      const guard = lockoutsFor(route);
+      if (guard !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
+      else if (guard !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
     } catch (error) {
       metrics.countLimiterError(route.index);
       record.decision = "limiter_error";
@@ -192,6 +201,10 @@ export function createGateway(config, options = {}) {
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
+      if (lockout?.response) {
+        record.decision = "denied";
+        return { response: lockout.response, route, verdict };
+      }
     }
 
     const webSocketProxy = webSocketProxies[route.index];
@@ -229,6 +242,7 @@ export function createGateway(config, options = {}) {
       now,
       onBodyStall,
     });
+    if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);
     record.upstreamStatus = result.upstreamStatus;
     record.upstreamLatencyMs = result.upstreamLatencyMs;
     if (result.failure !== null) {

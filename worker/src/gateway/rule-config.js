@@ -85,5 +85,5 @@ export function validateRule(raw, path) {
 
 /** Two rules that would share limiter state (same name) must be the same rule. */
 export function sameRule(a, b) {
-  return a.id === b.id && a.keyCapacity === b.keyCapacity && a.store === b.store && a.key.join("+") === b.key.join("+");
+  return a.kind === b.kind && a.id === b.id && a.keyCapacity === b.keyCapacity && a.store === b.store && a.key.join("+") === b.key.join("+");
 }
