@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test sluice: Emscripten, Catch2, nlohmann-json,
-# CMake, a C++ compiler and redis-server (the Redis store's tests start one) from Debian's packages,
-# and the npm dependencies. Safe to run every time:
-# it does nothing when everything is there.
+# CMake, a C++ compiler, clang 14 with libFuzzer and redis-server (the Redis store's tests start one)
+# from Debian's packages, and the npm dependencies. Safe to run every time: it does nothing when
+# everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,9 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 [ -f /usr/include/catch2/catch.hpp ] || missing+=(catch2)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
+# The fuzz target (scripts/fuzz.sh): clang 14 with libFuzzer, whose runtime is in libclang-rt-14-dev.
+command -v clang++-14 >/dev/null 2>&1 || missing+=(clang-14)
+compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing+=(libclang-rt-14-dev)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sluice: installing ${missing[*]} from Debian's packages" >&2

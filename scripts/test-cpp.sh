@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the core natively and runs its Catch2 tests, then again under ASan + UBSan.
+# Builds the core natively and runs its Catch2 tests, then again under ASan + UBSan, then fuzzes the
+# C ABI for a bounded time (scripts/fuzz.sh, SLUICE_FUZZ_SECONDS, default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-tools.sh
@@ -11,3 +12,4 @@ for variant in native sanitize; do
   echo "== C++ tests ($variant)"
   (cd "build/$variant" && ctest --output-on-failure -j2)
 done
+bash scripts/fuzz.sh

@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = /** @type {const} */ (4);
+export const ABI_VERSION = /** @type {const} */ (5);
 /** The most UTF-8 bytes a key may have. */
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 /** The most checks one checkAll takes. */
@@ -61,6 +61,7 @@ const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map
  * @property {number} windowMs
  * @property {number} [burst] Bucket capacity for token-bucket, leaky-bucket and gcra; 0 or absent means `limit`.
  * @property {number} keyCapacity How many keys the rule's table holds before it evicts the least used.
+ * @property {boolean} [countDenied] sliding-counter only: denied requests count too (Cloudflare's semantics). Default false.
  */
 
 /**
@@ -98,7 +99,9 @@ const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map
  * @property {number} slots
  * @property {number} memoryBytes
  * @property {number} evictions
- * @property {number} evictionsOfExhausted
+ * @property {number} evictionsRestricting Evictions of keys that still owed quota (folded into the eviction summary): above 0, the table is too small.
+ * @property {number} summaryStarts Charged requests of keys not in the table that started from the eviction summary.
+ * @property {number} summaryBytes
  */
 
 /**
@@ -114,13 +117,16 @@ const DECISIONS_OFFSET = 8496;
 // Check i's decision, in f64 words from the outcome's start; a single check's is the outcome's own.
 const DECISION_AT = (DECISIONS_OFFSET - OUTCOME_OFFSET) / 8;
 
+// sluice_add_rule options, OR'd into the algorithm (sluice_abi.h).
+const RULE_COUNT_DENIED = 0x100;
+
 // sluice_check flags (sluice_abi.h).
 const CHARGE = 1;
 const KEY0_UNCHANGED = 2;
 
 // The core's field names, as the host's options spell them.
 /** @type {Readonly<Record<string, string>>} */
-const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity" });
+const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity", count_denied: "countDenied" });
 
 /** SluiceError is a call the core refused: a programming or configuration error, never a limit. */
 export class SluiceError extends Error {
@@ -266,10 +272,11 @@ export class SluiceCore {
    * addRule adds a rule and returns its id. Throws SluiceError naming the field for invalid input.
    * Algorithm "concurrency" is the concurrency rule: at most `limit` units held at once, each leased for
    * `windowMs` (see acquire, release, renew).
+   * countDenied (sliding counter only): denied requests count too, as in Cloudflare's counter.
    * @param {RuleSpec | (Omit<RuleSpec, "algorithm"> & { algorithm: "concurrency" })} rule
    * @returns {number}
    */
-  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity }) {
+  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity, countDenied = false }) {
     const index = algorithm === CONCURRENCY ? CONCURRENCY_ALGORITHM : ALGORITHMS.indexOf(/** @type {AlgorithmName} */ (algorithm));
     if (index < 0) {
       throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${[...ALGORITHMS, CONCURRENCY].join(", ")}; got ${String(algorithm)}`, "algorithm");
@@ -283,14 +290,18 @@ export class SluiceCore {
         throw new SluiceError(Status.INVALID_RULE, `${field} must be a number; got ${typeof value} ${String(value)}`, field);
       }
     }
-    const result = this.#exports.sluice_add_rule(index, limit, windowMs, burst, keyCapacity);
+    if (typeof countDenied !== "boolean") {
+      throw new SluiceError(Status.INVALID_RULE, `countDenied must be true or false; got ${String(countDenied)}`, "countDenied");
+    }
+    const kind = countDenied ? index | RULE_COUNT_DENIED : index;
+    const result = this.#exports.sluice_add_rule(kind, limit, windowMs, burst, keyCapacity);
     this.#refreshViews();
     if (result < 0) {
       const status = /** @type {StatusCode} */ (-result);
       if (status === Status.INVALID_RULE) {
         const coreField = this.#readCString(this.#exports.sluice_error_field());
         const field = FIELD_NAMES[coreField] ?? coreField;
-        const given = /** @type {Record<string, unknown>} */ ({ limit, windowMs, burst, keyCapacity, algorithm })[field];
+        const given = /** @type {Record<string, unknown>} */ ({ limit, windowMs, burst, keyCapacity, algorithm, countDenied })[field];
         throw new SluiceError(status, `${field} is out of range for ${algorithm}: ${String(given)}`, field);
       }
       this.#check(result, "addRule");
@@ -479,14 +490,24 @@ export class SluiceCore {
   }
 
   /**
-   * stats describes a rule's key table.
+   * stats describes a rule's key table and its eviction summary. evictionsRestricting (evicted keys
+   * that still owed quota) above 0 means the table is too small for the keys being limited at once;
+   * summaryStarts counts charged requests of new keys that started from what evicted keys owed.
    * @param {number} rule
    * @returns {TableStats}
    */
   stats(rule) {
     this.#check(this.#exports.sluice_stats(this.#ruleId(rule)), "stats");
     const f = this.#f64;
-    return { keys: f[0], slots: f[1], memoryBytes: f[2], evictions: f[3], evictionsOfExhausted: f[4] };
+    return {
+      keys: f[0],
+      slots: f[1],
+      memoryBytes: f[2],
+      evictions: f[3],
+      evictionsRestricting: f[4],
+      summaryStarts: f[5],
+      summaryBytes: f[6],
+    };
   }
 
   /**

@@ -84,6 +84,8 @@ int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, doub
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   g_error_field = "";
   sluice::RuleConfig config;
+  config.count_denied = (algorithm & SLUICE_RULE_COUNT_DENIED) != 0;
+  algorithm &= ~SLUICE_RULE_COUNT_DENIED;
   if (algorithm >= static_cast<uint32_t>(sluice::kAlgorithmCount)) {
     g_error_field = "algorithm";
     return fail(Status::kInvalidRule);
@@ -231,10 +233,28 @@ SLUICE_EXPORT(sluice_stats) int32_t sluice_stats(uint32_t rule) {
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 8, stats.slots);
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 16, static_cast<double>(stats.memory_bytes));
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 24, static_cast<double>(stats.evictions));
-  put_f64(SLUICE_IO_OUTCOME_OFFSET + 32, static_cast<double>(stats.evictions_of_exhausted));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 32, static_cast<double>(stats.evictions_restricting));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 40, static_cast<double>(stats.summary_starts));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 48, static_cast<double>(stats.summary_bytes));
   return 0;
 }
 
+#ifdef SLUICE_FUZZ_HOOKS
+// For the native fuzz target only (fuzz/), never in the wasm module: real pointers to the I/O and state
+// areas (the exports return 32-bit offsets, which only mean something in wasm's linear memory), and a
+// teardown so that every fuzz input starts from a fresh limiter.
+extern "C" uint8_t* sluice_fuzz_io(void) { return g_io; }
+extern "C" uint8_t* sluice_fuzz_state(void) { return g_state; }
+extern "C" void sluice_fuzz_teardown(void) {
+  if (g_limiter != nullptr) g_limiter->~Limiter();
+  g_limiter = nullptr;
+  std::free(g_state);
+  g_state = nullptr;
+  g_state_bytes = 0;
+  g_key0 = Key0Hash{};
+  g_error_field = "";
+}
+#endif
 SLUICE_EXPORT(sluice_concurrency)
 int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms) {
   g_key0.valid = false;

@@ -10,18 +10,23 @@
  *   [8448, 8496)   outcome: f64 allowed, limit, remaining, reset_ms, retry_after_ms, deciding_check
  *   [8496, 9136)   per-check decisions: 16 x f64 { allowed, limit, remaining, reset_ms, retry_after_ms },
  *                  written only when a call has several checks: a single check's decision is the outcome's
- * retry_after_ms is -1 for "never". */
+ * retry_after_ms is -1 for "never".
+ * Version 5: sluice_add_rule takes SLUICE_RULE_COUNT_DENIED; sluice_stats writes 7 numbers, the fifth no
+ * longer evictions of exhausted keys but evictions of still-restricting keys. */
 #ifndef SLUICE_ABI_H
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 4
+#define SLUICE_ABI_VERSION 5
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
 #define SLUICE_IO_DECISIONS_OFFSET 8496
 #define SLUICE_IO_BYTES 9136
 
+/* sluice_add_rule: OR'd into `algorithm`, options of the rule. COUNT_DENIED (sliding counter only):
+ * denied requests count too, as in Cloudflare's counter. */
+#define SLUICE_RULE_COUNT_DENIED 0x100u
 /* sluice_concurrency operations (sluice::concurrency::Op). */
 #define SLUICE_CONCURRENCY_ACQUIRE 0u
 #define SLUICE_CONCURRENCY_RELEASE 1u
@@ -59,7 +64,10 @@ uint32_t sluice_state_buffer_bytes(void);
 int32_t sluice_export_state(uint32_t rule, uint32_t key_length);
 /* Imports `length` bytes of the state area as the state of the key at the start of the I/O area. */
 int32_t sluice_import_state(uint32_t rule, uint32_t key_length, uint32_t length);
-/* Writes f64 { keys, slots, memory_bytes, evictions, evictions_of_exhausted } at the outcome offset. */
+/* Writes 7 f64 from the outcome offset on (the last one spills into the decisions area): { keys, slots,
+ * memory_bytes (table + eviction summary), evictions, evictions_restricting (evicted keys that still
+ * owed something, folded into the summary: the table-too-small signal), summary_starts (charged
+ * requests of keys not in the table that started from the summary), summary_bytes }. */
 int32_t sluice_stats(uint32_t rule);
 /* Acquires `cost` units for `holder`, releases all of its units, or renews their lease (`op`, above) on
  * the key at the start of the key area, for a concurrency rule (algorithm 6). Returns 1 when acquired /

@@ -15,14 +15,15 @@ Status KeyTable::init(uint32_t capacity, uint32_t ring_entries) {
   // Slots for capacity / 0.9 keys: two-choice buckets of 8 overflow rarely below that load.
   const uint64_t slots = (static_cast<uint64_t>(capacity) * 10 + 8) / 9;
   const uint64_t buckets = (slots + kWays - 1) / kWays;
-  if (buckets * kWays * (ring_entries + 6ULL) * 4 > (uint64_t{1} << 32)) return Status::kOutOfMemory;
+  if ((buckets * kWays + 1) * (ring_entries + 6ULL) * 4 > (uint64_t{1} << 32)) return Status::kOutOfMemory;
   bucket_count_ = static_cast<uint32_t>(buckets);
   ring_entries_ = ring_entries;
   const size_t slot_count = static_cast<size_t>(buckets) * kWays;
   // calloc: a zero tag is an empty slot and a zero state a fresh key, so no initialisation pass (and
   // natively, untouched pages stay unmapped). One spare line to align the buckets to cache lines.
   allocation_ = std::calloc(1, static_cast<size_t>(buckets) * sizeof(Bucket) + alignof(Bucket));
-  if (ring_entries != 0) rings_ = static_cast<uint32_t*>(std::calloc(slot_count * ring_entries, 4));
+  // One ring more than slots: zero_ring(), which stays all zeros.
+  if (ring_entries != 0) rings_ = static_cast<uint32_t*>(std::calloc((slot_count + 1) * ring_entries, 4));
   if (allocation_ == nullptr || (ring_entries != 0 && rings_ == nullptr)) {
     std::free(allocation_);
     std::free(rings_);
@@ -64,7 +65,7 @@ void KeyTable::erase(uint32_t slot) {
 
 size_t KeyTable::memory_bytes() const {
   const size_t slots = slot_count();
-  return slots * (sizeof(uint64_t) + sizeof(KeyState)) + slots * ring_entries_ * sizeof(uint32_t);
+  return slots * (sizeof(uint64_t) + sizeof(KeyState)) + (slots + 1) * ring_entries_ * sizeof(uint32_t);
 }
 
 uint32_t KeyTable::empty_ways(uint32_t bucket) const {
@@ -74,8 +75,13 @@ uint32_t KeyTable::empty_ways(uint32_t bucket) const {
   return empty;
 }
 
-void KeyTable::take(uint32_t slot, uint64_t new_tag) {
-  tag(slot) = new_tag;
+void KeyTable::place(uint32_t slot, uint64_t hash) {
+  if (occupied(slot)) {
+    ++evictions_;
+  } else {
+    ++size_;
+  }
+  tag(slot) = tag_of(hash);
   state(slot) = KeyState{};  // a zero state is a fresh key; its ring is read only up to its count
 }
 

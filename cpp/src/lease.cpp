@@ -23,8 +23,9 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   const Rule& rule = rt.rule;
   if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
   uint32_t slot = rt.table.find(hash);
-  KeyState fresh;
-  const KeyState& state = slot == KeyTable::kMissing ? fresh : rt.table.state(slot);
+  // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
+  const Start start = slot == KeyTable::kMissing ? start_of(rt, hash, now_ms, false) : Start{};
+  const KeyState& state = slot == KeyTable::kMissing ? start.state : rt.table.state(slot);
   const Decision now_as_is = dispatch::decide(rule, state, SlidingLogRing{}, now_ms, 0);
   *out = Lease{};
   out->remaining = now_as_is.remaining;
@@ -33,11 +34,9 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   const int64_t units = detail::min64(wanted, now_as_is.remaining / kLendShare);
   if (units < 1) return Status::kOk;
   if (slot == KeyTable::kMissing) {
-    const auto usage = [&rt, now_ms](uint32_t s) {
-      return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_ms);
-    };
-    slot = rt.table.claim(hash, usage, nullptr, 0);
+    slot = choose_slot(rt, hash, now_ms, nullptr, 0);
     if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+    place_key(rt, slot, hash, start, now_ms);
   }
   // Charged like one admitted request of `units`: the window's count (and the counter's weighted
   // estimate) stays within the limit, since units <= remaining.

@@ -1,6 +1,7 @@
 #include "sluice/limiter.hpp"
 
 #include <cstring>
+#include <new>
 
 #include "algorithm_dispatch.hpp"
 
@@ -12,7 +13,10 @@ constexpr uint8_t kStateFormat = 1;
 // A fingerprint of the parameters a state's numbers depend on, so state is never imported into a
 // rule that would read it differently (say, a bucket whose rate changed).
 uint32_t rule_signature(const Rule& rule) {
-  const int64_t words[4] = {static_cast<int64_t>(rule.algorithm), rule.limit, rule.window_ms, rule.capacity};
+  // A rule that counts denied requests keeps counts a plain one would refuse: another signature (and
+  // the same one as before for every plain rule).
+  const int64_t kind = static_cast<int64_t>(rule.algorithm) | (rule.count_denied ? 0x100 : 0);
+  const int64_t words[4] = {kind, rule.limit, rule.window_ms, rule.capacity};
   return static_cast<uint32_t>(
       siphash13(SipHashKey{}, reinterpret_cast<const uint8_t*>(words), sizeof(words)));
 }
@@ -21,6 +25,20 @@ void put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 void put64(uint8_t* p, int64_t v) { std::memcpy(p, &v, 8); }
 uint32_t get32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 int64_t get64(const uint8_t* p) { int64_t v; std::memcpy(&v, p, 8); return v; }
+
+// The eviction summary's form of a state (eviction_summary.hpp): the state itself, except for the rules
+// with rings: the sliding log's live entries, and the concurrency rule's live units, as (newest time,
+// count), read as all at that time.
+KeyState summary_form(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
+  if (rule.algorithm == Algorithm::kSlidingLog) return sliding_log::summarize(rule, state, ring, now);
+  if (rule.algorithm == Algorithm::kConcurrency) {
+    const uint32_t count = concurrency::count(state);
+    const uint32_t first = concurrency::live_from(rule, state, ring);
+    if (first >= count) return KeyState{};
+    return KeyState{concurrency::entry_time(state, ring, count - 1), static_cast<int64_t>(count - first)};
+  }
+  return state;
+}
 
 // More is worse: a retry of kNever outranks any finite one.
 bool longer_retry(int64_t a, int64_t b) {
@@ -45,6 +63,12 @@ Status Limiter::add_rule(const RuleConfig& config, uint32_t key_capacity, uint32
   RuleTable& slot = rules_[rule_count_];
   const Status allocated = slot.table.init(key_capacity, dispatch::ring_words(rule));
   if (allocated != Status::kOk) return allocated;
+  const Status summarized = slot.summary.init(key_capacity);
+  if (summarized != Status::kOk) {
+    slot.table.~KeyTable();
+    new (&slot.table) KeyTable();
+    return summarized;
+  }
   slot.rule = rule;
   slot.signature = rule_signature(rule);
   *rule_id = rule_count_++;
@@ -101,7 +125,9 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
     }
   }
 
-  // Decide every check against its current state; nothing is charged yet.
+  // Decide every check against its current state; nothing is charged yet. A key not in its table is
+  // decided on its start (fresh, or what the eviction summary says it may still owe).
+  Start starts[kMaxChecksPerCall];
   bool all_allowed = true;
   for (uint32_t i = 0; i < count; ++i) {
     const int32_t leader = group_leader[i];
@@ -110,8 +136,8 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
     if (slots[i] != KeyTable::kMissing) {
       per_check[i] = dispatch::decide(rt.rule, rt.table.state(slots[i]), rt.table.ring(slots[i]), now_ms, group_cost[i]);
     } else {
-      KeyState fresh;  // an unknown key: full quota (zeroed only here, not for all 16 checks every call)
-      per_check[i] = dispatch::decide(rt.rule, fresh, SlidingLogRing{}, now_ms, group_cost[i]);
+      starts[i] = start_of(rt, hashes[i], now_ms, charge);
+      per_check[i] = dispatch::decide(rt.rule, starts[i].state, starts[i].ring, now_ms, group_cost[i]);
     }
     all_allowed = all_allowed && per_check[i].allowed;
   }
@@ -126,19 +152,10 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
       }
     }
     if (charge) {
-      // Every new key gets its slot before anything is charged, so that a call whose key finds no slot
-      // charges nothing: all or nothing holds even then.
-      for (uint32_t i = 0; i < count; ++i) {
-        if (group_leader[i] != static_cast<int32_t>(i) || slots[i] != KeyTable::kMissing) continue;
-        RuleTable& rt = rules_[checks[i].rule];
-        // Only admitted requests take a slot, so denied traffic never evicts anyone. Slots already
-        // resolved in this call are pinned: a new key must not take the place of one being charged.
-        const auto usage = [&rt, now_ms](uint32_t slot) {
-          return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
-        };
-        slots[i] = rt.table.claim(hashes[i], usage, slots, count);
-        if (slots[i] == KeyTable::kMissing) return Status::kOutOfMemory;
-      }
+      // Every new key gets its slot before anything changes, so that a call whose key finds no slot
+      // changes nothing: all or nothing holds even then.
+      const Status placed = place_new_keys(checks, count, hashes, slots, group_leader, starts, now_ms, false);
+      if (placed != Status::kOk) return placed;
       for (uint32_t i = 0; i < count; ++i) {
         if (group_leader[i] != static_cast<int32_t>(i)) continue;
         RuleTable& rt = rules_[checks[i].rule];
@@ -156,10 +173,20 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
     // Checks that would have admitted report their key as it stands, since nothing was charged.
     for (uint32_t i = 0; i < count; ++i) {
       if (!per_check[i].allowed) continue;
-      const RuleTable& rt = rules_[checks[i].rule];
-      KeyState state = slots[i] == KeyTable::kMissing ? KeyState{} : rules_[checks[i].rule].table.state(slots[i]);
-      const SlidingLogRing ring = slots[i] == KeyTable::kMissing ? SlidingLogRing{} : rules_[checks[i].rule].table.ring(slots[i]);
+      RuleTable& rt = rules_[checks[i].rule];
+      const Start& start = starts[group_leader[i]];
+      const KeyState state = slots[i] == KeyTable::kMissing ? start.state : rt.table.state(slots[i]);
+      const SlidingLogRing ring = slots[i] == KeyTable::kMissing ? start.ring : rt.table.ring(slots[i]);
       per_check[i] = dispatch::decide(rt.rule, state, ring, now_ms, 0);
+    }
+    // Rules that count denied requests count this one all the same (every one of their checks here).
+    if (charge) {
+      const Status placed = place_new_keys(checks, count, hashes, slots, group_leader, starts, now_ms, true);
+      if (placed != Status::kOk) return placed;
+      for (uint32_t i = 0; i < count; ++i) {
+        if (group_leader[i] != static_cast<int32_t>(i) || !rules_[checks[i].rule].rule.count_denied) continue;
+        count_denied(rules_[checks[i].rule], slots[i], now_ms, group_cost[i]);
+      }
     }
   }
   *outcome = result;
@@ -190,17 +217,21 @@ Status Limiter::check_one(uint32_t rule_id, uint64_t h, int64_t cost, int64_t no
   uint32_t slot = same_as_last ? rt.last_slot : rt.table.find(h);
   if (slot != KeyTable::kMissing) {
     *out = dispatch::decide_and_charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost, charge);
+    if (!out->allowed && charge && rt.rule.count_denied) count_denied(rt, slot, now_ms, cost);
   } else {
-    KeyState fresh;
-    *out = dispatch::decide(rt.rule, fresh, SlidingLogRing{}, now_ms, cost);
-    if (out->allowed && charge) {
-      // Only admitted requests take a slot, so denied traffic never evicts anyone.
-      const auto usage = [&rt, now_ms](uint32_t s) {
-        return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_ms);
-      };
-      slot = rt.table.claim(h, usage, nullptr, 0);
+    const Start start = start_of(rt, h, now_ms, charge);
+    *out = dispatch::decide(rt.rule, start.state, start.ring, now_ms, cost);
+    // Only admitted requests take a slot (and those a rule counts even when denied), so denied traffic
+    // never evicts anyone.
+    if (charge && (out->allowed || rt.rule.count_denied)) {
+      slot = choose_slot(rt, h, now_ms, nullptr, 0);
       if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
-      dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost);
+      place_key(rt, slot, h, start, now_ms);
+      if (out->allowed) {
+        dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost);
+      } else {
+        count_denied(rt, slot, now_ms, cost);
+      }
     }
   }
   if (slot != KeyTable::kMissing) {
@@ -213,9 +244,20 @@ Status Limiter::check_one(uint32_t rule_id, uint64_t h, int64_t cost, int64_t no
 Status Limiter::reset(uint32_t rule_id, const uint8_t* key, uint32_t key_length) {
   const Status valid = validate_key(rule_id, key_length, key);
   if (valid != Status::kOk) return valid;
-  KeyTable& table = rules_[rule_id].table;
-  const uint32_t slot = table.find(key_hash(key, key_length));
-  if (slot != KeyTable::kMissing) table.erase(slot);
+  RuleTable& rt = rules_[rule_id];
+  const uint64_t h = key_hash(key, key_length);
+  const uint32_t slot = rt.table.find(h);
+  if (slot != KeyTable::kMissing) rt.table.erase(slot);
+  // A key the eviction summary would start with some use is given a slot of its own at full quota:
+  // reset means full quota, whatever evicted keys owed. Reset takes no time: judged at time 0, every
+  // state that was ever charged counts as still restricting, so a key evicted here is folded, never lost.
+  if (!rt.summary.empty()) {
+    KeyState summarized;
+    if (rt.summary.start_for(rt.rule, h, &summarized)) {
+      const uint32_t fresh = choose_slot(rt, h, 0, nullptr, 0);
+      if (fresh != KeyTable::kMissing) place_key(rt, fresh, h, Start{}, 0);
+    }
+  }
   return Status::kOk;
 }
 
@@ -286,12 +328,11 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   const uint64_t h = key_hash(key, key_length);
   uint32_t slot = rt.table.find(h);
   if (slot == KeyTable::kMissing) {
+    // Imported state replaces whatever the key had, the summary's start included.
     const int64_t now_guess = is_log && entries > 0 ? previous : 0;
-    const auto usage = [&rt, now_guess](uint32_t s) {
-      return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_guess);
-    };
-    slot = rt.table.claim(h, usage, nullptr, 0);
+    slot = choose_slot(rt, h, now_guess, nullptr, 0);
     if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+    place_key(rt, slot, h, Start{}, now_guess);
   }
   KeyState& target = rt.table.state(slot);
   if (!is_log) {
@@ -313,11 +354,102 @@ Status Limiter::stats(uint32_t rule_id, TableStats* out) const {
   if (rule_id >= rule_count_) return Status::kUnknownRule;
   if (out == nullptr) return Status::kInvalidArgument;
   const KeyTable& table = rules_[rule_id].table;
+  const EvictionSummary& summary = rules_[rule_id].summary;
   out->keys = table.size();
   out->slots = table.slot_count();
-  out->memory_bytes = table.memory_bytes();
+  out->memory_bytes = table.memory_bytes() + summary.memory_bytes();
   out->evictions = table.evictions();
-  out->evictions_of_exhausted = table.evictions_of_exhausted();
+  out->evictions_restricting = summary.folds();
+  out->summary_starts = rules_[rule_id].summary_starts;
+  out->summary_bytes = summary.memory_bytes();
+  return Status::kOk;
+}
+
+Limiter::Start Limiter::start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, bool counted) {
+  Start start;
+  if (rt.summary.empty()) return start;  // nothing was ever folded: every new key is fresh
+  KeyState summarized;
+  if (!rt.summary.start_for(rt.rule, hash, &summarized)) return start;
+  if (rt.rule.algorithm == Algorithm::kSlidingLog) {
+    start.state = sliding_log::from_summary(summarized);
+    start.ring = rt.table.zero_ring();
+  } else if (rt.rule.algorithm == Algorithm::kConcurrency) {
+    // `b` units held by the anonymous holder (no holder can release them: they only expire), all
+    // acquired at `a`, read with a ring of zero entries ({holder 0, offset 0}).
+    start.state = KeyState{summarized.a, summarized.b};
+    start.ring = rt.table.zero_ring();
+  } else {
+    start.state = summarized;
+  }
+  start.summarized = summarized;
+  start.restricted = dispatch::usage(rt.rule, start.state, start.ring, now_ms) > 0;
+  if (!start.restricted) return Start{};
+  if (counted) ++rt.summary_starts;
+  return start;
+}
+
+uint32_t Limiter::choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned,
+                              uint32_t pinned_count) const {
+  const auto usage = [&rt, now_ms](uint32_t slot) {
+    return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
+  };
+  return rt.table.choose(hash, usage, pinned, pinned_count);
+}
+
+void Limiter::place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms) {
+  if (rt.table.occupied(slot)) {
+    const KeyState& evicted = rt.table.state(slot);
+    const SlidingLogRing ring = rt.table.ring(slot);
+    if (dispatch::usage(rt.rule, evicted, ring, now_ms) > 0) {
+      const KeyState summarized = summary_form(rt.rule, evicted, ring, now_ms);
+      rt.summary.fold(rt.rule, rt.table.hash_at(slot), summarized);
+    }
+  }
+  rt.table.place(slot, hash);
+  if (!start.restricted) return;
+  rt.table.state(slot) = start.state;
+  if (rt.rule.algorithm == Algorithm::kSlidingLog) sliding_log::zero_entries(rt.table.ring(slot), start.summarized);
+  if (rt.rule.algorithm == Algorithm::kConcurrency) {
+    const SlidingLogRing ring = rt.table.ring(slot);
+    for (int64_t i = 0; i < 2 * start.summarized.b; ++i) ring.entries[i] = 0;
+  }
+}
+
+void Limiter::count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t cost) {
+  sliding_counter::count_denied(rt.rule, rt.table.state(slot), now_ms, cost);
+}
+
+Status Limiter::place_new_keys(const Check* checks, uint32_t count, const uint64_t* hashes, uint32_t* slots,
+                               const int32_t* group_leader, const Start* starts, int64_t now_ms,
+                               bool counting_rules_only) {
+  // First choose every slot, changing nothing; a check pins the slots of its own rule's table that this
+  // call already holds or chose (slot numbers of other rules' tables are other slots).
+  uint32_t chosen[kMaxChecksPerCall];
+  uint32_t chosen_count = 0;
+  uint32_t chosen_check[kMaxChecksPerCall];
+  for (uint32_t i = 0; i < count; ++i) {
+    if (group_leader[i] != static_cast<int32_t>(i) || slots[i] != KeyTable::kMissing) continue;
+    RuleTable& rt = rules_[checks[i].rule];
+    if (counting_rules_only && !rt.rule.count_denied) continue;
+    uint32_t pinned[kMaxChecksPerCall];
+    uint32_t pinned_count = 0;
+    for (uint32_t j = 0; j < count; ++j) {
+      if (j != i && checks[j].rule == checks[i].rule && slots[j] != KeyTable::kMissing) pinned[pinned_count++] = slots[j];
+    }
+    for (uint32_t k = 0; k < chosen_count; ++k) {
+      if (checks[chosen_check[k]].rule == checks[i].rule) pinned[pinned_count++] = chosen[k];
+    }
+    const uint32_t slot = choose_slot(rt, hashes[i], now_ms, pinned, pinned_count);
+    if (slot == KeyTable::kMissing) return Status::kOutOfMemory;  // nothing changed yet
+    chosen[chosen_count] = slot;
+    chosen_check[chosen_count++] = i;
+  }
+  // Then place them all.
+  for (uint32_t k = 0; k < chosen_count; ++k) {
+    const uint32_t i = chosen_check[k];
+    place_key(rules_[checks[i].rule], chosen[k], hashes[i], starts[i], now_ms);
+    slots[i] = chosen[k];
+  }
   return Status::kOk;
 }
 

@@ -27,20 +27,20 @@ Status Limiter::concurrency(uint32_t rule_id, uint64_t h, concurrency::Op op, ui
   uint32_t slot = rt.table.find(h);
   if (op == concurrency::Op::kAcquire) {
     if (cost < 1 || cost > kMaxCost) return Status::kInvalidCost;
+    // A key not in the table starts from the eviction summary (units evicted keys still held).
+    const Start start = slot == KeyTable::kMissing ? start_of(rt, h, now_ms, true) : Start{};
     if (slot != KeyTable::kMissing) {
       *out = concurrency::decide(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost);
     } else {
-      *out = concurrency::decide(rt.rule, KeyState{}, SlidingLogRing{}, now_ms, cost);
+      *out = concurrency::decide(rt.rule, start.state, start.ring, now_ms, cost);
     }
     if (!out->allowed) return Status::kOk;
     if (slot == KeyTable::kMissing) {
       // Only admitted acquisitions take a slot; the least used key gives its slot up when the table is
-      // full, so a key holding leases is the last to go.
-      const auto usage = [&rt, now_ms](uint32_t s) {
-        return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), now_ms);
-      };
-      slot = rt.table.claim(h, usage, nullptr, 0);
+      // full, so a key holding leases is the last to go (and what it held is folded into the summary).
+      slot = choose_slot(rt, h, now_ms, nullptr, 0);
       if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+      place_key(rt, slot, h, start, now_ms);
     }
     concurrency::acquire(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, holder, cost);
     return Status::kOk;
@@ -102,11 +102,10 @@ Status Limiter::import_concurrency(RuleTable& rt, uint64_t h, const uint8_t* byt
   }
   uint32_t slot = rt.table.find(h);
   if (slot == KeyTable::kMissing) {
-    const auto usage = [&rt, latest](uint32_t s) {
-      return dispatch::usage(rt.rule, rt.table.state(s), rt.table.ring(s), latest);
-    };
-    slot = rt.table.claim(h, usage, nullptr, 0);
+    // Imported state replaces whatever the key had, the summary's start included.
+    slot = choose_slot(rt, h, latest, nullptr, 0);
     if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+    place_key(rt, slot, h, Start{}, latest);
   }
   KeyState& state = rt.table.state(slot);
   const SlidingLogRing ring = rt.table.ring(slot);

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "sluice/arithmetic.hpp"
 #include "sluice/algorithms/concurrency.hpp"
 
 namespace sluice {
@@ -11,6 +12,9 @@ namespace {
 // time * rate_tokens) stays below 2^61, because they add up to three of them: the sliding counter's
 // weighted count (two), a bucket's level plus a cost (two), GCRA's now + tolerance + cost (three).
 constexpr int64_t kMaxProduct = int64_t{1} << 61;
+// A window's times (its end, the sliding counter's reset two windows from now) stay exact by the bounds
+// alone; a bucket's delays depend on burst and rate, and are checked in make_rule.
+static_assert(kMaxTimeMs + 2 * kMaxWindowMs <= kMaxExactInteger, "window times must stay exact doubles");
 
 Status reject(const char* name, const char** field) {
   if (field != nullptr) *field = name;
@@ -30,6 +34,7 @@ Status make_rule(const RuleConfig& config, Rule* out, const char** field) {
   if (config.window_ms < 1 || config.window_ms > kMaxWindowMs) return reject("window_ms", field);
   if (config.burst < 0 || config.burst > kMaxLimit) return reject("burst", field);
   if (config.burst != 0 && !is_bucket(config.algorithm)) return reject("burst", field);
+  if (config.count_denied && config.algorithm != Algorithm::kSlidingCounter) return reject("count_denied", field);
   // The sliding counter multiplies counts by window lengths.
   if (config.limit > kMaxProduct / config.window_ms) return reject("window_ms", field);
   // The log keeps 32-bit offsets inside one window.
@@ -51,12 +56,17 @@ Status make_rule(const RuleConfig& config, Rule* out, const char** field) {
   const int64_t divisor = std::gcd(config.limit, config.window_ms);
   rule.rate_tokens = config.limit / divisor;
   rule.rate_ms = config.window_ms / divisor;
+  rule.count_denied = config.count_denied;
   if (is_bucket(config.algorithm)) {
     // Bucket levels are counted in 1/rate_ms of a token: capacity * rate_ms must fit.
     if (rule.capacity > kMaxProduct / rule.rate_ms) return reject("burst", field);
     // GCRA keeps time in 1/rate_tokens of a millisecond: every time * rate_tokens must fit.
     if (config.algorithm == Algorithm::kGcra && rule.rate_tokens > kMaxProduct / kMaxTimeMs) {
       return reject("limit", field);
+    }
+    // The longest delay a bucket reports: emptying a full bucket of `burst` tokens at the rate.
+    if (detail::ceil_div(rule.capacity * rule.rate_ms, rule.rate_tokens) > kMaxExactInteger - kMaxTimeMs) {
+      return reject("burst", field);
     }
   }
   *out = rule;

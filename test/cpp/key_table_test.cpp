@@ -44,38 +44,170 @@ TEST_CASE("a key table never holds more keys than its slots, and its memory is f
   }
 }
 
-TEST_CASE("the eviction flood: 100x capacity fresh keys cannot reset an exhausted key", "[key-table]") {
+TEST_CASE("the eviction flood: 100x capacity fresh keys, each spending its whole quota, cannot reset an exhausted key", "[key-table]") {
+  // Issue 11 §3: with flood keys that use their quota as fully as the attacker did, the least-used
+  // victim was the attacker's own slot, and it came back fresh. Limits 1 and 10.
   for (const Algorithm algorithm : kAllAlgorithms) {
-    INFO(name_of(algorithm));
-    Harness h;
-    const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 1000);
-    const Decision exhausted = h.check(rule, "attacker", kLimit, kNow);
-    REQUIRE(exhausted.allowed);
-    REQUIRE(exhausted.remaining == 0);
-    // The flood: every fresh key admitted, over one second.
-    for (int i = 0; i < 100 * 1000; ++i) {
-      if (!h.check(rule, flood_key(i), 1, kNow + i / 100).allowed) FAIL("flood key " << i << " denied");
+    for (const int64_t limit : {int64_t{1}, kLimit}) {
+      INFO(name_of(algorithm) << " limit " << limit);
+      Harness h;
+      const uint32_t rule = h.add(algorithm, limit, kWindowMs, 0, 1000);
+      const Decision exhausted = h.check(rule, "attacker", limit, kNow);
+      REQUIRE(exhausted.allowed);
+      REQUIRE(exhausted.remaining == 0);
+      int extra = 0;
+      for (int i = 0; i < 100 * 1000; ++i) {
+        h.check(rule, flood_key(i), limit, kNow + i / 100);
+        if (i % 100 == 99 && h.check(rule, "attacker", 1, kNow + i / 100).allowed) ++extra;
+      }
+      CHECK(extra == 0);
+      const Decision after = h.check(rule, "attacker", 1, kNow + 1000);
+      CHECK_FALSE(after.allowed);
+      CHECK(after.remaining == 0);
+      CHECK(after.retry_after_ms > 0);
+      const TableStats stats = h.stats(rule);
+      CHECK(stats.keys <= stats.slots);
+      // Every flood key still owed its whole quota when evicted: the signal says the table is too small,
+      // and the flood keys that came after started from what the evicted ones owed.
+      CHECK(stats.evictions > 0);
+      CHECK(stats.evictions_restricting == stats.evictions);
+      CHECK(stats.summary_starts > 0);
     }
-    const Decision after = h.check(rule, "attacker", 1, kNow + 1000);
-    CHECK_FALSE(after.allowed);
-    CHECK(after.remaining == 0);
-    CHECK(after.retry_after_ms > 0);
-    const TableStats stats = h.stats(rule);
-    CHECK(stats.keys <= stats.slots);
-    CHECK(stats.evictions >= 100 * 1000 - stats.slots);
-    CHECK(stats.evictions_of_exhausted == 0);
   }
 }
 
-TEST_CASE("evicting keys that had used their whole quota is counted apart", "[key-table]") {
+TEST_CASE("the table-too-small signal: restricting evictions count, idle ones do not", "[key-table]") {
   for (const Algorithm algorithm : kAllAlgorithms) {
     INFO(name_of(algorithm));
     Harness h;
     const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 100);
-    for (int i = 0; i < 1000; ++i) REQUIRE(h.check(rule, flood_key(i), kLimit, kNow).allowed);
-    const TableStats stats = h.stats(rule);
-    CHECK(stats.evictions == 1000 - stats.keys);
-    CHECK(stats.evictions_of_exhausted == stats.evictions);
+    // Keys idle for two windows are back to a full quota: evicting them costs nothing and says nothing.
+    for (int i = 0; i < 1000; ++i) REQUIRE(h.check(rule, flood_key(i), 1, kNow + 2 * kWindowMs * i).allowed);
+    const TableStats idle = h.stats(rule);
+    CHECK(idle.evictions == 1000 - idle.keys);
+    CHECK(idle.evictions_restricting == 0);
+    CHECK(idle.summary_starts == 0);
+    // Keys still limited when evicted: every such eviction is counted, and keys inserted after them
+    // (whose cells hold folded use) start from the summary.
+    const int64_t later = kNow + 2 * kWindowMs * 1000;
+    for (int i = 0; i < 1000; ++i) h.check(rule, "busy-" + std::to_string(i), kLimit, later);
+    const TableStats busy = h.stats(rule);
+    CHECK(busy.evictions_restricting > 0);
+    CHECK(busy.summary_starts > 0);
+    CHECK(busy.summary_bytes == EvictionSummary::bytes_for(100));
+    CHECK(busy.memory_bytes > busy.summary_bytes);
+  }
+}
+
+namespace {
+
+// One request of the eviction property: `key` asks for `cost` at `now`.
+struct Request {
+  std::string key;
+  int64_t cost;
+  int64_t now;
+};
+
+// Replays `requests` through a small table (`bounded`, which evicts) and an exact one (`exact`, large
+// enough never to evict), charging the exact table only with what the small one admitted. Fails if the
+// small table ever admits what exact counting denies, or reports more remaining than it. Returns the
+// requests exact counting admitted and the small table denied (false limiting, the summary's cost).
+int replay_against_exact(Algorithm algorithm, int64_t limit, int64_t window_ms, uint32_t capacity,
+                         const std::vector<Request>& requests) {
+  Harness bounded;
+  Harness exact;
+  const uint32_t b_rule = bounded.add(algorithm, limit, window_ms, 0, capacity);
+  const uint32_t e_rule = exact.add(algorithm, limit, window_ms, 0, 1 << 16);
+  int false_limited = 0;
+  for (size_t step = 0; step < requests.size(); ++step) {
+    const Request& r = requests[step];
+    const Decision e = exact.peek(e_rule, r.key, r.cost, r.now);
+    const Decision b = bounded.check(b_rule, r.key, r.cost, r.now);
+    if (b.allowed) {
+      if (!e.allowed) FAIL("step " << step << ": " << r.key << " admitted at " << r.now << " where exact counting denies");
+      const Decision charged = exact.check(e_rule, r.key, r.cost, r.now);
+      if (b.remaining > charged.remaining) {
+        FAIL("step " << step << ": " << r.key << " has " << b.remaining << " remaining, exact counting " << charged.remaining);
+      }
+    } else if (e.allowed) {
+      ++false_limited;
+    } else if (b.remaining > e.remaining) {
+      FAIL("step " << step << ": denied " << r.key << " has " << b.remaining << " remaining, exact counting " << e.remaining);
+    }
+  }
+  REQUIRE(exact.stats(e_rule).evictions == 0);
+  REQUIRE(bounded.stats(b_rule).evictions > 0);
+  return false_limited;
+}
+
+}  // namespace
+
+TEST_CASE("eviction never raises any key's remaining quota above exact counting (six algorithms, limits 1..10, random and adversarial floods)",
+          "[key-table][properties]") {
+  constexpr int64_t kWindow = 1000;
+  constexpr uint32_t kCapacity = 64;
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    for (int64_t limit = 1; limit <= 10; ++limit) {
+      INFO(name_of(algorithm) << " limit " << limit);
+      Random random(0x5eed0000 + static_cast<uint64_t>(limit) * 7 + static_cast<uint64_t>(algorithm));
+      // Random: a few hundred keys, low ids far more often, costs 1..limit, time moving on by
+      // 0..window/20 per request over dozens of windows: keys come back after being evicted.
+      std::vector<Request> traffic;
+      int64_t now = kNow;
+      for (int i = 0; i < 6000; ++i) {
+        const int64_t id = random.between(0, random.between(0, 400));
+        traffic.push_back({"k" + std::to_string(id), random.between(1, limit), now});
+        now += random.between(0, kWindow / 20);
+      }
+      replay_against_exact(algorithm, limit, kWindow, kCapacity, traffic);
+      // Adversarial: eight targets exhaust themselves, then a flood of fresh keys each spending its
+      // whole quota sweeps the table between every round of the targets' retries, within the window
+      // and across its edges.
+      std::vector<Request> flood;
+      now = kNow;
+      int fresh = 0;
+      for (int round = 0; round < 30; ++round) {
+        for (int t = 0; t < 8; ++t) flood.push_back({"target-" + std::to_string(t), round == 0 ? limit : 1, now});
+        for (int i = 0; i < 300; ++i) flood.push_back({"flood-" + std::to_string(fresh++), limit, now + i / 100});
+        now += kWindow / 7;
+      }
+      replay_against_exact(algorithm, limit, kWindow, kCapacity, flood);
+    }
+  }
+}
+
+TEST_CASE("eviction never raises remaining quota in a multi-check either", "[key-table][properties]") {
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    INFO(name_of(algorithm));
+    Harness bounded;
+    Harness exact;
+    const uint32_t b_user = bounded.add(algorithm, 2, 1000, 0, 32);
+    const uint32_t b_ip = bounded.add(Algorithm::kGcra, 3, 1000, 0, 32);
+    const uint32_t e_user = exact.add(algorithm, 2, 1000, 0, 1 << 12);
+    const uint32_t e_ip = exact.add(Algorithm::kGcra, 3, 1000, 0, 1 << 12);
+    Random random(99);
+    int64_t now = kNow;
+    for (int i = 0; i < 20000; ++i) {
+      const std::string user = "u" + std::to_string(random.between(0, random.between(0, 300)));
+      const std::string ip = "ip" + std::to_string(random.between(0, 200));
+      const Check b_checks[2] = {check_of(b_user, user, 1), check_of(b_ip, ip, 1)};
+      const Check e_checks[2] = {check_of(e_user, user, 1), check_of(e_ip, ip, 1)};
+      Decision b_per[2];
+      Decision e_per[2];
+      Outcome b_out;
+      Outcome e_out;
+      REQUIRE(exact.limiter.peek(e_checks, 2, now, e_per, &e_out) == Status::kOk);
+      REQUIRE(bounded.limiter.check(b_checks, 2, now, b_per, &b_out) == Status::kOk);
+      if (b_out.decision.allowed) {
+        if (!e_out.decision.allowed) FAIL("step " << i << ": admitted where exact counting denies");
+        REQUIRE(exact.limiter.check(e_checks, 2, now, e_per, &e_out) == Status::kOk);
+        for (int c = 0; c < 2; ++c) {
+          if (b_per[c].remaining > e_per[c].remaining) FAIL("step " << i << " check " << c << ": more remaining than exact");
+        }
+      }
+      now += random.between(0, 30);
+    }
+    CHECK(bounded.stats(b_user).evictions > 0);
   }
 }
 
@@ -150,4 +282,25 @@ TEST_CASE("bytes per key at a capacity of 1,000,000 keys", "[key-table][report]"
                                   << " bytes for 1,000,000 keys = " << per_key << " bytes per key (" << stats.slots
                                   << " slots)");
   }
+}
+
+TEST_CASE("a flood of acquiring keys cannot free the units an evicted concurrency key still holds", "[key-table]") {
+  Harness h;
+  const uint32_t rule = h.add(Algorithm::kConcurrency, 2, 60'000, 0, 16);
+  const std::string target = "target";
+  const auto hash_of = [&h](const std::string& key) { return h.limiter.key_hash(bytes_of(key), static_cast<uint32_t>(key.size())); };
+  Decision d;
+  REQUIRE(h.limiter.concurrency(rule, hash_of(target), concurrency::Op::kAcquire, 7, 2, kNow, &d) == Status::kOk);
+  REQUIRE(d.allowed);
+  int extra = 0;
+  for (int i = 0; i < 5000; ++i) {
+    h.limiter.concurrency(rule, hash_of(flood_key(i)), concurrency::Op::kAcquire, 1, 2, kNow + i, &d);
+    if (i % 50 == 49) {
+      REQUIRE(h.limiter.concurrency(rule, hash_of(target), concurrency::Op::kAcquire, 8, 1, kNow + i, &d) == Status::kOk);
+      if (d.allowed) ++extra;
+    }
+  }
+  // The lease (60 s) has not run out: exact counting holds both units for holder 7 throughout.
+  CHECK(extra == 0);
+  CHECK(h.stats(rule).evictions_restricting > 0);
 }

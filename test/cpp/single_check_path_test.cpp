@@ -91,7 +91,8 @@ TEST_CASE("a single check decides as the same request split in two checks does, 
     REQUIRE(p.split.stats(p.rule, &b) == Status::kOk);
     REQUIRE(a.keys == b.keys);
     REQUIRE(a.evictions == b.evictions);
-    REQUIRE(a.evictions_of_exhausted == b.evictions_of_exhausted);
+    REQUIRE(a.evictions_restricting == b.evictions_restricting);
+    REQUIRE(a.summary_starts == b.summary_starts);
   }
   TableStats stats;
   REQUIRE(p.single.stats(p.rule, &stats) == Status::kOk);
@@ -133,16 +134,17 @@ TEST_CASE("a full key table keeps every key it holds findable, and forgets erase
   for (int i = 0; i < 5'000; ++i) charge("key" + std::to_string(i), 1 + i % 50);
   TableStats stats;
   REQUIRE(limiter.stats(rule, &stats) == Status::kOk);
-  CHECK(stats.memory_bytes == static_cast<uint64_t>(stats.slots) * 24);
+  CHECK(stats.memory_bytes == static_cast<uint64_t>(stats.slots) * 24 + stats.summary_bytes);
   int held = 0;
   for (int i = 0; i < 5'000; ++i) {
     const std::string key = "key" + std::to_string(i);
     const Check c{rule, reinterpret_cast<const uint8_t*>(key.data()), static_cast<uint32_t>(key.size()), 1};
     REQUIRE(limiter.peek(&c, 1, 0, per, &outcome) == Status::kOk);
+    // Held: its own state. Evicted: started from the eviction summary, never with more than its own.
     if (outcome.decision.remaining == 100 - (1 + i % 50) - 1) ++held;
-    else REQUIRE(outcome.decision.remaining == 99);  // evicted: a fresh key, never another key's state
+    else REQUIRE(outcome.decision.remaining < 100 - (1 + i % 50) - 1);
   }
-  CHECK(static_cast<uint32_t>(held) == stats.keys);
+  CHECK(static_cast<uint32_t>(held) >= stats.keys);
   CHECK(stats.keys + stats.evictions == 5'000);
 
   const std::string first = "key1";

@@ -155,3 +155,45 @@ test("bad breaker settings fail at start-up, naming the field", () => {
     );
   }
 });
+
+test("the KV fallback has its own breaker: with the primary's open and KV down, requests stop waiting for KV", async () => {
+  const primary = primaryStore();
+  const kv = { name: "kv", calls: 0, decide() { kv.calls++; throw new Error("kv unreachable"); } };
+  const chain = chainOver(primary, { kv });
+  for (let i = 0; i < 5; i++) await chain.decide(CHECKS, { nowMs: T0 + i });
+  assert.equal(kv.calls, 5);
+  assert.equal(chain.counters.circuitOpenedBy.durable, 1);
+  assert.equal(chain.counters.circuitOpenedBy.kv, 1);
+  for (let i = 0; i < 20; i++) {
+    const outcome = await chain.decide(CHECKS, { nowMs: T0 + 100 + i });
+    assert.equal(outcome.store, "memory");
+    assert.match(outcome.fallback.reason, /durable skipped: circuit open.*; kv skipped: circuit open after 5 failures in a row/);
+  }
+  assert.equal(kv.calls, 5, "no request asked KV while its breaker was open");
+  assert.equal(chain.counters.circuitSkippedBy.kv, 20);
+  assert.equal(chain.counters.circuitSkippedBy.durable, 20);
+  assert.equal(chain.counters.decided.memory, 25);
+
+  // After the cooldown, one request probes each store; a KV that answers again closes its breaker.
+  kv.decide = () => { kv.calls++; return { ...ADMIT, store: "kv" }; };
+  const probe = await chain.decide(CHECKS, { nowMs: T0 + 100 + 10_000 });
+  assert.equal(probe.store, "kv");
+  assert.equal(kv.calls, 6);
+  const next = await chain.decide(CHECKS, { nowMs: T0 + 100 + 10_001 });
+  assert.equal(next.store, "kv", "KV's breaker closed; the primary's stays open until its probe answers");
+});
+
+test("a request's worst-case wait: one timeoutMs per store its breaker lets it ask", async () => {
+  // Stores that never answer: the chain's deadline (timeoutMs) ends each wait. Two of them: the
+  // request waits two timeouts, then the memory store decides at once; then the breakers open.
+  const never = (name) => ({ name, calls: 0, decide() { this.calls++; return new Promise(() => {}); } });
+  const primary = never("durable");
+  const kv = never("kv");
+  const chain = chainOver(primary, { kv, timeoutMs: 5, breaker: { failures: 1, cooldownMs: 60_000 } });
+  const outcome = await chain.decide(CHECKS, { nowMs: T0 });
+  assert.equal(outcome.store, "memory");
+  assert.match(outcome.fallback.reason, /durable timed out after 5 ms; kv timed out after 5 ms/);
+  const skipped = await chain.decide(CHECKS, { nowMs: T0 + 1 });
+  assert.match(skipped.fallback.reason, /durable skipped.*kv skipped/);
+  assert.equal(primary.calls + kv.calls, 2, "the second request asked neither");
+});

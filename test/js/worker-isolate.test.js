@@ -70,6 +70,19 @@ test("a trapped instance is replaced and counted, and the request is still serve
   assert.equal(remaining(await mf.dispatchFetch("http://fixture/keys/ip", from(ip))), "1", "and it keeps counting");
 });
 
+test("a check the core refuses for want of memory keeps the instance and every counter", async () => {
+  const ip = "192.0.2.203";
+  assert.equal(remaining(await mf.dispatchFetch("http://fixture/keys/ip", from(ip))), "2");
+  const before = await stats();
+  assert.equal((await post("/__test/refuse")).status, 200);
+  await mf.dispatchFetch("http://fixture/keys/ip", from(ip)); // the refused request (its status is the middleware's)
+  const s = await stats();
+  assert.equal(s.refusedChecks, before.refusedChecks + 1);
+  assert.equal(s.replacements, before.replacements, "no instance thrown away");
+  assert.equal(s.instanceFailures, before.instanceFailures);
+  assert.equal(remaining(await mf.dispatchFetch("http://fixture/keys/ip", from(ip))), "1", "the count from before the refusal is still there");
+});
+
 test("an instance out of memory keeps serving its rules, and is replaced when it cannot take a new one", async () => {
   const ip = "192.0.2.202";
   assert.equal(remaining(await mf.dispatchFetch("http://fixture/keys/ip", from(ip))), "2");

@@ -38,7 +38,7 @@ const state = core.exportState(rule, "ip:192.0.2.1");
 if (state !== null) seeded.importState(rule, "ip:192.0.2.1", state);
 core.reset(rule, "ip:192.0.2.1");
 const stats: TableStats = core.stats(rule);
-const sizes: [number, number, number] = [core.ruleCount, core.memoryBytes, stats.evictionsOfExhausted];
+const sizes: [number, number, number] = [core.ruleCount, core.memoryBytes, stats.evictionsRestricting];
 const names: readonly AlgorithmName[] = ALGORITHMS;
 const most: 16 = MAX_CHECKS_PER_CALL;
 

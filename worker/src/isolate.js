@@ -5,9 +5,12 @@
 // reload) still finds the same counters. Rules are registered in the instance lazily, the first time a
 // request checks them, under their stable id: two middlewares with the same rule share its table.
 //
-// An instance that fails (a wasm trap, memory exhausted) is thrown away: the host counts the event,
-// creates a fresh instance, registers the rules again as requests need them and keeps serving. The
-// counters of the failed instance are lost; a limit that forgets is better than a Worker that fails.
+// An instance that fails (a wasm trap, or no memory left to register a rule) is thrown away: the host
+// counts the event, creates a fresh instance, registers the rules again as requests need them and keeps
+// serving. The counters of the failed instance are lost; a limit that forgets is better than a Worker
+// that fails. A check the core refuses (any status, out-of-memory included) is not a failure of the
+// instance: a refused call changes nothing in it (test/cpp/failed_call_test.cpp), so it and every
+// counter in it stay, and only that request sees the error. No request can make the host forget counts.
 // #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
 import wasmModule from "#sluice-wasm";
 import { SluiceCore, SluiceError, Status } from "../../wasm-bindings/sluice.js";
@@ -20,7 +23,8 @@ import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
  * This isolate's limiter counters.
  * @typedef {object} IsolateStats
  * @property {number} instancesCreated Instances created in this isolate (1 + replacements, once traffic arrived).
- * @property {number} instanceFailures Failures of an instance (a trap, memory exhausted).
+ * @property {number} instanceFailures Failures of an instance (a trap, no memory left to register a rule).
+ * @property {number} refusedChecks Checks the core refused (out of memory, say): the instance and its counters were kept.
  * @property {number} replacements Instances thrown away after a failure; their counters were lost.
  * @property {number} decisions Requests checked.
  * @property {number} denied Requests checked and denied.
@@ -33,7 +37,7 @@ import { MAX_RULES, RuleCore } from "./stores/rule-core.js";
 
 const STATE = Symbol.for("sluice.isolate");
 // Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
-const STATE_VERSION = 2;
+const STATE_VERSION = 3;
 const PEEK = Object.freeze({ peek: true });
 
 // Refusals caused by the call, not by the instance: the instance is healthy, the caller is wrong.
@@ -52,6 +56,7 @@ function isolateState() {
     decisions: 0,
     denied: 0,
     bypassed: 0,
+    refusedChecks: 0,
   };
   const state = {
     version: STATE_VERSION,
@@ -69,6 +74,10 @@ function isolateState() {
   return state;
 }
 
+// Marks an error thrown by the core's check itself (not by registering a rule): the instance refused
+// the call and is intact.
+const REFUSED = Symbol("sluice.refused-check");
+
 function run(state, checks, nowMs, peek) {
   const indices = state.rules.indicesOf(checks);
   const count = checks.length;
@@ -77,12 +86,19 @@ function run(state, checks, nowMs, peek) {
     const check = checks[i];
     specs[i] = { rule: indices[i], key: check.key, cost: check.cost };
   }
-  const outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+  let outcome;
+  try {
+    outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+  } catch (error) {
+    if (error instanceof SluiceError) /** @type {any} */ (error)[REFUSED] = true;
+    throw error;
+  }
   outcome.store = "memory";
   return outcome;
 }
 
 function isInstanceFailure(error) {
+  if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) return false;
   return !(error instanceof SluiceError && CALLER_ERRORS.has(/** @type {any} */ (error.status)));
 }
 
@@ -108,7 +124,10 @@ export function decideInIsolate(checks, nowMs, peek = false) {
   try {
     return run(state, checks, nowMs, peek);
   } catch (error) {
-    if (!isInstanceFailure(error)) throw error;
+    if (!isInstanceFailure(error)) {
+      if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) state.counters.refusedChecks++;
+      throw error;
+    }
     discardCore(state, error);
   }
   try {
@@ -215,15 +234,44 @@ export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
 export const MEMORY_OWNER = "memory";
 
 /**
+ * slotBytes is the memory of one slot of a rule's key table: 24 bytes (a hash tag and two state words),
+ * plus 4 bytes per unit of limit for the sliding log, which keeps every admitted request's time, and 8
+ * for the concurrency rule, which keeps every held unit's holder and lease.
+ * @param {string} algorithm
+ * @param {number} limit
+ * @returns {number}
+ */
+export function slotBytes(algorithm, limit) {
+  return 24 + 4 * (algorithm === "sliding-log" ? limit : algorithm === "concurrency" ? 2 * limit : 0);
+}
+
+/**
+ * summaryBytes is the memory of a rule's eviction summary (sluice::EvictionSummary::bytes_for): 2 rows
+ * of one 16-byte cell per 256 keys of capacity, a power of two from 256 to 16384 cells.
+ * @param {number} keyCapacity
+ * @returns {number}
+ */
+export function summaryBytes(keyCapacity) {
+  let cells = 256;
+  while (cells < 16384 && cells * 256 < keyCapacity) cells *= 2;
+  return 2 * cells * 16;
+}
+
+/**
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
- * for capacity / 0.9 keys in buckets of 8) times 24 bytes a slot, plus 4 bytes a slot per unit of limit
- * for the sliding log, which keeps every admitted request's time, and 8 for the concurrency rule, which
- * keeps every held unit's holder and lease.
+ * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the one spare ring of zeros of the
+ * rules that keep rings. The table's eviction summary (summaryBytes) is not counted against
+ * TABLE_BUDGET_BYTES: at 8 KiB per rule up to 65,536 keys and 0.13 bytes per key above, all of them
+ * together stay under 1 MiB of the 8 MiB the budget leaves below the instance's 64 MB ceiling.
+ * @param {string} algorithm
+ * @param {number} limit
+ * @param {number} keyCapacity
+ * @returns {number}
  */
 export function tableBytes(algorithm, limit, keyCapacity) {
   const slots = Math.ceil(Math.floor((keyCapacity * 10 + 8) / 9) / 8) * 8;
-  const ring = algorithm === "sliding-log" ? limit : algorithm === "concurrency" ? 2 * limit : 0;
-  return slots * (24 + 4 * ring);
+  const spareRing = slotBytes(algorithm, limit) - 24;
+  return slots * slotBytes(algorithm, limit) + spareRing;
 }
 
 const tableId = (table) => `${table.owner}\u0000${table.ruleId}`;
@@ -281,12 +329,12 @@ const VALIDATION_SEED = new Uint32Array(4);
 /**
  * validateRule asks the core whether it accepts `rule`'s algorithm, limit, window and burst; it throws
  * the core's SluiceError (with `field`) if not. Key capacity is not exercised here.
- * @param {Pick<NormalizedRule, "algorithm" | "limit" | "windowMs" | "burst">} rule
+ * @param {Pick<NormalizedRule, "algorithm" | "limit" | "windowMs" | "burst" | "countDenied">} rule
  * @returns {void}
  */
 export function validateRule(rule) {
-  const { algorithm, limit, windowMs, burst } = rule;
-  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, keyCapacity: 1 });
+  const { algorithm, limit, windowMs, burst, countDenied = false } = rule;
+  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, countDenied, keyCapacity: 1 });
 }
 
 /**
@@ -327,6 +375,16 @@ export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
     // Shadows the method on this one instance, which the host then discards.
     isolateState().rules.core.checkAll = () => {
       throw new WebAssembly.RuntimeError("unreachable executed (sluice test hook)");
+    };
+  },
+
+  /** Makes the instance's next check refuse the call as the core does when it has no room (OUT_OF_MEMORY). */
+  refuseNextCheck() {
+    const core = isolateState().rules.core;
+    const checkAll = core.checkAll;
+    core.checkAll = function refuseOnce() {
+      core.checkAll = checkAll;
+      throw new SluiceError(Status.OUT_OF_MEMORY, "sluice checkAll failed: OUT_OF_MEMORY (sluice test hook)");
     };
   },
 

@@ -4,7 +4,7 @@ import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../wasm-binding
 import { nowMs } from "./clock.js";
 import { SluiceConfigError, describe } from "./errors.js";
 import { HEADER_MODES, policyHeader } from "./headers.js";
-import { declareTables, tableBytes, validateRule } from "./isolate.js";
+import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "./keys.js";
 import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
 
@@ -29,6 +29,7 @@ import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
  * @property {number} [burst] Bucket capacity (token-bucket, leaky-bucket, gcra); default limit, or ceil(rate) with `rate`.
  * @property {number | ((...args: Args) => number | Promise<number>)} [cost] What a request costs; default 1. A function's fractions round up.
  * @property {number} [keyCapacity] Keys the rule's table holds before evicting the least used; default 50,000 (fewer for big sliding logs).
+ * @property {boolean} [countDenied] sliding-counter only: denied requests count too (Cloudflare's counter); not with store "kv". Default false.
  */
 
 /**
@@ -146,7 +147,7 @@ export const DEFAULT_BYPASS = Object.freeze({ variable: "ENV", value: "dev" });
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout"];
@@ -204,7 +205,7 @@ function windowAsMs(windowSec, field) {
 }
 
 function defaultKeyCapacity(algorithm, limit, path) {
-  const perSlot = tableBytes(algorithm, limit, 1) / 8; // a one-key table is one bucket of 8 slots
+  const perSlot = slotBytes(algorithm, limit);
   // Slots hold keys at 90 % load; step down past the rounding of slots to whole buckets.
   let capacity = Math.min(DEFAULT_KEY_CAPACITY, Math.floor((DEFAULT_TABLE_BYTES / perSlot) * 0.9));
   while (capacity > 0 && tableBytes(algorithm, limit, capacity) > DEFAULT_TABLE_BYTES) capacity--;
@@ -283,6 +284,14 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
     burst = wholeNumber(spec.burst, `${path}burst`, 1, MAX_COST);
   }
 
+  // sliding-counter only: denied requests count too (Cloudflare's counter), so a client that keeps
+  // sending while limited stays limited.
+  const countDenied = spec.countDenied ?? false;
+  if (typeof countDenied !== "boolean") throw new SluiceConfigError(`${path}countDenied`, `must be true or false; got ${describe(countDenied)}`);
+  if (countDenied && algorithm !== "sliding-counter") {
+    throw new SluiceConfigError(`${path}countDenied`, `applies to sliding-counter only, not ${algorithm}`);
+  }
+
   const name = spec.name ?? `${limit}-per-${windowMs / 1000}s`;
   if (typeof name !== "string" || !RULE_NAME.test(name)) {
     throw new SluiceConfigError(`${path}name`, `must be 1 to 64 printable ASCII characters without '"', '\\' or '|'; got ${describe(name)}`);
@@ -303,13 +312,16 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
   }
 
   const rule = Object.freeze({
-    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${spec.name === undefined && instance !== undefined ? `|#${instance}` : ""}`,
+    // A rule that counts denied requests is another count: its own id (and table).
+    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${countDenied ? "|all" : ""}${spec.name === undefined && instance !== undefined ? `|#${instance}` : ""}`,
     name,
     algorithm,
     limit,
     windowMs,
     burst,
     keyCapacity,
+    // Present only when set, so plain rules keep the shape they always had.
+    ...(countDenied ? { countDenied } : {}),
   });
   try {
     validateRule(rule);

@@ -22,8 +22,9 @@ namespace sluice {
 // bench measured the side-by-side slots faster at 1M keys, bench/README.md.)
 //
 // When both buckets are full, the slot whose key uses the least of its quota is reused (idle keys and
-// keys back to full quota first). A key that is limiting someone is used more than any fresh key a
-// flood can create, so flooding the table cannot reset it.
+// keys back to full quota first). What the evicted key still owed is not lost: the limiter folds it
+// into the rule's EvictionSummary (eviction_summary.hpp) before the slot is reused, and a key inserted
+// later starts from that summary, so an eviction never hands any key quota it would not have had.
 class KeyTable {
  public:
   static constexpr uint32_t kWays = 8;
@@ -45,11 +46,21 @@ class KeyTable {
   // still holds `hash`. A tag is in at most one slot of its two buckets, so then find(hash) == slot.
   bool holds(uint32_t slot, uint64_t hash) const { return buckets_[slot / kWays].slots[slot % kWays].tag == tag_of(hash); }
 
-  // claim returns a slot for `hash`, which must not be present: an empty one, or else the candidate
-  // with the lowest usage(slot), never one of `pinned`. The slot's state is zeroed (a fresh key).
-  // Returns kMissing only if every candidate is pinned.
+  // choose picks a slot for `hash`, which must not be present, without changing anything: an empty one,
+  // or else the candidate with the lowest usage(slot), never one of `pinned` (slots of this same table
+  // that the caller holds or has already chosen). Returns kMissing only if every candidate is pinned.
   template <class UsageOfSlot>
-  uint32_t claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned, uint32_t pinned_count);
+  uint32_t choose(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned, uint32_t pinned_count) const;
+
+  // occupied reports whether `slot` holds a key (so that placing another there evicts it).
+  bool occupied(uint32_t slot) const { return buckets_[slot / kWays].slots[slot % kWays].tag != 0; }
+
+  // hash_at is the hash of the key in `slot` (an occupied one), as the eviction summary indexes it.
+  uint64_t hash_at(uint32_t slot) const { return buckets_[slot / kWays].slots[slot % kWays].tag; }
+
+  // place puts `hash` in `slot` (from choose), evicting its key if it held one; the state is zeroed
+  // (a fresh key). The caller folds an evicted key's state away first (see the class comment).
+  void place(uint32_t slot, uint64_t hash);
 
   // erase forgets the key in `slot`.
   void erase(uint32_t slot);
@@ -63,8 +74,12 @@ class KeyTable {
   uint32_t slot_count() const { return bucket_count_ * kWays; }
   size_t memory_bytes() const;
   uint64_t evictions() const { return evictions_; }
-  // Evictions of a key that had used all of its quota: the table is too small for the traffic.
-  uint64_t evictions_of_exhausted() const { return evictions_of_exhausted_; }
+
+  // A ring of `ring_entries` zeros that is never written: the sliding log's ring of a key rebuilt from
+  // the eviction summary (all its entries at one time) before it has a slot. Null for other algorithms.
+  SlidingLogRing zero_ring() const {
+    return SlidingLogRing{ring_entries_ == 0 ? nullptr : rings_ + static_cast<size_t>(slot_count()) * ring_entries_};
+  }
 
  private:
   static uint64_t tag_of(uint64_t hash) { return hash == 0 ? 1 : hash; }
@@ -75,7 +90,6 @@ class KeyTable {
     return static_cast<uint32_t>(((hash & 0xffffffff) * bucket_count_) >> 32);
   }
   uint32_t empty_ways(uint32_t bucket) const;
-  void take(uint32_t slot, uint64_t tag);
   uint64_t& tag(uint32_t slot) { return buckets_[slot / kWays].slots[slot % kWays].tag; }
 
   struct Slot {
@@ -94,26 +108,27 @@ class KeyTable {
   uint32_t ring_entries_ = 0;
   uint32_t size_ = 0;
   uint64_t evictions_ = 0;
-  uint64_t evictions_of_exhausted_ = 0;
 };
 
 template <class UsageOfSlot>
-uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned,
-                         uint32_t pinned_count) {
-  const uint64_t new_tag = tag_of(hash);
+uint32_t KeyTable::choose(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pinned,
+                          uint32_t pinned_count) const {
+  const auto is_pinned = [pinned, pinned_count](uint32_t slot) {
+    for (uint32_t i = 0; i < pinned_count; ++i) {
+      if (pinned[i] == slot) return true;
+    }
+    return false;
+  };
   const uint32_t first = first_bucket(hash);
   const uint32_t second = second_bucket(hash);
   const uint32_t first_empty = empty_ways(first);
   const uint32_t second_empty = empty_ways(second);
-  if (first_empty != 0 || second_empty != 0) {
-    const uint32_t bucket = first_empty >= second_empty ? first : second;
+  // The emptier bucket first (two-choice hashing), then the other one; pinned empty slots are skipped.
+  const uint32_t emptier = first_empty >= second_empty ? first : second;
+  for (const uint32_t bucket : {emptier, emptier == first ? second : first}) {
     for (uint32_t way = 0; way < kWays; ++way) {
       const uint32_t slot = bucket * kWays + way;
-      if (tag(slot) == 0) {
-        take(slot, new_tag);
-        ++size_;
-        return slot;
-      }
+      if (!occupied(slot) && !is_pinned(slot)) return slot;
     }
   }
   uint32_t victim = kMissing;
@@ -121,9 +136,7 @@ uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pin
   for (const uint32_t bucket : {first, second}) {
     for (uint32_t way = 0; way < kWays; ++way) {
       const uint32_t slot = bucket * kWays + way;
-      bool is_pinned = false;
-      for (uint32_t i = 0; i < pinned_count; ++i) is_pinned = is_pinned || pinned[i] == slot;
-      if (is_pinned) continue;
+      if (is_pinned(slot)) continue;
       const double u = usage(slot);
       if (victim == kMissing || u < victim_usage) {
         victim = slot;
@@ -131,10 +144,6 @@ uint32_t KeyTable::claim(uint64_t hash, UsageOfSlot&& usage, const uint32_t* pin
       }
     }
   }
-  if (victim == kMissing) return kMissing;
-  ++evictions_;
-  if (victim_usage >= 1.0) ++evictions_of_exhausted_;
-  take(victim, new_tag);
   return victim;
 }
 

@@ -4,6 +4,7 @@
 
 #include "sluice/algorithms/concurrency.hpp"
 #include "sluice/decision.hpp"
+#include "sluice/eviction_summary.hpp"
 #include "sluice/key_table.hpp"
 #include "sluice/lease.hpp"
 #include "sluice/rule.hpp"
@@ -34,13 +35,19 @@ struct Outcome {
   int32_t deciding_check = -1;  // index of the check `decision` was taken from
 };
 
-// TableStats describes one rule's key table.
+// TableStats describes one rule's key table and its eviction summary.
 struct TableStats {
   uint32_t keys = 0;
   uint32_t slots = 0;
-  uint64_t memory_bytes = 0;
+  uint64_t memory_bytes = 0;  // the table's and the summary's
   uint64_t evictions = 0;
-  uint64_t evictions_of_exhausted = 0;
+  // Evictions of a key whose state still restricted it (folded into the summary). Any at all means
+  // the table is smaller than the set of keys being limited at once: raise its key capacity.
+  uint64_t evictions_restricting = 0;
+  // Charged requests of keys not in the table that the summary says had used some quota (newcomers
+  // possibly limited for what evicted keys owed: the summary's false limiting shows here, true too).
+  uint64_t summary_starts = 0;
+  uint64_t summary_bytes = 0;
 };
 
 // Limiter holds several rules, each with its own bounded key table, and checks any number of them
@@ -122,12 +129,37 @@ class Limiter {
     Rule rule;
     uint32_t signature = 0;
     KeyTable table;
+    EvictionSummary summary;
+    uint64_t summary_starts = 0;
     // The slot of the last key a single check found or placed: a client sending request after request
     // finds its slot again without probing the buckets. Verified against the slot's tag before use, so
     // the initial slot 0 needs no "none" marker (and the limiter stays all zeros until rules arrive).
     uint64_t last_hash = 0;
     uint32_t last_slot = 0;
   };
+
+  // Start is where a key that is not in its table begins: fresh, or rebuilt from the eviction summary
+  // (`restricted`). For the sliding log, `ring` is the table's zero ring and `summarized` the summary form.
+  struct Start {
+    KeyState state;
+    SlidingLogRing ring;
+    KeyState summarized;
+    bool restricted = false;
+  };
+  // With `counted` (a charging call), a start from the summary counts in summary_starts.
+  Start start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, bool counted);
+  // choose_slot picks a slot for a new key of `rt` (changing nothing); place_key puts the key there,
+  // folding a still-restricting evicted key into the summary first, and gives it its start.
+  uint32_t choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count) const;
+  void place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms);
+  // count_denied charges a denied request to a rule that counts denied requests too.
+  static void count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t cost);
+
+  // place_new_keys gives every key of `checks` that has no slot yet (group leaders only; with
+  // counting_rules_only, only those of rules that count denied requests) a slot and its start, choosing
+  // all slots before changing anything: on kOutOfMemory nothing has changed.
+  Status place_new_keys(const Check* checks, uint32_t count, const uint64_t* hashes, uint32_t* slots,
+                        const int32_t* group_leader, const Start* starts, int64_t now_ms, bool counting_rules_only);
 
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
              Outcome* outcome);

@@ -79,10 +79,23 @@ void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
                                  static_cast<uint64_t>(v.current + cost));
 }
 
+int64_t count_cap(const Rule& rule) {
+  // Both weighted terms stay below 2^61 (make_rule's bound for limit * window_ms), and a count fits 32 bits.
+  return detail::min64(0xffffffff, (int64_t{1} << 61) / rule.window_ms);
+}
+
+void count_denied(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
+  const View v = view(rule, state, now);
+  state.a = v.window;
+  const int64_t current = detail::min64(count_cap(rule), v.current + cost);
+  state.b = static_cast<int64_t>((static_cast<uint64_t>(v.previous) << 32) | static_cast<uint64_t>(current));
+}
+
 bool valid_state(const Rule& rule, const KeyState& state) {
   const int64_t current = state.b & 0xffffffff;
   const int64_t previous = static_cast<int64_t>(static_cast<uint64_t>(state.b) >> 32);
-  return state.a >= 0 && state.a <= kMaxTimeMs / rule.window_ms && current <= rule.limit && previous <= rule.limit;
+  const int64_t most = rule.count_denied ? count_cap(rule) : rule.limit;
+  return state.a >= 0 && state.a <= kMaxTimeMs / rule.window_ms && current <= most && previous <= most;
 }
 
 double usage(const Rule& rule, const KeyState& state, int64_t now) {

@@ -106,6 +106,24 @@ double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64
   return static_cast<double>(live) / static_cast<double>(rule.limit);
 }
 
+KeyState summarize(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
+  const int64_t at = effective_now(rule, state, ring, now);
+  const uint32_t live = count_of(state) - expired(rule, state, ring, at);
+  if (live == 0) return KeyState{};
+  return KeyState{time_at(rule, state, ring, count_of(state) - 1), static_cast<int64_t>(live)};
+}
+
+KeyState from_summary(const KeyState& summarized) {
+  KeyState state;
+  state.a = summarized.a;
+  set_ring(state, 0, static_cast<uint32_t>(summarized.b));
+  return state;
+}
+
+void zero_entries(SlidingLogRing ring, const KeyState& summarized) {
+  for (int64_t i = 0; i < summarized.b; ++i) ring.entries[i] = 0;
+}
+
 uint32_t count(const KeyState& state) { return count_of(state); }
 
 int64_t entry_time(const Rule& rule, const KeyState& state, SlidingLogRing ring, uint32_t index) {

@@ -38,6 +38,10 @@ app.post("/__test/trap", (c) => {
   isolateTestHooks.trapOnNextCheck();
   return c.json({ armed: true });
 });
+app.post("/__test/refuse", (c) => {
+  isolateTestHooks.refuseNextCheck();
+  return c.json({ armed: true });
+});
 app.post("/__test/exhaust", (c) => {
   isolateTestHooks.exhaustMemory();
   return c.json({ exhausted: true });

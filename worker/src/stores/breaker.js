@@ -1,8 +1,8 @@
-// A circuit breaker for the fallback chain's primary store. While the Durable Object is down, asking
-// it anyway makes every request wait the whole timeout before the fallback decides; after `failures`
-// failures in a row the breaker opens and the chain goes straight to its fallbacks for `cooldownMs`.
-// Then one request (the probe) asks the primary again: an answer closes the breaker, a failure opens
-// it for another cooldown. Requests arriving while the probe is out keep using the fallbacks.
+// A circuit breaker for one store of the fallback chain (each store has its own). While a store (the
+// Durable Object, KV) is down, asking it anyway makes every request wait the whole timeout before the
+// next store decides; after `failures` failures in a row the breaker opens and the chain goes straight
+// past that store for `cooldownMs`. Then one request (the probe) asks it again: an answer closes the
+// breaker, a failure opens it for another cooldown. Requests arriving while the probe is out skip it.
 import { SluiceConfigError, describe } from "../errors.js";
 
 /**

@@ -1,6 +1,11 @@
 // The fallback chain: the primary store (the Durable Object) decides; when it throws or does not answer
 // in time, KV decides if there is one, else the isolate's memory; when none can, `failMode` does.
 // Every outcome says which store decided and, after a fallback, why.
+//
+// Every store of the chain has its own circuit breaker, so a request waits at most timeoutMs for each
+// store whose breaker lets it be asked: at most (1 + fallbacks) x timeoutMs in all (100 ms with the
+// defaults and a KV fallback; the memory store answers at once), and, once the breakers of failing
+// stores are open, no wait on them at all until one request probes each after its cooldown.
 import { SluiceConfigError, describe } from "../errors.js";
 import { CircuitBreaker, checkBreakerOptions } from "./breaker.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
@@ -18,8 +23,9 @@ import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./
  *   whose binding env lacks (isBound(env) false) is passed over.
  * @property {"open" | "closed"} [failMode] "open" admits and "closed" denies when no store answers. Default "open".
  * @property {number} [timeoutMs] How long each store may take before the next is asked. Default 50.
- * @property {BreakerOptions | boolean} [breaker] After `failures` primary failures in a row, skip the primary for
- *   `cooldownMs`, then let one request probe it. Default { failures: 5, cooldownMs: 10000 }; false turns it off.
+ * @property {BreakerOptions | boolean} [breaker] After `failures` failures in a row of a store, skip that store for
+ *   `cooldownMs`, then let one request probe it; every store of the chain has its own breaker with these settings.
+ *   Default { failures: 5, cooldownMs: 10000 }; false turns them all off.
  * @property {number} [failClosedRetryAfterMs] retryAfterMs of a fail-closed denial. Default 1000.
  * @property {boolean} [preFilter] Deny keys the primary denied from this isolate until their retry time. Default true.
  * @property {number} [preFilterMaxKeys] The most denied keys remembered. Default 10000.
@@ -33,8 +39,10 @@ import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./
  * @property {number} preFiltered Denials answered from the isolate's memory of earlier denials.
  * @property {Record<string, number>} errors Per store: calls that threw or rejected.
  * @property {Record<string, number>} timeouts Per store: calls that did not answer within timeoutMs.
- * @property {number} circuitOpened Times the primary's circuit breaker opened.
- * @property {number} circuitSkipped Decisions that skipped the primary while its breaker was open (counted among fallbacks too).
+ * @property {number} circuitOpened Times a store's circuit breaker opened (every store of the chain has one).
+ * @property {number} circuitSkipped Times a store was skipped because its breaker was open (a skipped primary counts among fallbacks too).
+ * @property {Record<string, number>} circuitOpenedBy The same as circuitOpened, per store.
+ * @property {Record<string, number>} circuitSkippedBy The same as circuitSkipped, per store.
  */
 /**
  * A store made of others. decide takes options.nowMs, the isolate's clock (the primary may keep its own).
@@ -64,8 +72,9 @@ export const DEFAULT_TIMEOUT_MS = 50;
  * - failMode: "open" admits and "closed" denies when no store answers. Default "open".
  * - timeoutMs: how long each store may take before the next one is asked. Default 50.
  * - failClosedRetryAfterMs: the retryAfterMs of a fail-closed denial. Default 1000.
- * - breaker: after `failures` primary failures in a row, skip the primary for `cooldownMs`, then let
- *   one request probe it (breaker.js). Default { failures: 5, cooldownMs: 10000 }; false turns it off.
+ * - breaker: after `failures` failures in a row of a store, skip that store for `cooldownMs`, then let
+ *   one request probe it (breaker.js). Every store of the chain has its own breaker with these settings.
+ *   Default { failures: 5, cooldownMs: 10000 }; false turns them all off.
  * - preFilter: deny, from this isolate, keys the primary denied until their retry time. Default true.
  * - preFilterMaxKeys: the most denied keys remembered. Default 10000.
  * - log, logIntervalMs: fallbacks are logged at most once per interval. Default console.warn, 60 s.
@@ -130,12 +139,18 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     errors: Object.fromEntries(storeNames.map((name) => [name, 0])),
     /** Per store: calls that did not answer within timeoutMs. */
     timeouts: Object.fromEntries(storeNames.map((name) => [name, 0])),
-    /** Times the primary's circuit breaker opened. */
+    /** Times a store's circuit breaker opened (all stores; per store in circuitOpenedBy). */
     circuitOpened: 0,
-    /** Decisions that skipped the primary because its breaker was open (counted among fallbacks too). */
+    /** Times a store was skipped because its breaker was open (a skipped primary counts among fallbacks too). */
     circuitSkipped: 0,
+    circuitOpenedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
+    circuitSkippedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
   };
-  const breaker = breakerSettings === null ? null : new CircuitBreaker(breakerSettings);
+  /** @type {Map<string, CircuitBreaker | null>} */
+  const breakers = new Map(
+    /** @type {string[]} */ (storeNames).map((name) => [name, breakerSettings === null ? null : new CircuitBreaker(breakerSettings)]),
+  );
+  const breaker = breakers.get(primaryName) ?? null;
   const denials = preFilter ? new DenialCache(preFilterMaxKeys) : null;
   const report = createThrottledLog(log, logIntervalMs);
 
@@ -167,7 +182,7 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     const failures = [];
     const gate = breaker === null ? "closed" : breaker.admit(nowMs);
     if (gate === "open") {
-      counters.circuitSkipped++;
+      countSkip(primaryName);
       failures.push(`${primaryName} skipped: ${/** @type {CircuitBreaker} */ (breaker).reason}`);
     } else {
       try {
@@ -179,7 +194,7 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       } catch (error) {
         // A misconfigured store (e.g. a secret missing from env) is an error, not an outage to hide.
         if (error instanceof SluiceConfigError) throw error;
-        if (breaker !== null && breaker.failed(nowMs, gate === "probe")) counters.circuitOpened++;
+        if (breaker !== null && breaker.failed(nowMs, gate === "probe")) countOpened(primaryName);
         failures.push(describeFailure(primaryName, error));
       }
     }
@@ -189,13 +204,22 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
         failures.push(`${name} not bound`);
         continue;
       }
+      const storeBreaker = breakers.get(name) ?? null;
+      const storeGate = storeBreaker === null ? "closed" : storeBreaker.admit(nowMs);
+      if (storeGate === "open") {
+        countSkip(name);
+        failures.push(`${name} skipped: ${/** @type {CircuitBreaker} */ (storeBreaker).reason}`);
+        continue;
+      }
       try {
         const outcome = await ask(store, name, checks, decideOptions);
+        storeBreaker?.succeeded();
         counters.decided[name]++;
         const reason = failures.join("; ");
         report(nowMs, `${reason}; decided by ${name}`);
         return { ...outcome, fallback: { from: primaryName, reason } };
       } catch (error) {
+        if (storeBreaker !== null && storeBreaker.failed(nowMs, storeGate === "probe")) countOpened(name);
         failures.push(describeFailure(name, error));
       }
     }
@@ -203,6 +227,17 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     const reason = failures.length > 0 ? failures.join("; ") : `${primaryName} failed`;
     report(nowMs, `${reason}; no store could decide, failing ${failMode}`);
     return failModeOutcome(checks, reason);
+  }
+
+  /** @param {string} name */
+  function countSkip(name) {
+    counters.circuitSkipped++;
+    counters.circuitSkippedBy[name]++;
+  }
+  /** @param {string} name */
+  function countOpened(name) {
+    counters.circuitOpened++;
+    counters.circuitOpenedBy[name]++;
   }
 
   // Calls a store, bounded by timeoutMs; counts its failures.

@@ -99,6 +99,7 @@ export class SluiceDurableObject extends DurableObject {
     limit: rule.limit,
     windowMs: rule.windowMs,
     burst: rule.burst,
+    countDenied: rule.countDenied ?? false,
     keyCapacity: residentKeys(rule),
   }));
   /** @type {SqlStorage} */

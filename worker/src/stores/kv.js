@@ -101,7 +101,13 @@ export function createKvStore(options = /** @type {any} */ ({})) {
 
   // One table per rule holds the isolate's views (plus the scratch key), in an instance of this store's own.
   /** @param {NormalizedRule} rule @returns {import("../../../wasm-bindings/sluice.js").RuleSpec} */
-  const viewSpec = (rule) => ({ algorithm: "fixed-window", limit: rule.limit, windowMs: rule.windowMs, keyCapacity: rule.keyCapacity + 1 });
+  const viewSpec = (rule) => {
+    // KV's counts are admitted requests: counting denied ones too would need a write per denial.
+    if (rule.countDenied === true) {
+      throw new SluiceConfigError("countDenied", "applies to the memory and durable stores; KV counts admitted requests only");
+    }
+    return { algorithm: "fixed-window", limit: rule.limit, windowMs: rule.windowMs, keyCapacity: rule.keyCapacity + 1 };
+  };
   const rules = new RuleCore(viewSpec);
   const owner = `kv#${++kvStoresCreated}`;
   const buckets = new Map();

@@ -15,6 +15,7 @@
  * @property {number} windowMs
  * @property {number} burst Bucket capacity for token-bucket, leaky-bucket and gcra; 0 means `limit`.
  * @property {number} keyCapacity
+ * @property {boolean} [countDenied] sliding-counter only: denied requests count too (absent when false).
  */
 
 /**

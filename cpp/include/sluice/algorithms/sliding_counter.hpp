@@ -18,6 +18,11 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
 // charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
 void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
 
+// count_denied records a denied request of `cost` at `now`, for a rule with count_denied: counts are
+// capped (count_cap) so that the arithmetic stays in range; a capped count denies anyway.
+void count_denied(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
+int64_t count_cap(const Rule& rule);
+
 // valid_state reports whether `state` is one this algorithm can produce under `rule`. Imported state is
 // checked with it, so that no later arithmetic on corrupted words can overflow.
 bool valid_state(const Rule& rule, const KeyState& state);

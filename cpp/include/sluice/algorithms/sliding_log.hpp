@@ -21,6 +21,16 @@ void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now,
 // usage is the share of the quota in use at `now`, from 0 to 1.
 double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now);
 
+// summarize describes the entries live at `now` in the eviction summary's form (eviction_summary.hpp):
+// a = the newest one's time, b = how many; all zeros when none is live.
+KeyState summarize(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now);
+
+// from_summary is the state of a key holding `summarized.b` entries all at time `summarized.a`, read
+// with a ring whose first `summarized.b` entries are zero (KeyTable::zero_ring, or a slot's ring after
+// rebuild zeroed them).
+KeyState from_summary(const KeyState& summarized);
+void zero_entries(SlidingLogRing ring, const KeyState& summarized);
+
 // Iteration over the live entries, oldest first, as absolute times (for export).
 uint32_t count(const KeyState& state);
 int64_t entry_time(const Rule& rule, const KeyState& state, SlidingLogRing ring, uint32_t index);

@@ -1,0 +1,157 @@
+#include "sluice/eviction_summary.hpp"
+
+#include <cstdlib>
+
+#include "sluice/arithmetic.hpp"
+
+namespace sluice {
+namespace {
+
+// Each algorithm's "more restrictive" (merge) and "less restrictive" (meet) of two states in summary
+// form. merge(x, y) is at least as restrictive as x and as y; meet(x, y) is at least as restrictive as
+// any state that both x and y are at least as restrictive as. "At least as restrictive" means: at every
+// later time on the core's clock, with the same requests charged to both, it admits no request the other
+// would deny and reports no more remaining.
+
+// Fixed window (a = window, b = count). A count from an earlier window than the other's is over on the
+// core's clock (something was charged in the later one), so only the later window matters.
+KeyState merge_window(const KeyState& x, const KeyState& y) {
+  if (x.a != y.a) return x.a > y.a ? x : y;
+  return {x.a, detail::max64(x.b, y.b)};
+}
+KeyState meet_window(const KeyState& x, const KeyState& y) {
+  if (x.a != y.a) return KeyState{};  // the state under both is from a window that is over: fresh
+  return {x.a, detail::min64(x.b, y.b)};
+}
+
+// Sliding counter (a = window, b = previous << 32 | current): both moved to the later window (the
+// current count becomes the previous one after one window, nothing after two), then count by count.
+struct Counts {
+  int64_t current;
+  int64_t previous;
+};
+Counts counts_in(const KeyState& s, int64_t window) {
+  const int64_t current = s.b & 0xffffffff;
+  const int64_t previous = static_cast<int64_t>(static_cast<uint64_t>(s.b) >> 32);
+  if (window == s.a) return {current, previous};
+  if (window == s.a + 1) return {0, current};
+  return {0, 0};
+}
+KeyState counter_state(int64_t window, Counts c) {
+  return {window, static_cast<int64_t>((static_cast<uint64_t>(c.previous) << 32) | static_cast<uint64_t>(c.current))};
+}
+KeyState merge_counter(const KeyState& x, const KeyState& y) {
+  const int64_t window = detail::max64(x.a, y.a);
+  const Counts cx = counts_in(x, window);
+  const Counts cy = counts_in(y, window);
+  return counter_state(window, {detail::max64(cx.current, cy.current), detail::max64(cx.previous, cy.previous)});
+}
+KeyState meet_counter(const KeyState& x, const KeyState& y) {
+  const int64_t window = detail::max64(x.a, y.a);
+  const Counts cx = counts_in(x, window);
+  const Counts cy = counts_in(y, window);
+  return counter_state(window, {detail::min64(cx.current, cy.current), detail::min64(cx.previous, cy.previous)});
+}
+
+// Token and leaky bucket (a = time, b = level in 1/rate_ms units): both drained to the later time, after
+// which they drain alike.
+int64_t level_at(const Rule& rule, const KeyState& s, int64_t time) {
+  if (time <= s.a) return s.b;
+  const int64_t drain_ms = detail::ceil_div(s.b, rule.rate_tokens);
+  return detail::max64(0, s.b - detail::min64(time - s.a, drain_ms) * rule.rate_tokens);
+}
+KeyState merge_level(const Rule& rule, const KeyState& x, const KeyState& y) {
+  const int64_t time = detail::max64(x.a, y.a);
+  return {time, detail::max64(level_at(rule, x, time), level_at(rule, y, time))};
+}
+KeyState meet_level(const Rule& rule, const KeyState& x, const KeyState& y) {
+  const int64_t time = detail::max64(x.a, y.a);
+  return {time, detail::min64(level_at(rule, x, time), level_at(rule, y, time))};
+}
+
+// GCRA (a = theoretical arrival time): later is stricter.
+KeyState merge_gcra(const KeyState& x, const KeyState& y) { return x.a >= y.a ? x : y; }
+KeyState meet_gcra(const KeyState& x, const KeyState& y) { return x.a <= y.a ? x : y; }
+
+// Sliding log in summary form (a = newest live entry's time, b = live entries, all read as at a).
+// Entries at or before the other's newest time minus the window are gone on the core's clock.
+bool log_over(const Rule& rule, const KeyState& older, const KeyState& newer) {
+  return older.b == 0 || older.a <= newer.a - rule.window_ms;
+}
+KeyState merge_log(const Rule& rule, const KeyState& x, const KeyState& y) {
+  const KeyState& newer = x.a >= y.a ? x : y;
+  const KeyState& older = x.a >= y.a ? y : x;
+  if (log_over(rule, older, newer)) return newer;
+  return {newer.a, detail::max64(x.b, y.b)};
+}
+KeyState meet_log(const Rule& rule, const KeyState& x, const KeyState& y) {
+  const KeyState& newer = x.a >= y.a ? x : y;
+  const KeyState& older = x.a >= y.a ? y : x;
+  if (newer.b == 0 || log_over(rule, older, newer)) return KeyState{};
+  return {older.a, detail::min64(x.b, y.b)};
+}
+
+KeyState merge(const Rule& rule, const KeyState& x, const KeyState& y) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: return merge_window(x, y);
+    case Algorithm::kSlidingLog: return merge_log(rule, x, y);
+    case Algorithm::kSlidingCounter: return merge_counter(x, y);
+    case Algorithm::kTokenBucket:
+    case Algorithm::kLeakyBucket: return merge_level(rule, x, y);
+    case Algorithm::kGcra: return merge_gcra(x, y);
+    case Algorithm::kConcurrency: return merge_log(rule, x, y);  // units as entries: they expire a lease later
+  }
+  return x;
+}
+
+KeyState meet(const Rule& rule, const KeyState& x, const KeyState& y) {
+  switch (rule.algorithm) {
+    case Algorithm::kFixedWindow: return meet_window(x, y);
+    case Algorithm::kSlidingLog: return meet_log(rule, x, y);
+    case Algorithm::kSlidingCounter: return meet_counter(x, y);
+    case Algorithm::kTokenBucket:
+    case Algorithm::kLeakyBucket: return meet_level(rule, x, y);
+    case Algorithm::kGcra: return meet_gcra(x, y);
+    case Algorithm::kConcurrency: return meet_log(rule, x, y);
+  }
+  return KeyState{};
+}
+
+bool is_zero(const KeyState& s) { return s.a == 0 && s.b == 0; }
+
+}  // namespace
+
+EvictionSummary::~EvictionSummary() { std::free(cells_array_); }
+
+uint32_t EvictionSummary::cells_for(uint32_t key_capacity) {
+  uint32_t cells = kMinCells;
+  while (cells < kMaxCells && cells * 256ULL < key_capacity) cells *= 2;
+  return cells;
+}
+
+Status EvictionSummary::init(uint32_t key_capacity) {
+  if (cells_array_ != nullptr) return Status::kInvalidArgument;
+  const uint32_t cells = cells_for(key_capacity);
+  cells_array_ = static_cast<KeyState*>(std::calloc(static_cast<size_t>(kRows) * cells, sizeof(KeyState)));
+  if (cells_array_ == nullptr) return Status::kOutOfMemory;
+  cells_ = cells;
+  return Status::kOk;
+}
+
+void EvictionSummary::fold(const Rule& rule, uint64_t hash, const KeyState& summarized) {
+  for (uint32_t row = 0; row < kRows; ++row) {
+    KeyState& c = cells_array_[cell(row, hash)];
+    c = merge(rule, c, summarized);
+  }
+  ++folds_;
+}
+
+bool EvictionSummary::start_for(const Rule& rule, uint64_t hash, KeyState* summarized) const {
+  if (folds_ == 0) return false;
+  KeyState start = cells_array_[cell(0, hash)];
+  for (uint32_t row = 1; row < kRows; ++row) start = meet(rule, start, cells_array_[cell(row, hash)]);
+  *summarized = start;
+  return !is_zero(start);
+}
+
+}  // namespace sluice

@@ -1,0 +1,312 @@
+// libFuzzer target over the C ABI of sluice.wasm (wasm-bindings/sluice_abi.h), compiled natively with
+// AddressSanitizer and UndefinedBehaviorSanitizer. Each input is a limiter's whole life: a seed, up to
+// three rules (small tables, so that keys are evicted and rebuilt from the eviction summary), then a
+// sequence of checks, peeks, multi-checks, resets, exports and imports. Besides the sanitizers it
+// checks, and aborts on, the invariants the docs promise (docs/core.md):
+//   - exactness bounds on the core's clock: what a key was admitted never exceeds its algorithm's bound
+//     (evictions included), checked while the calls' time has not gone backwards;
+//   - atomic denial: a denied multi-check charges nothing (rules that count denied requests aside);
+//   - peek = check: a peek decides exactly as the check that follows it;
+//   - retry-after admits: a denied request is admitted retry_after_ms later, and not 1 ms before;
+//   - corrupted imports are refused: a changed header or length always, and any other change is either
+//     refused or imported exactly as written.
+// Run by scripts/fuzz.sh (part of npm test, bounded in time); seeds in fuzz/corpus.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "../wasm-bindings/sluice_abi.h"
+
+extern "C" uint8_t* sluice_fuzz_io(void);
+extern "C" uint8_t* sluice_fuzz_state(void);
+extern "C" void sluice_fuzz_teardown(void);
+
+namespace {
+
+constexpr int kKeys = 24;
+constexpr int kStatusInvalidState = 7;
+constexpr int kStatusNotFound = 8;
+
+#define INVARIANT(condition, ...)                                  \
+  do {                                                             \
+    if (!(condition)) {                                            \
+      std::fprintf(stderr, "invariant broken: %s: ", #condition);  \
+      std::fprintf(stderr, __VA_ARGS__);                           \
+      std::fprintf(stderr, "\n");                                  \
+      std::abort();                                                \
+    }                                                              \
+  } while (0)
+
+struct Rule {
+  uint32_t id;
+  uint32_t algorithm;  // 0..5
+  bool count_denied;
+  int64_t limit;
+  int64_t window_ms;
+  int64_t burst;  // capacity for the buckets
+};
+
+struct Decision {
+  int allowed;
+  double limit, remaining, reset_ms, retry_after_ms;
+  bool operator==(const Decision& o) const {
+    return allowed == o.allowed && limit == o.limit && remaining == o.remaining && reset_ms == o.reset_ms &&
+           retry_after_ms == o.retry_after_ms;
+  }
+};
+
+double f64_at(uint32_t offset) {
+  double v;
+  std::memcpy(&v, sluice_fuzz_io() + offset, 8);
+  return v;
+}
+
+Decision decision_at(uint32_t offset) {
+  return {f64_at(offset) == 1 ? 1 : 0, f64_at(offset + 8), f64_at(offset + 16), f64_at(offset + 24), f64_at(offset + 32)};
+}
+
+void key_bytes(int key, uint8_t* out, uint32_t* length) {
+  *length = static_cast<uint32_t>(std::snprintf(reinterpret_cast<char*>(out), 16, "k%d", key));
+}
+
+void write_key0(int key, uint32_t* length) { key_bytes(key, sluice_fuzz_io(), length); }
+
+int32_t check_one(const Rule& r, int key, uint32_t cost, double now, bool charge, Decision* d) {
+  uint32_t length = 0;
+  write_key0(key, &length);
+  const int32_t result = sluice_check_one(r.id, length, cost, now, charge ? SLUICE_CHECK_CHARGE : 0);
+  if (result >= 0) *d = decision_at(SLUICE_IO_OUTCOME_OFFSET);
+  return result;
+}
+
+// The exported bytes of a key, or empty when it holds no state.
+std::vector<uint8_t> exported(const Rule& r, int key) {
+  uint32_t length = 0;
+  write_key0(key, &length);
+  const int32_t n = sluice_export_state(r.id, length);
+  if (n == -kStatusNotFound) return {};
+  INVARIANT(n > 0, "export failed with %d", n);
+  return std::vector<uint8_t>(sluice_fuzz_state(), sluice_fuzz_state() + n);
+}
+
+int32_t import(const Rule& r, int key, const std::vector<uint8_t>& bytes) {
+  uint32_t length = 0;
+  write_key0(key, &length);
+  // Bytes past the state area are not written (the ABI refuses a length above it without reading).
+  const size_t fits = bytes.size() < sluice_state_buffer_bytes() ? bytes.size() : sluice_state_buffer_bytes();
+  if (fits != 0) std::memcpy(sluice_fuzz_state(), bytes.data(), fits);
+  return sluice_import_state(r.id, length, static_cast<uint32_t>(bytes.size()));
+}
+
+// What a key was admitted, on the core's clock.
+struct Admitted {
+  int64_t at;
+  int64_t cost;
+};
+
+void check_bounds(const Rule& r, const std::vector<Admitted>& admitted) {
+  const int64_t w = r.window_ms;
+  if (r.algorithm == 0) {  // fixed window: at most limit per aligned window
+    std::map<int64_t, int64_t> per_window;
+    for (const Admitted& a : admitted) {
+      const int64_t in = per_window[a.at / w] += a.cost;
+      INVARIANT(in <= r.limit, "fixed window: %lld admitted in window %lld, limit %lld", (long long)in,
+                (long long)(a.at / w), (long long)r.limit);
+    }
+    return;
+  }
+  for (size_t i = 0; i < admitted.size(); ++i) {
+    int64_t sum = 0;
+    for (size_t j = i; j < admitted.size(); ++j) {
+      sum += admitted[j].cost;
+      const int64_t span = admitted[j].at - admitted[i].at;
+      if (r.algorithm == 1) {  // sliding log: at most limit in any (t - W, t]
+        if (span < w) INVARIANT(sum <= r.limit, "sliding log: %lld in %lld ms", (long long)sum, (long long)span);
+      } else if (r.algorithm == 2) {  // sliding counter: below 2 x limit in any window of W
+        if (span < w) INVARIANT(sum < 2 * r.limit, "sliding counter: %lld in %lld ms", (long long)sum, (long long)span);
+      } else {  // buckets and GCRA: at most burst + floor(span * limit / W) in any interval of `span`
+        const int64_t bound = r.burst + span * r.limit / w;
+        INVARIANT(sum <= bound, "bucket %u: %lld in %lld ms, bound %lld", r.algorithm, (long long)sum,
+                  (long long)span, (long long)bound);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  sluice_fuzz_teardown();
+  sluice_init(in.ConsumeIntegral<uint32_t>(), in.ConsumeIntegral<uint32_t>(), 7, 9);
+
+  std::vector<Rule> rules;
+  const int rule_count = in.ConsumeIntegralInRange(1, 3);
+  for (int i = 0; i < rule_count; ++i) {
+    Rule r{};
+    r.algorithm = in.ConsumeIntegralInRange<uint32_t>(0, 5);
+    r.count_denied = r.algorithm == 2 && in.ConsumeBool();
+    r.limit = in.ConsumeIntegralInRange<int64_t>(1, 12);
+    r.window_ms = in.ConsumeIntegralInRange<int64_t>(1, 4000);
+    const bool bucket = r.algorithm >= 3;
+    r.burst = bucket ? in.ConsumeIntegralInRange<int64_t>(0, 16) : 0;
+    const uint32_t capacity = in.ConsumeIntegralInRange<uint32_t>(1, 40);
+    const int32_t id = sluice_add_rule(r.algorithm | (r.count_denied ? SLUICE_RULE_COUNT_DENIED : 0u),
+                                       static_cast<double>(r.limit), static_cast<double>(r.window_ms),
+                                       static_cast<double>(r.burst), capacity);
+    INVARIANT(id >= 0, "a valid rule was refused: %d", id);
+    r.id = static_cast<uint32_t>(id);
+    if (r.burst == 0) r.burst = r.limit;
+    rules.push_back(r);
+  }
+
+  // Admissions per (rule, key) on the core's clock; bounds are checked while time has not gone back.
+  std::map<std::pair<uint32_t, int>, std::vector<Admitted>> admitted;
+  std::map<std::pair<uint32_t, int>, int64_t> key_clock;
+  int64_t now = 1'700'000'000'000 + in.ConsumeIntegralInRange<int64_t>(0, 1'000'000);
+  // One input in four lets time step back (then the bounds, promised on the core's clock, are not checked).
+  const bool backwards = in.ConsumeIntegralInRange(0, 3) == 0;
+  bool went_back = false;
+  const auto record = [&](const Rule& r, int key, int64_t cost) {
+    int64_t& clock = key_clock[{r.id, key}];
+    clock = clock > now ? clock : now;
+    admitted[{r.id, key}].push_back({clock, cost});
+  };
+
+  while (in.remaining_bytes() > 0) {
+    const int op = in.ConsumeIntegralInRange(0, 9);
+    // Time moves on by 0 .. 2 windows of the first rule, or (rarely) steps back.
+    if (backwards && in.ConsumeIntegralInRange(0, 15) == 0) {
+      now -= in.ConsumeIntegralInRange<int64_t>(1, 3000);
+      went_back = true;
+    } else {
+      now += in.ConsumeIntegralInRange<int64_t>(0, 2 * rules[0].window_ms);
+    }
+    const Rule& r = rules[in.ConsumeIntegralInRange<size_t>(0, rules.size() - 1)];
+    const int key = in.ConsumeIntegralInRange(0, kKeys - 1);
+    const uint32_t cost = in.ConsumeIntegralInRange<uint32_t>(1, static_cast<uint32_t>(r.burst + 1));
+    const double t = static_cast<double>(now);
+
+    if (op <= 4) {
+      // peek = check, then retry-after admits (and not a millisecond sooner).
+      Decision peeked{}, checked{};
+      INVARIANT(check_one(r, key, cost, t, false, &peeked) >= 0, "peek failed");
+      const std::vector<uint8_t> before = exported(r, key);
+      INVARIANT(check_one(r, key, cost, t, true, &checked) >= 0, "check failed");
+      INVARIANT(peeked == checked, "peek and check disagree (rule %u key %d cost %u)", r.id, key, cost);
+      if (checked.allowed) {
+        record(r, key, cost);
+        continue;
+      }
+      if (!r.count_denied) INVARIANT(exported(r, key) == before, "a denied check changed its key");
+      if (checked.retry_after_ms < 0 || r.count_denied) continue;
+      INVARIANT(checked.retry_after_ms > 0, "denied with retry_after 0");
+      Decision later{}, sooner{};
+      INVARIANT(check_one(r, key, cost, t + checked.retry_after_ms, false, &later) >= 0, "peek failed");
+      INVARIANT(later.allowed, "not admitted retry_after_ms (%g) later", checked.retry_after_ms);
+      INVARIANT(check_one(r, key, cost, t + checked.retry_after_ms - 1, false, &sooner) >= 0, "peek failed");
+      INVARIANT(!sooner.allowed, "admitted 1 ms before retry_after_ms (%g)", checked.retry_after_ms);
+    } else if (op <= 6) {
+      // A multi-check: all or nothing.
+      const uint32_t count = in.ConsumeIntegralInRange<uint32_t>(2, 4);
+      struct Item {
+        const Rule* rule;
+        int key;
+        uint32_t cost;
+      };
+      std::vector<Item> items;
+      std::vector<std::vector<uint8_t>> before;
+      uint8_t* io = sluice_fuzz_io();
+      for (uint32_t i = 0; i < count; ++i) {
+        const Rule& ri = rules[in.ConsumeIntegralInRange<size_t>(0, rules.size() - 1)];
+        const int ki = in.ConsumeIntegralInRange(0, kKeys - 1);
+        const uint32_t ci = in.ConsumeIntegralInRange<uint32_t>(1, static_cast<uint32_t>(ri.burst));
+        items.push_back({&ri, ki, ci});
+      }
+      for (const Item& item : items) before.push_back(exported(*item.rule, item.key));
+      for (uint32_t i = 0; i < count; ++i) {
+        uint32_t length = 0;
+        key_bytes(items[i].key, io + SLUICE_KEY_STRIDE * i, &length);
+        const uint32_t words[4] = {items[i].rule->id, SLUICE_KEY_STRIDE * i, length, items[i].cost};
+        std::memcpy(io + SLUICE_IO_CHECKS_OFFSET + 16 * i, words, 16);
+      }
+      const int32_t result = sluice_check(count, t, SLUICE_CHECK_CHARGE);
+      INVARIANT(result == 0, "multi-check failed with %d", result);
+      const Decision outcome = decision_at(SLUICE_IO_OUTCOME_OFFSET);
+      if (outcome.allowed) {
+        // Checks of the same rule and key are one request of their summed cost.
+        std::map<std::pair<uint32_t, int>, std::pair<const Rule*, int64_t>> charged;
+        for (const Item& item : items) {
+          auto& entry = charged[{item.rule->id, item.key}];
+          entry.first = item.rule;
+          entry.second += item.cost;
+        }
+        for (const auto& [id_key, rule_cost] : charged) record(*rule_cost.first, id_key.second, rule_cost.second);
+      } else {
+        for (size_t i = 0; i < items.size(); ++i) {
+          if (items[i].rule->count_denied) continue;
+          INVARIANT(exported(*items[i].rule, items[i].key) == before[i], "a denied multi-check charged check %zu", i);
+        }
+      }
+    } else if (op == 7) {
+      // Export, corrupt, import.
+      std::vector<uint8_t> bytes = exported(r, key);
+      if (bytes.empty()) continue;
+      const int other = in.ConsumeIntegralInRange(0, kKeys - 1);
+      const int how = in.ConsumeIntegralInRange(0, 3);
+      std::vector<uint8_t> bad = bytes;
+      bool must_refuse = false;
+      if (how == 0) {
+        bad[in.ConsumeIntegralInRange<size_t>(0, 7)] ^= static_cast<uint8_t>(in.ConsumeIntegralInRange(1, 255));
+        must_refuse = true;
+      } else if (how == 1) {
+        bad.resize(in.ConsumeIntegralInRange<size_t>(0, bytes.size() - 1));
+        must_refuse = true;
+      } else if (how == 2) {
+        bad.push_back(in.ConsumeIntegral<uint8_t>());
+        must_refuse = true;
+      } else {
+        bad[in.ConsumeIntegralInRange<size_t>(8, bad.size() - 1)] ^= static_cast<uint8_t>(in.ConsumeIntegralInRange(1, 255));
+      }
+      const std::vector<uint8_t> had = exported(r, other);
+      const int32_t status = import(r, other, bad);
+      if (must_refuse) INVARIANT(status == -kStatusInvalidState, "a corrupted header or length was imported (%d)", status);
+      if (status == 0) {
+        INVARIANT(exported(r, other) == bad, "an import was not kept as written");
+        admitted.erase({r.id, other});  // another history now: bounds no longer apply to this key
+        key_clock.erase({r.id, other});
+      } else {
+        INVARIANT(status == -kStatusInvalidState, "import failed with %d", status);
+        INVARIANT(exported(r, other) == had, "a refused import changed the key");
+      }
+    } else if (op == 8) {
+      uint32_t length = 0;
+      write_key0(key, &length);
+      INVARIANT(sluice_reset(r.id, length) == 0, "reset failed");
+      Decision fresh{};
+      INVARIANT(check_one(r, key, 1, t, false, &fresh) >= 0, "peek failed");
+      INVARIANT(fresh.allowed && fresh.remaining == static_cast<double>(r.burst - 1), "a reset key is not at full quota");
+      admitted.erase({r.id, key});
+      key_clock.erase({r.id, key});
+    } else {
+      INVARIANT(sluice_stats(r.id) == 0, "stats failed");
+      const double keys = f64_at(SLUICE_IO_OUTCOME_OFFSET), slots = f64_at(SLUICE_IO_OUTCOME_OFFSET + 8);
+      INVARIANT(keys <= slots, "more keys than slots");
+    }
+  }
+  if (!went_back) {
+    for (const Rule& r : rules) {
+      for (int key = 0; key < kKeys; ++key) {
+        const auto found = admitted.find({r.id, key});
+        if (found != admitted.end()) check_bounds(r, found->second);
+      }
+    }
+  }
+  return 0;
+}
