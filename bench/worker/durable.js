@@ -10,6 +10,7 @@ import { createMemoryStore } from "../../worker/src/stores/memory.js";
 import { keyOf } from "./workload.js";
 
 import { SluiceDurableObject } from "../../worker/src/stores/durable-object.js";
+import { countingNamespace } from "./counting-namespace.js";
 
 export { SluiceDurableObject };
 
@@ -57,27 +58,6 @@ const RULES = Array.from({ length: 4 }, (_, i) => {
   const name = `bench-${i}`;
   return Object.freeze({ id: `${name}|fixed-window|${LIMIT}|${WINDOW_MS}|0`, name, algorithm: "fixed-window", limit: LIMIT, windowMs: WINDOW_MS, burst: 0, keyCapacity: CLIENTS });
 });
-
-// A namespace that counts the RPCs made through its stubs: the round trips of a request.
-// `extraOptions` are added to every decide() (the echo object's `write`).
-function countingNamespace(namespace, counter, extraOptions) {
-  return {
-    idFromName: (name) => namespace.idFromName(name),
-    get(id) {
-      const stub = namespace.get(id);
-      return {
-        decide(checks, options) {
-          counter.rpcs++;
-          return stub.decide(checks, { ...options, ...extraOptions });
-        },
-        undo(...args) {
-          counter.rpcs++;
-          return stub.undo(...args);
-        },
-      };
-    },
-  };
-}
 
 // The checks of request `i`: `rules` rules on one client's key, or each rule on a key of its own.
 function checksOf(i, rules, spread) {

@@ -1,31 +1,12 @@
-// Figure 8: one rule shared by several isolates, through the stores a Worker gets from its options
+// Figure 10: one rule shared by several isolates, through the stores a Worker gets from its options
 // (worker/src/stores/registry.js): store "memory", store "durable", and store "durable" with leases.
 // Each isolate runs this for the same run id at the same time (bench/run.js starts them together).
 import { resolveStore } from "../../worker/src/stores/registry.js";
 import { arrivalOrder, hotKeyOf, keyOf } from "./workload.js";
+import { countingNamespace } from "./counting-namespace.js";
 
 const ZIPF_KEYS = 1000;
 let zipfOrder = null;
-
-// A namespace that counts the RPCs made through its stubs (every method: decide and undo).
-function countingNamespace(namespace, counter) {
-  return {
-    idFromName: (name) => namespace.idFromName(name),
-    get(id) {
-      const stub = namespace.get(id);
-      return {
-        decide(checks, options) {
-          counter.rpcs++;
-          return stub.decide(checks, options);
-        },
-        undo(tokens) {
-          counter.rpcs++;
-          return stub.undo(tokens);
-        },
-      };
-    },
-  };
-}
 
 /**
  * timeLeases decides requests of one check on `rule` ({ name, limit, windowMs }) through `target`
