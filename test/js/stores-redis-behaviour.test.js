@@ -139,7 +139,10 @@ test("a key's state expires in Redis after it has been idle", async () => {
   const redisNowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   const expiresAtMs = await bridge.command("PEXPIRETIME", redisKey);
   assert.ok(expiresAtMs > redisNowMs, "the key has an expiry in the future");
-  assert.ok(expiresAtMs <= redisNowMs + 2 * windowMs + toleranceMs, `expires ${expiresAtMs - redisNowMs} ms from now`);
+  // The store sets expiry at its decision time + max(reset, 2 windows) + the tolerance, and the script
+  // accepts a decision time up to one tolerance ahead of Redis's TIME (read here after it ran): hence
+  // two tolerances. (One was used before, and a loaded machine measured 272 ms against 250.)
+  assert.ok(expiresAtMs <= redisNowMs + 2 * windowMs + 2 * toleranceMs, `expires ${expiresAtMs - redisNowMs} ms from now`);
   // Wait (bounded) for Redis to drop it; then the key starts from its full quota.
   for (let i = 0; i < 100 && (await bridge.command("EXISTS", redisKey)) === 1; i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(await bridge.command("EXISTS", redisKey), 0);
