@@ -16,7 +16,19 @@ export async function readBoundedBody(request, maxBytes) {
     return null;
   }
   if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  return readBoundedStream(request.body, maxBytes);
+}
+
+/**
+ * readBoundedStream reads `stream` to its end and returns its bytes, or null, having read no more than
+ * maxBytes + 1 bytes and cancelled the rest, when it holds more than `maxBytes`. Both the lockout's
+ * account read and the gateway's request buffering (gateway/request-body.js) read through it.
+ * @param {ReadableStream<Uint8Array>} stream
+ * @param {number} maxBytes
+ * @returns {Promise<Uint8Array | null>}
+ */
+export async function readBoundedStream(stream, maxBytes) {
+  const reader = stream.getReader();
   const chunks = [];
   let length = 0;
   for (;;) {

@@ -7,6 +7,7 @@
 import { withHeaders } from "./headers.js";
 import { createEngine, responseHeaders } from "./limiter.js";
 import { limitedResponse } from "./responses.js";
+import { executionContextOf } from "./execution-context.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
 export { SluiceConfigError } from "./errors.js";
@@ -66,16 +67,6 @@ export { concurrency } from "./concurrency/hono.js";
  * @template {Env} [E=any]
  * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
  */
-
-// c.executionCtx throws where there is none (app.request() without one).
-/** @param {Context} c */
-function executionContextOf(c) {
-  try {
-    return c.executionCtx;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * rateLimit returns a Hono middleware limiting the requests it sees. Options are validated here; an

@@ -6,17 +6,9 @@
 // handler does not run; after it, the response's status (or c.get("lockout").fail() / .succeed() from
 // the handler) says whether the attempt failed. The attempt is c.get("lockout").
 import { createLockoutEngine } from "./lockout.js";
+import { executionContextOf } from "./execution-context.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
-
-// c.executionCtx throws where there is none (app.request() without one).
-function executionContextOf(c) {
-  try {
-    return c.executionCtx;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * lockout returns a Hono middleware refusing attempts on a locked account and counting failed ones.

@@ -15,7 +15,7 @@ import { nowMs } from "./clock.js";
 import { SluiceConfigError, describe } from "./errors.js";
 import { declareTables } from "./isolate.js";
 import { ip, toKeyFunction } from "./keys.js";
-import { normalizeRuleSpec } from "./options.js";
+import { isPlainObject, normalizeRuleSpec, refuseUnknown, wholeNumber } from "./options.js";
 import { DEFAULT_TIMEOUT_MS } from "./stores/chain.js";
 import { STORE_FIELDS, resolveStore } from "./stores/registry.js";
 
@@ -86,23 +86,6 @@ const LOCKOUT_FIELDS = [
 ];
 const ACCOUNT_FIELDS = ["maxFailures", "windowSec", "lockSec"];
 const BACKOFF_FIELDS = ["factor", "maxLockSec", "windowSec"];
-
-function isPlainObject(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function refuseUnknown(object, known, where) {
-  for (const field of Object.keys(object)) {
-    if (!known.includes(field)) throw new SluiceConfigError(`${where}${field}`, `is not an option (known: ${known.join(", ")})`);
-  }
-}
-
-function wholeNumber(value, field, min, max) {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new SluiceConfigError(field, `must be a whole number from ${min} to ${max}; got ${describe(value)}`);
-  }
-  return value;
-}
 
 // Seconds as whole milliseconds (the core's unit); its upper bound is the core's (normalizeRuleSpec).
 function durationMs(value, field) {

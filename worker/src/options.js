@@ -162,11 +162,13 @@ export const MAX_UNNAMED_LIMITERS = 256;
 let unnamedLimiters = 0;
 const MIDDLEWARE_FIELDS = [...LIMITER_FIELDS, "onLimited"];
 
-function isPlainObject(value) {
+/** isPlainObject: an options object (not null, not an array). */
+export function isPlainObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function refuseUnknown(object, known, where) {
+/** refuseUnknown throws a SluiceConfigError naming the first field of `object` not in `known`. */
+export function refuseUnknown(object, known, where) {
   for (const field of Object.keys(object)) {
     if (!known.includes(field)) {
       throw new SluiceConfigError(`${where}${field}`, `is not an option (known: ${known.join(", ")})`);
@@ -174,7 +176,8 @@ function refuseUnknown(object, known, where) {
   }
 }
 
-function wholeNumber(value, field, min, max) {
+/** wholeNumber returns `value` if it is a whole number from min to max, else throws naming `field`. */
+export function wholeNumber(value, field, min, max) {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new SluiceConfigError(field, `must be a whole number from ${min} to ${max}; got ${describe(value)}`);
   }

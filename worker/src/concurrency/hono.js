@@ -6,15 +6,7 @@
 // and released when the response ends: its body fully sent, cancelled or failed, the WebSocket of a
 // 101 closed, or at once when the handler throws. The decision is c.get("concurrency").
 import { createConcurrencyEngine } from "./engine.js";
-
-// c.executionCtx throws where there is none (app.request() without one).
-function executionContextOf(c) {
-  try {
-    return c.executionCtx;
-  } catch {
-    return undefined;
-  }
-}
+import { executionContextOf } from "../execution-context.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { ConcurrencyDecision } from "./engine.js" */

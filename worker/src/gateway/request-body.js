@@ -8,6 +8,8 @@
 // saw about 3 % of JSON POSTs answered `503 Your worker restarted mid-request`. A body read whole is
 // done with before any response exists, and the upstream gets it with a Content-Length.
 
+import { readBoundedStream } from "../bounded-body.js";
+
 /** Methods whose body, if any, is never forwarded. */
 const BODYLESS_METHODS = new Set(["GET", "HEAD"]);
 
@@ -43,24 +45,7 @@ export function declaresTooLarge(request, maxBytes) {
  */
 export async function readRequestBody(request, maxBytes) {
   if (BODYLESS_METHODS.has(request.method) || request.body === null) return { body: undefined };
-  const reader = request.body.getReader();
-  const chunks = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return { tooLarge: true };
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return { body: body.buffer };
+  const body = await readBoundedStream(request.body, maxBytes);
+  // readBoundedStream builds a fresh Uint8Array over a buffer of exactly the body's length.
+  return body === null ? { tooLarge: true } : { body: /** @type {ArrayBuffer} */ (body.buffer) };
 }
