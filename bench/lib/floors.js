@@ -1,4 +1,4 @@
-// The floors issue 5 sets, checked against one run: rates as per-repetition ratios, memory and the
+// The floors issues 5 and 13 set, checked against one run: rates as per-repetition ratios, memory and the
 // middleware's added time as medians. "Peer" means a library (family "peer"); the plain-JS limiters are
 // the baseline, reported beside the verdict but not part of it.
 
@@ -47,6 +47,35 @@ function rateFloor(results, rows, label, factor, reused) {
   };
 }
 
+const NOOP = "harness-only";
+const OWN_COST_ALGORITHMS = ["sluice-fixed-window", "sluice-sliding-counter", "sluice-token-bucket"];
+
+// A subject's own cost per decision in each repetition: its time minus the no-op limiter's, measured
+// moments apart in the same repetition (the loop, the clock and the key string cost everyone the same).
+function ownCosts(rows, name) {
+  const noop = rows[NOOP].samples;
+  return rows[name].samples.map((rate, i) => 1e9 / rate - 1e9 / noop[i]);
+}
+
+// Issue 13: on one hot key, every sluice algorithm's own cost at most `factor` x the fastest peer's, per
+// repetition (median of the ratios), for the given workload.
+function ownCostFloor(results, rows, label, factor) {
+  const peer = fastest(rows, results.subjects, PEER_FAMILY);
+  const theirs = ownCosts(rows, peer.name);
+  const judged = OWN_COST_ALGORITHMS.filter((s) => rows[s] !== undefined).map((s) => {
+    const ours = ownCosts(rows, s);
+    return { s, ours: median(ours), ratio: median(ratios(ours, theirs)) };
+  });
+  return {
+    floor: label,
+    met: judged.every((j) => j.ratio <= factor),
+    detail:
+      `fastest peer ${peer.name} ${median(theirs).toFixed(0)} ns; ` +
+      judged.map((j) => `${results.subjects[j.s].algorithm} ${j.ours.toFixed(0)} ns (x${j.ratio.toFixed(2)})`).join(", ") +
+      `; needs x${factor} or less, per repetition`,
+  };
+}
+
 export function evaluateFloors(results) {
   const f = results.figures;
   const floors = [];
@@ -60,6 +89,16 @@ export function evaluateFloors(results) {
   if (uniform) {
     const label = `${largest.toLocaleString("en")} keys, uniform: sluice >= 3x fastest peer`;
     floors.push(rateFloor(results, uniform, label, 3, f.manyKeys[`${largest} uniform, strings reused`]));
+  }
+
+  for (const mode of ["mostly admitted", "mostly admitted, one string object reused"]) {
+    const rows = f.hotKey[mode];
+    if (rows?.[NOOP] === undefined) continue;
+    floors.push(ownCostFloor(results, rows, `hot key, ${mode}: sluice's own cost <= 0.5x the fastest peer's, every algorithm`, 0.5));
+  }
+  if (uniform) {
+    const label = `${largest.toLocaleString("en")} keys, uniform: sluice >= 5x fastest peer (issue 13)`;
+    floors.push(rateFloor(results, uniform, label, 5, f.manyKeys[`${largest} uniform, strings reused`]));
   }
 
   const memory = f.bytesPerKey[largest];
