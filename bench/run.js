@@ -438,7 +438,7 @@ async function figureConcurrency(workerd) {
       ratioToBare: median(ratios(us, bare)),
     };
   }
-  return { routes: rows, note: "µs per request through app.fetch inside one isolate, body read to the end; ratioToBare = time with the middleware / time without" };
+  return { routes: rows, note: "times are µs per request through app.fetch inside one isolate, body read to the end; ratioToBare = time with the middleware / time without" };
 }
 
 async function figureDurableObject(workerd) {
