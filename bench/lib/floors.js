@@ -152,7 +152,10 @@ export function evaluateFloors(results) {
         met: leased.overAdmitted === 0 && leased.decisionsRatioToDurable >= 10,
         detail:
           `${fmt(leased.decisionsPerSecond.median)}/s, x${leased.decisionsRatioToDurable.toFixed(1)} of durable` +
-          (leased.admittedPerSecond === undefined ? "; " : ` (admitted ${fmt(leased.admittedPerSecond.median)}/s against durable's ${fmt(f.leases.rows[`durable, ${keys}`].admittedPerSecond.median)}/s); `) +
+          (leased.admittedPerSecond === undefined
+            ? "; "
+            : ` (admitted ${fmt(leased.admittedPerSecond.median)}/s against durable's ${fmt(f.leases.rows[`durable, ${keys}`].admittedPerSecond.median)}/s` +
+              (leased.admittedRatioToDurable === undefined ? "); " : `, x${leased.admittedRatioToDurable.toFixed(1)}); `)) +
           `${leased.mostAdmittedPerKeyAndMinute.toLocaleString("en")} admitted of ${leased.limit.toLocaleString("en")} at most per key and minute`,
       });
     }

@@ -231,7 +231,9 @@ export function renderMarkdown(results) {
           `${r.p50AddedMs} / ${r.p99AddedMs}`,
           `${r.mostAdmittedPerKeyAndMinute.toLocaleString("en")} of ${r.limit.toLocaleString("en")}`,
           r.overAdmitted.toLocaleString("en"),
-          r.decisionsRatioToDurable === undefined ? "" : `x${r.decisionsRatioToDurable.toFixed(1)}`,
+          r.decisionsRatioToDurable === undefined
+            ? ""
+            : `x${r.decisionsRatioToDurable.toFixed(1)}` + (r.admittedRatioToDurable === undefined ? "" : ` (admitted x${r.admittedRatioToDurable.toFixed(1)})`),
         ]),
       ),
     );

@@ -240,6 +240,7 @@ const routes = {
         runId: params.get("runId"),
         inFlight: numberParam(params, "inFlight"),
         minMs: numberParam(params, "minMs"),
+        warmUpMs: numberParam(params, "warmUpMs"),
         isolate: numberParam(params, "isolate"),
       },
       env,

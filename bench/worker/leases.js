@@ -14,7 +14,7 @@ let zipfOrder = null;
  * `inFlight` loops at once, for minMs after an untimed warm-up as long. Returns decisions, admissions per window and key, round trips,
  * and a histogram of per-decision latency in whole milliseconds (workerd's clock locally).
  */
-export async function timeLeases({ target, dist, limit, windowMs, runId, inFlight, minMs, isolate }, env) {
+export async function timeLeases({ target, dist, limit, windowMs, runId, inFlight, minMs, warmUpMs, isolate }, env) {
   const counter = { rpcs: 0 };
   const storeEnv = { SLUICE_DO: countingNamespace(env.SLUICE_DO, counter) };
   const options =
@@ -34,7 +34,7 @@ export async function timeLeases({ target, dist, limit, windowMs, runId, inFligh
   let start = performance.now();
   let now = start;
   let next = 0;
-  let runMs = minMs;
+  let runMs = warmUpMs;
   const lane = async () => {
     while (now - start < runMs) {
       const key = keyAt(next++);
@@ -55,8 +55,8 @@ export async function timeLeases({ target, dist, limit, windowMs, runId, inFligh
       if (!(decided instanceof Promise) && (decisions & 255) === 0) await null;
     }
   };
-  // For the Zipf mix, a warm-up as long as the timed run, so that its keys are as warm as in a Worker
-  // that has been serving them (a key takes leases only once its rate here asks for them). One hot key
+  // For the Zipf mix, an untimed warm-up of warmUpMs, so that its keys are as warm as in a Worker that
+  // has been serving them (a key takes leases only once its rate here asks for them). One hot key
   // is warm after its first requests, and a warm-up would spend its minute's limit before the timing.
   if (dist === "zipf") await Promise.all(Array.from({ length: inFlight }, lane));
   decisions = 0;
