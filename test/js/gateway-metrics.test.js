@@ -121,7 +121,7 @@ describe("through the running gateway", () => {
     for (let i = 0; i < 5; i++) await gateway.fetch("/v1/shadow/x", from("192.0.2.2"));
     for (let i = 0; i < 2; i++) await gateway.fetch("/v1/bypass/x", from("192.0.2.3"));
     await gateway.fetch("/v1/geo/x", from("192.0.2.4"));
-    await gateway.fetch("/v1/approx/x", from("192.0.2.4")); // approx-ip's KV is not bound: memory decides
+    await gateway.fetch("/v1/approx/x", from("192.0.2.4")); // approx-ip's KV is bound but fails: memory decides
     await gateway.fetch("/v1/slow/hang", from("192.0.2.5"));
     await gateway.fetch("/v1/geo/drop", from("192.0.2.6"));
     await gateway.fetch("/nope");
@@ -172,7 +172,7 @@ describe("through the running gateway", () => {
   });
 
   test("the stores' own counters: who decided, which store failed and how, the breaker", () => {
-    // approx-ip's store is KV, whose binding the fixture lacks: the KV call fails, memory decides.
+    // approx-ip's store is KV, bound to a namespace whose every call fails (an outage): memory decides.
     const kv = { chain: "kv:SLUICE_KV" };
     assert.equal(sample(families, "sluice_store_decisions_total", { ...kv, decided_by: "memory" }), 1);
     assert.equal(sample(families, "sluice_store_decisions_total", { ...kv, decided_by: "kv" }), 0);

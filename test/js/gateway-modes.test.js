@@ -6,6 +6,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { effectiveMode, fnv1a32, isNearLimit, rolloutPoint, ruleEvent } from "../../worker/src/gateway/mode.js";
 import { FIXTURE_CONFIG, LIMITER_NOW, startGateway } from "./fixtures/gateway/harness.js";
 import { calls, recordingFactory } from "./fixtures/gateway/recording-limiter.js";
+import { failingDurableNamespace, failingKv } from "./fixtures/failing-stores.js";
 
 const { validateConfig } = await import("../../worker/src/gateway/config.js");
 const { LimiterContractError, decide } = await import("../../worker/src/gateway/decide.js");
@@ -123,7 +124,9 @@ describe("a request's verdict over a route's rules", () => {
   const factory = recordingFactory(createLimiterFactory({ stores: config.stores, clock: () => LIMITER_NOW }));
   const limiterFor = (r) => (indexes) => factory(indexes.map((i) => r.rules[i]), { route: r });
   const request = (headers = {}) => new Request("https://gateway.test/x", { headers: { "cf-connecting-ip": "192.0.2.1", ...headers } });
-  const run = (prefix, headers, env = {}) => decide(route(prefix), limiterFor(route(prefix)), request(headers), env, {});
+  // The Durable Object and KV are bound but down (an outage), so their rules run on their fallbacks.
+  const storesDown = { SLUICE_DO: failingDurableNamespace(), SLUICE_KV: failingKv() };
+  const run = (prefix, headers, env = {}) => decide(route(prefix), limiterFor(route(prefix)), request(headers), { ...storesDown, ...env }, {});
 
   beforeEach(() => {
     isolateTestHooks.reset();
@@ -217,7 +220,7 @@ describe("a request's verdict over a route's rules", () => {
   });
 
   test("stores are asked one by one, memory first; a store that fails is reported per rule", async () => {
-    // approx-ip counts in KV, which is not bound here: the chain falls back to the isolate's memory.
+    // approx-ip counts in KV, whose every call fails here: the chain falls back to the isolate's memory.
     const first = await run("/v1/approx");
     assert.deepEqual(calls.map((c) => c.rules), [["approx-route"], ["approx-ip"]]);
     assert.deepEqual(first.verdicts.map((v) => [v.rule.name, v.event, v.store, v.fallback]), [
@@ -232,7 +235,7 @@ describe("a request's verdict over a route's rules", () => {
   });
 
   test("a store whose every fallback failed: failMode 'closed' is a denial under the deciding rule", async () => {
-    // exact-ip counts in the Durable Object, not bound here, with stores.durable { fallback: [], failMode: "closed" }.
+    // exact-ip counts in the Durable Object, whose every call fails here, with stores.durable { fallback: [], failMode: "closed" }.
     const result = await run("/v1/exact");
     assert.equal(result.blocked, true);
     const [verdict] = result.verdicts;
@@ -259,9 +262,9 @@ describe("a request's verdict over a route's rules", () => {
     const r = route("/m", mixed);
     const mixedFactory = recordingFactory(createLimiterFactory({ stores: mixed.stores, clock: () => LIMITER_NOW }));
     const mixedFor = (indexes) => mixedFactory(indexes.map((i) => r.rules[i]), { route: r });
-    await decide(r, mixedFor, request(), {}, {});
+    await decide(r, mixedFor, request(), storesDown, {});
     calls.length = 0;
-    const second = await decide(r, mixedFor, request(), {}, {});
+    const second = await decide(r, mixedFor, request(), storesDown, {});
     assert.equal(second.blocked, true);
     assert.deepEqual(calls.map((c) => c.rules), [["m-local"]], "the durable store was not asked");
     assert.deepEqual(second.verdicts.map((v) => [v.event, v.decision]), [["unchecked", null], ["denied", second.verdicts[1].decision]]);

@@ -21,7 +21,7 @@ const MINUTE = 60 * SECOND;
 let mf;
 let demo; // the shipped Worker, worker/src/index.js, ENV=production
 let demoDev; // the same, ENV=dev
-let degraded; // the same without its Durable Object binding: the durable store always falls back
+let degraded; // the same with a Durable Object that always fails (bound, but down): the durable store always falls back
 
 // The shipped Worker as wrangler.toml binds it: its secrets, its own upstream entrypoint and (unless
 // `stores` says otherwise) SLUICE_DO and SLUICE_KV.
@@ -40,7 +40,10 @@ before(async () => {
     { name: "fixture", entry: "fixture", bindings: { ENV: "production" }, ...storeBindings("fixture", "fixture", "TestSluiceDurableObject") },
     shipped("demo", "production"),
     shipped("demo-dev", "dev"),
-    shipped("demo-degraded", "production", { kvNamespaces: { SLUICE_KV: "sluice-kv-degraded" } }),
+    shipped("demo-degraded", "production", {
+      durableObjects: { SLUICE_DO: { className: "FailingDurableObject", scriptName: "fixture", useSQLite: true } },
+      kvNamespaces: { SLUICE_KV: "sluice-kv-degraded" },
+    }),
   ]);
   demo = await mf.getWorker("demo");
   demoDev = await mf.getWorker("demo-dev");
@@ -383,7 +386,7 @@ describe("the shipped Worker: the gateway in front of the demo upstream", () => 
     assert.deepEqual(added, [5, 2, 2, 0]);
   });
 
-  test("a store that fails is counted: without its Durable Object, checkout is decided by KV, as a fallback", async () => {
+  test("a store that fails is counted: while its Durable Object fails, checkout is decided by KV, as a fallback", async () => {
     const checkout = { route: "/api/checkout", rule: "checkout", mode: "enforce" };
     const before = sample(await metricsOf(degraded), "sluice_rule_fallbacks_total", checkout);
     const statuses = [];

@@ -10,8 +10,9 @@ import { isolateTestHooks } from "../../../worker/src/isolate.js";
 import { createLimiter, isolateStats, storeStats } from "../../../worker/src/sluice.js";
 import { faultyKv, setKvFault } from "../fixtures/faulty-kv.js";
 
-// Bound as SLUICE_DO where a test binds the stores (storeBindings in worker.js).
-export { TestSluiceDurableObject } from "../fixtures/durable-object.js";
+// Bound as SLUICE_DO where a test binds the stores (storeBindings in worker.js); FailingDurableObject
+// where a test needs a Durable Object that is bound but down (worker-demo.test.js's degraded demo).
+export { FailingDurableObject, TestSluiceDurableObject } from "../fixtures/durable-object.js";
 
 let now = Date.UTC(2030, 0, 1);
 const clock = () => now;
