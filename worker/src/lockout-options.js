@@ -154,7 +154,7 @@ function normalizeClient(client) {
   return toKeyFunction(client, "client");
 }
 
-function normalizeStore(options, requireBinding) {
+function normalizeStore(options) {
   if (options.store === "kv") {
     throw new SluiceConfigError("store", "cannot be 'kv' for lockout: KV is eventually consistent (a lock set in one location is unseen in another for up to a minute) and cannot clear a count; use 'durable' or 'memory'");
   }
@@ -165,7 +165,7 @@ function normalizeStore(options, requireBinding) {
   for (const field of STORE_FIELDS) if (options[field] !== undefined) given[field] = options[field];
   const storeName = given.store ?? LOCKOUT_STORE_DEFAULTS.store;
   const defaults = storeName === "durable" ? { fallback: LOCKOUT_STORE_DEFAULTS.fallback, failMode: LOCKOUT_STORE_DEFAULTS.failMode } : {};
-  const store = resolveStore({ ...defaults, ...given, store: storeName }, { requireBinding });
+  const store = resolveStore({ ...defaults, ...given, store: storeName });
   if (typeof store.reset !== "function") {
     throw new SluiceConfigError("store", "must have reset(checks, options): lockout clears failures after a success and after a lock");
   }
@@ -187,13 +187,12 @@ function normalizeNormalize(normalize) {
 }
 
 /**
- * normalizeLockoutOptions validates the options of lockout() and createLockout() (with the store
- * registry's `requireBinding`: true but for the gateway, whose rules fall back) and returns the
+ * normalizeLockoutOptions validates the options of lockout() and createLockout() and returns the
  * settings: { account (key function), client (key function or null), scopes, failureStatuses,
  * resetOnSuccess, normalize, code, store, clock }. scopes lists, per scope ("client": per account and
  * client; "account": per account from every client), { scope, maxFailures, failures, locks, lockouts }.
  */
-export function normalizeLockoutOptions(options, { requireBinding = true } = {}) {
+export function normalizeLockoutOptions(options) {
   if (!isPlainObject(options)) throw new SluiceConfigError("options", `must be an object; got ${describe(options)}`);
   refuseUnknown(options, LOCKOUT_FIELDS, "");
   if (options.key === undefined) throw new SluiceConfigError("key", "is missing: give the account's key function, such as jsonField(\"username\")");
@@ -240,7 +239,7 @@ export function normalizeLockoutOptions(options, { requireBinding = true } = {})
     );
   }
 
-  const store = normalizeStore(options, requireBinding);
+  const store = normalizeStore(options);
   for (const scope of scopes) {
     for (const rule of [scope.failures, ...scope.locks, ...(scope.lockouts === null ? [] : [scope.lockouts])]) {
       const refusal = declareTables(store.isolateTables?.(rule) ?? []);

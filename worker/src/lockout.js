@@ -62,8 +62,8 @@ function escapePart(text) {
  * share: { settings, check(args, env, ctx), settle(attempt, status), refusedResponse(attempt) }, where
  * `args` are what key functions receive ([c] in Hono, [request, env, ctx] otherwise).
  */
-export function createLockoutEngine(options, host = {}) {
-  const settings = normalizeLockoutOptions(options, host);
+export function createLockoutEngine(options) {
+  const settings = normalizeLockoutOptions(options);
   const { scopes, clock, normalize, failureStatuses, resetOnSuccess, code, resetTimeoutMs } = settings;
   // normalizeLockoutOptions refused any store without reset.
   const store = /** @type {Required<Store>} */ (settings.store);

@@ -467,7 +467,7 @@ export function normalizeOptions(options, surface) {
   refuseUnknown(options, [...RULE_FIELDS, ...(surface === "hono" ? MIDDLEWARE_FIELDS : LIMITER_FIELDS)], "");
   const { code, headers, problemJson } = normalizeResponseOptions(options);
   const { mode, rollout } = normalizeMode(options);
-  const store = resolveStore(options, { requireBinding: surface !== "gateway" });
+  const store = resolveStore(options);
   // Only tables the store keeps in this isolate count against its memory (see isolate.js).
   /** @param {NormalizedRule} rule @param {string} path */
   const declare = (rule, path) => {

@@ -2,9 +2,9 @@
 // upstreams, after the route's rate-limit rules (in their modes) admit the request.
 //
 // Order of a request: admin path -> canonical path (else 400) -> route (else 404) -> method (else 405)
-// -> declared body size (else 413) -> upstream secret and binding present (else 500) -> rules (429
-// when an enforced rule denies) -> body read whole (413 when over the route's maxBodyBytes) ->
-// upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
+// -> declared body size (else 413) -> upstream secret and binding, and the rules' store bindings,
+// present (else 500; store-bindings.js) -> rules (429 when an enforced rule denies) -> body read
+// whole (413 when over the route's maxBodyBytes) -> upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
 // nothing refused reaches the upstream. The route is chosen on the path's canonical form
 // (../paths.js), and that form is what the upstream is sent.
 //
@@ -24,6 +24,7 @@
 // sluice's own (limiter.js here); tests wrap it.
 
 import { nowMs } from "../clock.js";
+import { SluiceConfigError } from "../errors.js";
 import { compose } from "../keys.js";
 import { decisionHeaders, policyHeader, withHeaders } from "../headers.js";
 import { limitedResponse } from "../responses.js";
@@ -42,6 +43,7 @@ import { proxyRequest } from "./proxy.js";
 import { secretMasker } from "./redact.js";
 import { declaresTooLarge, readRequestBody } from "./request-body.js";
 import { createRouter } from "./routes.js";
+import { missingBindings, routeBindingNeeds } from "./store-bindings.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
 import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
@@ -114,6 +116,7 @@ export function createGateway(config, options = {}) {
   const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
   const maskerFor = allSecretsMasker(gatewayConfig);
+  const bindingNeeds = routeBindingNeeds(gatewayConfig);
 
   const limiterForRoute = routes.map((route) => {
     const made = new Map();
@@ -174,6 +177,10 @@ export function createGateway(config, options = {}) {
     if (service !== null && typeof env?.[service]?.fetch !== "function") {
       return refuse(GatewayError.MISCONFIGURED, record, `the service binding ${service} (upstream) is missing`);
     }
+    // Before any rule is charged: a store binding env lacks is a deployment mistake, never a reason
+    // to count in this isolate's memory (store-bindings.js).
+    const missing = missingBindings(bindingNeeds[route.index], env);
+    if (missing !== "") return refuse(GatewayError.MISCONFIGURED, record, missing);
 
     let verdict;
     /** @type {{ guard: import("./lockout.js").RouteLockoutGuard, response: Response | null, attempts: any[] } | null} */
@@ -185,6 +192,10 @@ export function createGateway(config, options = {}) {
       if (guard !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
       else if (guard !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
     } catch (error) {
+      // The host's stores refuse an unbound binding too (a limiterFactory of one's own may reach one
+      // the check above does not know): a misconfiguration, answered as one. Only the field is
+      // logged: the problem may quote a value.
+      if (error instanceof SluiceConfigError) return refuse(GatewayError.MISCONFIGURED, record, `limiter misconfigured: ${error.field}`);
       metrics.countLimiterError(route.index);
       record.decision = "limiter_error";
       record.error = `limiter failed: ${/** @type {any} */ (error)?.name ?? "error"}`;

@@ -50,9 +50,7 @@ export function createRouteLockouts(routes, { stores = {}, clock }) {
     route.rules.forEach((rule, index) => {
       if (rule.kind !== "lockout" || rule.mode === "bypass") return;
       try {
-        // Like the gateway's limiters, a durable rule whose binding env lacks falls back (counted), as
-        // the demo's degraded Worker shows; a library user's lockout refuses that instead.
-        entries.push({ index, rule, engine: createLockoutEngine(hostOptions(rule, stores, clock), { requireBinding: false }) });
+        entries.push({ index, rule, engine: createLockoutEngine(hostOptions(rule, stores, clock)) });
       } catch (error) {
         if (error instanceof SluiceConfigError) throw new ConfigError(fieldPath(fieldPath(fieldPath(fieldPath("routes", route.index), "rules"), index), error.field), error.problem);
         throw error;

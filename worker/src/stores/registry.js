@@ -153,7 +153,7 @@ const FALLBACK_ORDER = ["kv", "memory"];
 /** @type {MemoryStore | null} */
 let memoryStore = null;
 /** @type {Map<string, any>} */
-const built = new Map(); // settings id -> a store shared by every limiter with those settings
+const built = new Map(); // settings id -> a store (or store part) shared by every limiter with those settings
 /** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>} */
 const chains = []; // every chain built here, with its parts, for storeStats()
 
@@ -203,7 +203,7 @@ function shared(id, build) {
 }
 
 // A durable or KV chain from its options (validated here or by the store factories, naming the field).
-function remoteStore(kind, options, requireBinding) {
+function remoteStore(kind, options) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
@@ -231,7 +231,7 @@ function remoteStore(kind, options, requireBinding) {
   };
   const id = JSON.stringify(settings, (_, value) => (value === Infinity ? "Infinity" : value));
   const existing = built.get(id);
-  if (existing !== undefined) return requireBinding ? existing.guarded : existing.chain;
+  if (existing !== undefined) return existing;
 
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
@@ -262,13 +262,14 @@ function remoteStore(kind, options, requireBinding) {
   if (redis !== null) {
     // The Redis store checks its own configuration (URL and token in env) at first use and throws a
     // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
-    built.set(id, { chain, guarded: chain });
+    built.set(id, chain);
     chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
     return chain;
   }
-  // The store the options name must be bound: a missing binding is a deployment mistake, and falling
-  // back for it would quietly turn an exact (durable) or global (kv) limit into a per-isolate one.
-  // A binding that is present but fails still falls back, as configured.
+  // The store the options name must be bound, on every surface (the gateway too): a missing binding
+  // is a deployment mistake, and falling back for it would quietly turn an exact (durable) or global
+  // (kv) limit into a per-isolate one, N times as loose across N isolates. A binding that is present
+  // but fails still falls back, as configured.
   const primary = /** @type {DurableStore | KvStore} */ (durable ?? kv);
   const bindingName = kind === "durable" ? bindings.durable : bindings.kv;
   /** @param {{ env?: object } | undefined} options */
@@ -293,9 +294,9 @@ function remoteStore(kind, options, requireBinding) {
       return chain.reset(checks, options);
     },
   };
-  built.set(id, { chain, guarded });
+  built.set(id, guarded);
   chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
-  return requireBinding ? guarded : chain;
+  return guarded;
 }
 
 function resolveMemory() {
@@ -305,15 +306,14 @@ function resolveMemory() {
 /**
  * resolveStore turns the store options ({ store, bindings, shards, lease, fallback, failMode, timeoutMs,
  * breaker, preFilter, logIntervalMs }) into a store, or throws a SluiceConfigError naming the option.
- * With `requireBinding` (the default), a durable or KV store whose binding env lacks throws a
- * SluiceConfigError naming it on the first request; without it (the gateway), the chain falls back.
+ * A durable or KV store whose binding env lacks throws a SluiceConfigError naming it on the first
+ * request (a Redis store, one naming the missing env variable); a binding that fails falls back.
  * @param {any} [options]
- * @param {{ requireBinding?: boolean }} [host]
  * @returns {Store}
  */
-export function resolveStore(options = {}, { requireBinding = true } = {}) {
+export function resolveStore(options = {}) {
   const { store = "memory" } = options;
-  if (store === "durable" || store === "kv" || store === "redis") return remoteStore(store, options, requireBinding);
+  if (store === "durable" || store === "kv" || store === "redis") return remoteStore(store, options);
   const isObject = store !== null && typeof store === "object" && typeof store.decide === "function";
   if (store !== "memory" && !isObject) {
     throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv', 'redis' or a store object with decide(); got ${describe(store)}`);
