@@ -101,10 +101,13 @@ describe("durable store", () => {
     const bursts = await Promise.all([0, 1].map((i) => send(i, { op: "burst", store, checks: check, count: 10 })));
     const admittedBefore = bursts.reduce((sum, b) => sum + b.admitted, 0);
     assert.equal(admittedBefore, 20);
+    // Units the object reserved for the key and had not spent are stored as charged: the restart
+    // strands them (until the window ends) and forgets nothing else.
+    const { unitsUnspent } = await send(0, { op: "object", name: object, method: "storageStats" });
     await assert.rejects(send(0, { op: "object", name: object, method: "restart" }));
     const afterRestart = [];
     for (let i = 0; i < 12; i++) afterRestart.push((await decide(send, 1, store, check)).allowed);
-    assert.equal(afterRestart.filter(Boolean).length, 30 - admittedBefore);
+    assert.equal(afterRestart.filter(Boolean).length, 30 - admittedBefore - unitsUnspent);
   });
 
   test("spreads keys over shards, each key in exactly one object", async () => {
@@ -206,6 +209,81 @@ describe("durable store", () => {
     );
     await setClock(send, ["sluice/1/0"], T0);
     assert.equal((await decide(send, 0, durable(), [{ rule: r, key: "k", cost: 1 }])).allowed, true);
+  });
+});
+
+describe("durable store: reserved units", () => {
+  let stores;
+  before(async () => {
+    stores = await startStores({ isolates: 2 });
+  });
+  after(() => stores.dispose());
+
+  const stats = (send, object) => send(0, { op: "object", name: object, method: "storageStats" });
+
+  for (const algorithm of ["fixed-window", "sliding-counter"]) {
+    test(`${algorithm}: a warm key is decided from stored reservations, with exact remaining and fewer writes than calls`, async () => {
+      const { send } = stores;
+      const name = `reserve-${algorithm}`;
+      const object = `${name}/1/0`;
+      const store = durable({ name });
+      await setClock(send, [object], T0 + 1000);
+      const r = rule({ name, algorithm, limit: 1000, windowMs: 60_000 });
+      const check = [{ rule: r, key: "hot", cost: 1 }];
+      for (let i = 0; i < 200; i++) {
+        const outcome = await decide(send, i % 2, store, check);
+        assert.deepEqual([outcome.allowed, outcome.remaining], [true, 1000 - (i + 1)], `call ${i}`);
+      }
+      const s = await stats(send, object);
+      assert.ok(s.callsFromReserved >= 150, `calls answered from reserved units: ${s.callsFromReserved} of 200`);
+      assert.ok(s.rowsWritten <= 50, `rows written: ${s.rowsWritten} for 200 calls`);
+      // A peek sees the whole quota (the reserved units go back to the key first); like any peek it
+      // reports what one more request would leave.
+      const peeked = await decide(send, 0, store, check, { peek: true });
+      assert.deepEqual([peeked.allowed, peeked.remaining], [true, 799]);
+      assert.equal((await stats(send, object)).unitsUnspent, 0);
+    });
+  }
+
+  test("the limit holds exactly at its edge: reserved units are spent or given back, never lost", async () => {
+    const { send } = stores;
+    const object = "reserve-edge/1/0";
+    const store = durable({ name: "reserve-edge" });
+    await setClock(send, [object], T0);
+    const r = rule({ name: "reserve-edge", limit: 60, windowMs: 60_000 });
+    const check = [{ rule: r, key: "edge", cost: 1 }];
+    let admitted = 0;
+    // Waves of 15 requests in flight from each of 2 isolates: 120 requests for a limit of 60.
+    for (let wave = 0; wave < 4; wave++) {
+      const bursts = await Promise.all([0, 1].map((i) => send(i, { op: "burst", store, checks: check, count: 15 })));
+      admitted += bursts.reduce((sum, b) => sum + b.admitted, 0);
+    }
+    assert.equal(admitted, 60);
+    assert.ok((await stats(send, object)).unitsReserved > 0, "the key took reservations");
+    // A cost larger than any one reservation is decided on the key's whole quota too.
+    const big = rule({ name: "reserve-edge-big", limit: 20, windowMs: 60_000 });
+    const one = [{ rule: big, key: "k", cost: 1 }];
+    for (let i = 0; i < 10; i++) assert.equal((await decide(send, 0, store, one)).allowed, true);
+    assert.equal((await decide(send, 1, store, [{ rule: big, key: "k", cost: 10 }])).allowed, true);
+    assert.equal((await decide(send, 1, store, one)).allowed, false);
+  });
+
+  test("a restart forgets no admission and strands at most the unspent reservation", async () => {
+    const { send } = stores;
+    const object = "reserve-restart/1/0";
+    const store = durable({ name: "reserve-restart" });
+    await setClock(send, [object], T0);
+    const r = rule({ name: "reserve-restart", limit: 100, windowMs: 60_000 });
+    const check = [{ rule: r, key: "k", cost: 1 }];
+    for (let i = 0; i < 30; i++) assert.equal((await decide(send, i % 2, store, check)).allowed, true);
+    const { unitsUnspent } = await stats(send, object);
+    assert.ok(unitsUnspent > 0, "the key holds a reservation when the object restarts");
+    // At most a quarter of what the key had left when it was reserved.
+    assert.ok(unitsUnspent <= Math.ceil(70 / 4), `unspent ${unitsUnspent}`);
+    await assert.rejects(send(0, { op: "object", name: object, method: "restart" }));
+    let after = 0;
+    for (let i = 0; i < 100; i++) if ((await decide(send, 1, store, check)).allowed) after++;
+    assert.equal(after, 100 - 30 - unitsUnspent);
   });
 });
 

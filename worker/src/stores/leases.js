@@ -8,6 +8,7 @@
 // so batches shrink to nothing near the limit), and gives unused units back on its next call to the
 // object. See docs/leases.md.
 import { SluiceConfigError, describe } from "../errors.js";
+import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 
 /** How long a lease lasts, by default (never past the end of the key's window). */
 export const DEFAULT_LEASE_MS = 1000;
@@ -18,8 +19,6 @@ export const DEFAULT_MAX_LEASE_UNITS = 1000;
 const DEFAULT_MAX_KEYS = 10_000;
 // Units waiting to go back, per object, at most (beyond it they stay stranded until their window ends).
 const MAX_PENDING_RETURNS = 256;
-// A key takes no lease before this many requests within one lease length at this isolate.
-const WARM_REQUESTS = 2;
 const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
 
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
@@ -136,16 +135,10 @@ export function createLeasedStore(options) {
     let entry = keys.get(id);
     if (entry === undefined) {
       if (keys.size >= maxKeys) dropOldest();
-      entry = { rule: check.rule, key: check.key, seen: 0, since: nowMs, lastRate: 0, units: 0, deadlineMs: 0, expiresAtMs: 0, remaining: 0, resetAtMs: 0, asking: false };
+      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), units: 0, deadlineMs: 0, expiresAtMs: 0, remaining: 0, resetAtMs: 0, asking: false };
       keys.set(id, entry);
     }
-    // The key's rate here: requests per ms over the last full lease length.
-    if (nowMs - entry.since >= leaseMs) {
-      entry.lastRate = entry.seen / (nowMs - entry.since);
-      entry.seen = 0;
-      entry.since = nowMs;
-    }
-    entry.seen++;
+    noteRequest(entry, nowMs, leaseMs);
     return entry;
   }
 
@@ -171,10 +164,7 @@ export function createLeasedStore(options) {
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
   function wish(entry, nowMs) {
     if (entry.asking || !LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return 0;
-    if (entry.seen + entry.lastRate * leaseMs < WARM_REQUESTS) return 0;
-    const elapsed = Math.max(nowMs - entry.since, leaseMs / 8);
-    const rate = Math.max(entry.lastRate, entry.seen / elapsed);
-    return Math.min(maxLeaseUnits, Math.ceil(rate * leaseMs));
+    return unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits);
   }
 
   function decideLocally(checks, decideOptions) {
