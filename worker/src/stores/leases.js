@@ -11,7 +11,7 @@ import { SluiceConfigError, describe } from "../errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 
 /** How long a lease lasts, by default (never past the end of the key's window). */
-export const DEFAULT_LEASE_MS = 1000;
+export const DEFAULT_LEASE_MS = 5000;
 const MAX_LEASE_MS = 3_600_000;
 /** The most units one lease asks for. */
 export const DEFAULT_MAX_LEASE_UNITS = 1000;
