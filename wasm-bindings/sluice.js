@@ -324,7 +324,19 @@ export class SluiceCore {
    * @returns {Decision}
    */
   check(rule, key, cost, nowMs) {
-    return this.#checkOne(rule, key, cost, nowMs, CHARGE, "check");
+    return this.#singleDecision(this.#decideOne(rule, key, cost, nowMs, CHARGE, "check"));
+  }
+
+  /** DEV: allowed only. */
+  allowed(rule, key, cost, nowMs) {
+    const id = this.#ruleId(rule);
+    const length = this.#writeKey(0, key);
+    checkCost(cost);
+    if (typeof nowMs !== "number") throw timeError(nowMs);
+    const result = this.#exports.sluice_check_one(id, length, cost, nowMs, this.#slot0Hashed ? CHARGE | KEY0_UNCHANGED : CHARGE);
+    this.#slot0Hashed = true;
+    if (result < 0) this.#checkDecided(result, "check", nowMs);
+    return result === 1;
   }
 
   /**
@@ -336,7 +348,7 @@ export class SluiceCore {
    * @returns {Decision}
    */
   peek(rule, key, cost, nowMs) {
-    return this.#checkOne(rule, key, cost, nowMs, 0, "peek");
+    return this.#singleDecision(this.#decideOne(rule, key, cost, nowMs, 0, "peek"));
   }
 
   /**
@@ -576,12 +588,13 @@ export class SluiceCore {
   }
 
   // One check through sluice_check_one: its arguments cross as parameters, and nothing but the key is
-  // written to memory (nor that, when slot 0 already holds it). The same flags as #callCheck.
+  // written to memory (nor that, when slot 0 already holds it). The same flags as #callCheck. Returns
+  // whether the request was admitted; the rest of the decision is in the outcome area (#singleDecision).
   /**
    * @param {number} rule @param {string | Uint8Array} key @param {number} cost @param {number} nowMs
-   * @param {number} flags @param {string} what @returns {Decision}
+   * @param {number} flags @param {string} what @returns {boolean}
    */
-  #checkOne(rule, key, cost, nowMs, flags, what) {
+  #decideOne(rule, key, cost, nowMs, flags, what) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
     checkCost(cost);
@@ -589,7 +602,17 @@ export class SluiceCore {
     const result = this.#exports.sluice_check_one(id, length, cost, nowMs, this.#slot0Hashed ? flags | KEY0_UNCHANGED : flags);
     this.#slot0Hashed = true;
     if (result < 0) this.#checkDecided(result, what, nowMs);
-    return this.#readDecisionAt(0);
+    return result === 1;
+  }
+
+  // The Decision of the single check just decided, built apart from #decideOne and small enough to be
+  // inlined with check() into its caller: V8 then drops the object (and the reads of fields nobody
+  // uses) when the caller reads only `allowed`. Built inside #decideOne, the object outlived the
+  // inlining budget and was allocated on every call (10 ns per decision on one hot key, bench figure 1).
+  /** @param {boolean} allowed @returns {Decision} */
+  #singleDecision(allowed) {
+    const f = this.#f64;
+    return { allowed, limit: f[1], remaining: f[2], resetMs: f[3], retryAfterMs: f[4] < 0 ? Infinity : f[4] };
   }
 
   // A failed check or checkAll. The loader has validated everything it writes but the time, so the
