@@ -8,6 +8,7 @@
 #include "sluice/algorithms/sliding_counter.hpp"
 #include "sluice/algorithms/sliding_log.hpp"
 #include "sluice/algorithms/token_bucket.hpp"
+#include "sluice/hot_path.hpp"
 
 // One switch per operation, so the limiter and the key table treat every algorithm alike.
 namespace sluice::dispatch {
@@ -42,8 +43,8 @@ inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64
 
 // decide_and_charge is decide, then charge when the request is admitted and `charge` is set: one
 // switch for both, so that each algorithm's two halves are compiled together (the single check's path).
-inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost,
-                                  bool charge) {
+SLUICE_HOT_INLINE inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring,
+                                                    int64_t now, int64_t cost, bool charge) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: {
       const Decision d = fixed_window::decide(rule, state, now, cost);

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "algorithm_dispatch.hpp"
+#include "sluice/hot_path.hpp"
 
 namespace sluice {
 namespace {
@@ -208,7 +209,7 @@ Status Limiter::run_one(const Check& c, int64_t now_ms, bool charge, Decision* p
   return Status::kOk;
 }
 
-Status Limiter::check_one(uint32_t rule_id, uint64_t h, int64_t cost, int64_t now_ms, bool charge, Decision* out) {
+SLUICE_HOT_INLINE Status Limiter::check_one(uint32_t rule_id, uint64_t h, int64_t cost, int64_t now_ms, bool charge, Decision* out) {
   if (rule_id >= rule_count_) return Status::kUnknownRule;
   if (cost < 1 || cost > kMaxCost) return Status::kInvalidCost;
   if (now_ms < 0 || now_ms > kMaxTimeMs) return Status::kInvalidArgument;
