@@ -239,7 +239,7 @@ export class SluiceDurableObject extends DurableObject {
     let covered = true;
     const entries = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
-      const { rule, key, cost } = checks[i];
+      const { rule, key, cost = 1 } = checks[i];
       if (!LENDING_ALGORITHMS.includes(rule.algorithm)) {
         covered = false;
         continue;
@@ -263,7 +263,7 @@ export class SluiceDurableObject extends DurableObject {
     let ready = null;
     for (let i = 0; i < checks.length; i++) {
       const entry = entries[i];
-      entry.units -= checks[i].cost;
+      entry.units -= checks[i].cost ?? 1;
       if (entry.ready !== null) ready = entry.ready;
       const decision = outcome.checks[i];
       const left = decision.allowed ? decision.remaining + 1 : decision.remaining;
