@@ -298,7 +298,7 @@ describe("durable store: reserved units", () => {
         const peek = kind === 1;
         const got = await decide(send, step % 2, store, checks, peek ? { peek: true } : {});
         const want = core.checkAll(checks.map((c) => ({ rule: reference.get(c.rule.id), key: c.key, cost: c.cost })), nowMs, { peek });
-        const summary = (o) => [o.allowed, o.checks.map((c) => [c.allowed, c.remaining])];
+        const summary = (o) => [o.allowed, o.checks.map((c) => [c.allowed, c.remaining, c.resetMs, c.retryAfterMs])];
         if (!want.allowed) denied++;
         assert.deepEqual(summary(got), summary(want), `step ${step} at +${nowMs - T0} ms: ${peek ? "peek " : ""}${JSON.stringify(checks.map((c) => [c.rule.name, c.key, c.cost]))}`);
       }
