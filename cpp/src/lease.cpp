@@ -28,9 +28,10 @@ Status lend_from_bucket(const Rule& rule, KeyState& state, int64_t wanted, int64
   const Level level = level_of(rule, state, now);
   if (!level.usable) return Status::kOk;
   const int64_t capacity = rule.capacity * rule.rate_ms;
-  // What drains over the lease, held back; a lease as long as the bucket's whole drain lends nothing
-  // (and the product below stays small).
-  if (lease_ms >= detail::ceil_div(capacity, rule.rate_tokens)) return Status::kOk;
+  // What drains over the lease is held back, so the lease lasts at most a quarter of the time the
+  // full bucket takes to drain: at most a quarter of the capacity held back (and the product small).
+  lease_ms = detail::min64(lease_ms, capacity / rule.rate_tokens / kLendShare);
+  if (lease_ms < 1) return Status::kOk;
   const int64_t held = detail::max64(level.units, lease_ms * rule.rate_tokens);
   const int64_t units = detail::min64(wanted, detail::floor_div(capacity - held, rule.rate_ms) / kLendShare);
   if (units < 1) return Status::kOk;

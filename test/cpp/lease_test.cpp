@@ -124,9 +124,10 @@ TEST_CASE("a bucket lends as if the units were spent when the lease ends, holdin
     int64_t returned = -1;
     REQUIRE(limiter.give_back(rule, key, 10, lease.expires_at_ms, &returned) == Status::kOk);
     CHECK(returned == 0);
-    // A lease as long as the bucket's whole drain (10 s) lends nothing.
-    REQUIRE(limiter.lend(rule, key, 1'000, 10'000, 60'000, &lease) == Status::kOk);
-    CHECK(lease.units == 0);
+    // A lease lasts at most a quarter of the full bucket's drain (10 s): 2.5 s, 25 units held back.
+    REQUIRE(limiter.lend(rule, key, 1'000, 60'000, 60'000, &lease) == Status::kOk);
+    CHECK(lease.expires_at_ms == 62'500);
+    CHECK(lease.units == 18);  // (100 - 25) / 4
   }
 }
 

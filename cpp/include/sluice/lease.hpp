@@ -15,9 +15,9 @@
 //    units were spent at the lease's end: level' = max(level, drain over L) + n (in GCRA terms
 //    TAT' = max(TAT, t0 + L) + n T). On any span, direct admissions then leave room for the n units
 //    wherever in [t0, t0 + L] they are used: exact. The price, when the bucket is fuller than L's
-//    drain, is that drain, held back until the lease ends; leases stay short next to the bucket's
-//    refill time, and a bucket that cannot cover that drain lends nothing. Unused units are not
-//    taken back (the bucket drains them by itself).
+//    drain, is that drain, held back until the lease ends; so a bucket's lease lasts at most a
+//    quarter of the time its full bucket takes to drain. Unused units are not taken back (the
+//    bucket drains them by itself).
 //  - sliding-window log: not lent. It would have to count a lent unit in every window that overlaps
 //    its lease (recording it at the lease's end does that), but the log judges expiry at its newest
 //    entry, so a future entry would expire older ones early.
