@@ -19,7 +19,7 @@ import { Workerd } from "./lib/workerd.js";
 import { BASELINE, SUBJECT_INFO } from "./worker/subject-info.js";
 import { evaluateFloors } from "./lib/floors.js";
 import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
-import { BENCH_PAGE, withBenchResults } from "./lib/readme-section.js";
+import { BENCH_PAGE, README, withBenchResults, withBenchSummary } from "./lib/readme-section.js";
 import { REDIS_ISOLATES, figureRedis, startRedisForBench } from "./lib/figure-redis.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
@@ -161,8 +161,10 @@ async function writeReports(results) {
   if (!results.quick) {
     const page = join(root, BENCH_PAGE);
     await writeFile(page, withBenchResults(readFileSync(page, "utf8"), markdown));
+    const readme = join(root, README);
+    await writeFile(readme, withBenchSummary(readFileSync(readme, "utf8"), results));
   }
-  log(`wrote bench/results.md, bench/results.svg${results.quick ? "" : `, ${BENCH_PAGE}`}`);
+  log(`wrote bench/results.md, bench/results.svg${results.quick ? "" : `, ${BENCH_PAGE}, ${README}'s summary`}`);
   for (const floor of results.floors) log(`${floor.met === null ? "PENDING" : floor.met ? "MET    " : "NOT MET"} ${floor.floor}: ${floor.detail}`);
 }
 
