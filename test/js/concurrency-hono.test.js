@@ -198,19 +198,23 @@ test("invalid options throw a SluiceConfigError naming the field", () => {
 test("a Durable Object that fails: the isolate's memory decides (counted), or failMode does", async () => {
   const request = () => new Request("https://example.com/", client);
   const ok = () => new Response("ok");
-  // env has no SLUICE_DO: every call to the object fails.
+  // env has a SLUICE_DO whose every call fails (an outage, not a misconfiguration).
+  const env = { SLUICE_DO: { idFromName: (name) => name, get: () => ({ concurrency: () => Promise.reject(new Error("the object is down")) }) } };
   const withFallback = createConcurrencyLimiter({ name: "n-fallback", key: ip(), max: 1, store: "durable", clock });
-  const first = await withFallback.handle(request(), {}, undefined, () => new Response(controlledBody().stream));
+  const first = await withFallback.handle(request(), env, undefined, () => new Response(controlledBody().stream));
   assert.equal(first.status, 200);
-  assert.equal((await withFallback.handle(request(), {}, undefined, ok)).status, 429, "the fallback counts: max 1 in this isolate");
+  assert.equal((await withFallback.handle(request(), env, undefined, ok)).status, 429, "the fallback counts: max 1 in this isolate");
   assert.equal(withFallback.counters.durableFailures >= 2, true);
   assert.equal(withFallback.counters.fellBack, 2);
 
   const closed = createConcurrencyLimiter({ name: "n-closed", key: ip(), max: 1, store: "durable", fallback: false, failMode: "closed", clock });
-  assert.equal((await closed.handle(request(), {}, undefined, ok)).status, 429);
+  assert.equal((await closed.handle(request(), env, undefined, ok)).status, 429);
   assert.equal(closed.counters.failedClosed, 1);
   const open = createConcurrencyLimiter({ name: "n-open", key: ip(), max: 1, store: "durable", fallback: false, failMode: "open", clock });
-  assert.equal((await open.handle(request(), {}, undefined, ok)).status, 200);
-  assert.equal((await open.handle(request(), {}, undefined, ok)).status, 200, "nothing counts: open admits");
+  assert.equal((await open.handle(request(), env, undefined, ok)).status, 200);
+  assert.equal((await open.handle(request(), env, undefined, ok)).status, 200, "nothing counts: open admits");
+  assert.equal(open.counters.failedOpen, 2);
+  // env without the binding at all: a misconfiguration, thrown (naming the field), neither counted nor admitted.
+  await assert.rejects(open.handle(request(), {}, undefined, ok), (error) => error.name === "SluiceConfigError" && error.field === "binding");
   assert.equal(open.counters.failedOpen, 2);
 });
