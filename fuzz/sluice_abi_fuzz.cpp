@@ -1,10 +1,11 @@
 // libFuzzer target over the C ABI of sluice.wasm (wasm-bindings/sluice_abi.h), compiled natively with
 // AddressSanitizer and UndefinedBehaviorSanitizer. Each input is a limiter's whole life: a seed, up to
 // three rules (small tables, so that keys are evicted and rebuilt from the eviction summary), then a
-// sequence of checks, peeks, multi-checks, resets, exports and imports. Besides the sanitizers it
+// sequence of checks, peeks, multi-checks, resets, exports, imports and leases. Besides the sanitizers it
 // checks, and aborts on, the invariants the docs promise (docs/core.md):
 //   - exactness bounds on the core's clock: what a key was admitted never exceeds its algorithm's bound
-//     (evictions included), checked while the calls' time has not gone backwards;
+//     (evictions included), checked while the calls' time has not gone backwards; units lent count as
+//     admitted when the lease is taken or just before it ends (the isolate may use them any time);
 //   - atomic denial: a denied multi-check charges nothing (rules that count denied requests aside);
 //   - peek = check: a peek decides exactly as the check that follows it;
 //   - retry-after admits: a denied request is admitted retry_after_ms later, and not 1 ms before;
@@ -13,6 +14,7 @@
 // Run by scripts/fuzz.sh (part of npm test, bounded in time); seeds in fuzz/corpus.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -110,7 +112,9 @@ struct Admitted {
   int64_t cost;
 };
 
-void check_bounds(const Rule& r, const std::vector<Admitted>& admitted) {
+void check_bounds(const Rule& r, std::vector<Admitted> admitted) {
+  // Lent units may be recorded later than admissions after them: judge the admissions in time order.
+  std::stable_sort(admitted.begin(), admitted.end(), [](const Admitted& x, const Admitted& y) { return x.at < y.at; });
   const int64_t w = r.window_ms;
   if (r.algorithm == 0) {  // fixed window: at most limit per aligned window
     std::map<int64_t, int64_t> per_window;
@@ -180,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
 
   while (in.remaining_bytes() > 0) {
-    const int op = in.ConsumeIntegralInRange(0, 9);
+    const int op = in.ConsumeIntegralInRange(0, 10);
     // Time moves on by 0 .. 2 windows of the first rule, or (rarely) steps back.
     if (backwards && in.ConsumeIntegralInRange(0, 15) == 0) {
       now -= in.ConsumeIntegralInRange<int64_t>(1, 3000);
@@ -294,6 +298,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       INVARIANT(fresh.allowed && fresh.remaining == static_cast<double>(r.burst - 1), "a reset key is not at full quota");
       admitted.erase({r.id, key});
       key_clock.erase({r.id, key});
+    } else if (op == 10) {
+      // A lease: its units are admissions, used at the worst time the lease allows.
+      uint32_t length = 0;
+      write_key0(key, &length);
+      const uint32_t wanted = in.ConsumeIntegralInRange<uint32_t>(0, 20);
+      const double lease_ms = static_cast<double>(in.ConsumeIntegralInRange<int64_t>(1, 2 * r.window_ms));
+      const int32_t units = sluice_lend(r.id, length, wanted, lease_ms, t);
+      if (r.algorithm == 1) {
+        INVARIANT(units < 0, "the sliding log lent");
+        continue;
+      }
+      INVARIANT(units >= 0 && units <= static_cast<int32_t>(wanted), "lend returned %d for %u wanted", units, wanted);
+      if (units == 0) continue;
+      const int64_t expires = static_cast<int64_t>(f64_at(SLUICE_IO_OUTCOME_OFFSET + 8));
+      INVARIANT(expires > now && expires <= now + static_cast<int64_t>(lease_ms), "a lease ends at %lld", (long long)expires);
+      const bool late = in.ConsumeBool();
+      int64_t& clock = key_clock[{r.id, key}];
+      clock = clock > now ? clock : now;
+      admitted[{r.id, key}].push_back({late ? expires - 1 : clock, units});
     } else {
       INVARIANT(sluice_stats(r.id) == 0, "stats failed");
       const double keys = f64_at(SLUICE_IO_OUTCOME_OFFSET), slots = f64_at(SLUICE_IO_OUTCOME_OFFSET + 8);

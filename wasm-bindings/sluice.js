@@ -26,6 +26,20 @@ export const ALGORITHMS = Object.freeze([
   "gcra",
 ]);
 
+/**
+ * The algorithms whose quota can be lent exactly (mirrors can_lend in cpp/include/sluice/lease.hpp;
+ * docs/leases.md says why the sliding log cannot).
+ * @type {readonly AlgorithmName[]}
+ */
+export const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter", "token-bucket", "leaky-bucket", "gcra"]);
+
+/**
+ * The lending algorithms that count lent units in a window: unused units can be given back, and
+ * nothing is held back beyond the units themselves (a bucket's lease also holds back its drain).
+ * @type {readonly AlgorithmName[]}
+ */
+export const WINDOW_LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
+
 /** Status codes (mirrors sluice::Status). */
 export const Status = Object.freeze({
   OK: 0,
@@ -511,9 +525,9 @@ export class SluiceCore {
   }
 
   /**
-   * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (fixed window
-   * and sliding-window counter rules only; see docs/leases.md): what is left / 4 at most, charged to
-   * the key now. Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
+   * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (rules of
+   * LENDING_ALGORITHMS; see docs/leases.md): what is left / 4 at most, charged to the key now (a
+   * bucket's as if spent when the lease ends). Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
    * @param {number} rule
    * @param {string | Uint8Array} key
    * @param {number} wanted
@@ -531,7 +545,7 @@ export class SluiceCore {
     this.#slot0Hashed = false;
     const result = this.#exports.sluice_lend(id, length, wanted, leaseMs, nowMs);
     if (result === -Status.INVALID_ARGUMENT) {
-      throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (fixed-window, sliding-counter), leaseMs >= 1 and a valid nowMs; got leaseMs ${String(leaseMs)}, nowMs ${String(nowMs)}`);
+      throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (${LENDING_ALGORITHMS.join(", ")}), leaseMs >= 1 and a valid nowMs; got leaseMs ${String(leaseMs)}, nowMs ${String(nowMs)}`);
     }
     this.#check(result, "lend");
     const f = this.#f64;

@@ -141,7 +141,7 @@ export function renderMarkdown(results) {
   const d = f.durableObject;
   out.push(
     table(
-      ["requests of", "requests/s", "decisions/s", "us per request", "round trips per request", "requests vs the empty round trip"],
+      ["requests of", "requests/s", "decisions/s", "us per request", "round trips per request", "requests vs the empty round trip", "calls from reserved units", "rows written per 1,000 calls"],
       Object.entries(d.rows).map(([name, r]) => [
         name,
         `${si(r.requestsPerSecond.median)}/s`,
@@ -149,6 +149,8 @@ export function renderMarkdown(results) {
         r.microsecondsPerRequest.median.toFixed(1),
         r.roundTripsPerRequest.toFixed(2),
         `x${r.requestsRatioToEcho.toFixed(3)}`,
+        r.callsFromReservedShare === undefined ? "" : `${(r.callsFromReservedShare * 100).toFixed(0)} %`,
+        r.rowsWrittenPer1000Calls === undefined ? "" : r.rowsWrittenPer1000Calls.toFixed(0),
       ]),
     ),
   );

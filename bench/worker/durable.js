@@ -71,17 +71,20 @@ function checksOf(i, rules, spread) {
  * createDurableStore with `shards`; "durable-memory": the same object keeping nothing in storage;
  * "echo": the empty round trip; "echo-write": the round trip with a SQLite row written per check;
  * "memory": the isolate's own store),
- * `inFlight` at a time, for at least minMs. Returns requests, decisions, ms and round trips.
+ * `inFlight` at a time, for at least minMs. Returns requests, decisions, ms and round trips, and for
+ * "durable" what the objects' storageStats() counted over the timed part: calls, calls answered from
+ * reserved units, rows written.
  */
 export async function timeDurable({ target, rules, shards, spread, inFlight, minMs }, env) {
   const counter = { rpcs: 0 };
   let store;
+  const storeName = `bench-${target}-${shards}`;
   if (target === "memory") store = createMemoryStore();
   else {
     const echo = target === "echo" || target === "echo-write";
     const namespace = env[echo ? ECHO_BINDING : target === "durable-memory" ? MEMORY_OBJECT_BINDING : DURABLE_BINDING];
     const binding = countingNamespace(namespace, counter, target === "echo-write" ? { write: true } : {});
-    store = createDurableStore({ binding, shards, name: `bench-${target}-${shards}` });
+    store = createDurableStore({ binding, shards, name: storeName });
   }
   let requests = 0;
   let admitted = 0;
@@ -92,6 +95,7 @@ export async function timeDurable({ target, rules, shards, spread, inFlight, min
   for (let i = 0; i < 200; i++) await decide(i); // warm-up: the objects exist, their keys are stored
   counter.rpcs = 0;
   admitted = 0;
+  const statsBefore = target === "durable" ? await objectStats(env, storeName, shards) : null;
   const start = performance.now();
   let now = start;
   let next = 0;
@@ -104,5 +108,23 @@ export async function timeDurable({ target, rules, shards, spread, inFlight, min
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
   const ms = now - start;
-  return { requests, decisions: requests * rules, admitted, ms, roundTrips: counter.rpcs };
+  /** @type {{ calls: number, callsFromReserved: number, rowsWritten: number } | null} */
+  let storage = null;
+  if (statsBefore !== null) {
+    const after = await objectStats(env, storeName, shards);
+    storage = { calls: after.calls - statsBefore.calls, callsFromReserved: after.callsFromReserved - statsBefore.callsFromReserved, rowsWritten: after.rowsWritten - statsBefore.rowsWritten };
+  }
+  return { requests, decisions: requests * rules, admitted, ms, roundTrips: counter.rpcs, storage };
+}
+
+// The sum of storageStats() over a durable store's shard objects (read on the plain binding, so the
+// reads are not counted as the store's round trips).
+async function objectStats(env, storeName, shards) {
+  const sum = { calls: 0, callsFromReserved: 0, rowsWritten: 0 };
+  for (let i = 0; i < shards; i++) {
+    const stub = env[DURABLE_BINDING].get(env[DURABLE_BINDING].idFromName(`${storeName}/${shards}/${i}`));
+    const s = await stub.storageStats();
+    for (const field of Object.keys(sum)) sum[field] += s[field];
+  }
+  return sum;
 }

@@ -1,10 +1,51 @@
 // Limiter::lend and Limiter::give_back: the object's side of leased quotas (sluice/lease.hpp).
 #include "algorithm_dispatch.hpp"
+#include "sluice/algorithms/bucket_level.hpp"
 #include "sluice/arithmetic.hpp"
 #include "sluice/limiter.hpp"
 
 namespace sluice {
 namespace {
+
+// A bucket's (or GCRA's) level at `now` in units of 1/rate_ms token, and whether it can be charged at
+// `now` (not when its last charge is later: time ran backwards).
+struct Level {
+  bool usable;
+  int64_t units;
+};
+
+Level level_of(const Rule& rule, const KeyState& state, int64_t now) {
+  if (rule.algorithm == Algorithm::kGcra) {
+    // TAT in units of 1/rate_tokens ms is the level in units of 1/rate_ms token, plus now.
+    return {true, detail::max64(0, state.a - now * rule.rate_tokens)};
+  }
+  if (now < state.a) return {false, 0};
+  return {true, bucket_level::view(rule, state, now).level};
+}
+
+// Lends from a bucket or GCRA (lease.hpp): n units charged as if spent at now + lease_ms.
+Status lend_from_bucket(const Rule& rule, KeyState& state, int64_t wanted, int64_t lease_ms, int64_t now, Lease* out) {
+  const Level level = level_of(rule, state, now);
+  if (!level.usable) return Status::kOk;
+  const int64_t capacity = rule.capacity * rule.rate_ms;
+  // What drains over the lease is held back, so the lease lasts at most a quarter of the time the
+  // full bucket takes to drain: at most a quarter of the capacity held back (and the product small).
+  lease_ms = detail::min64(lease_ms, capacity / rule.rate_tokens / kLendShare);
+  if (lease_ms < 1) return Status::kOk;
+  const int64_t held = detail::max64(level.units, lease_ms * rule.rate_tokens);
+  const int64_t units = detail::min64(wanted, detail::floor_div(capacity - held, rule.rate_ms) / kLendShare);
+  if (units < 1) return Status::kOk;
+  const int64_t level_after = held + units * rule.rate_ms;
+  if (rule.algorithm == Algorithm::kGcra) {
+    state.a = now * rule.rate_tokens + level_after;
+  } else {
+    state.a = now;
+    state.b = level_after;
+  }
+  out->units = units;
+  out->expires_at_ms = now + lease_ms;
+  return Status::kOk;
+}
 
 int64_t window_of(const Rule& rule, const KeyState& state, int64_t now) {
   return rule.algorithm == Algorithm::kFixedWindow ? fixed_window::window_of(rule, state, now)
@@ -29,14 +70,20 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   const Decision now_as_is = dispatch::decide(rule, state, SlidingLogRing{}, now_ms, 0);
   *out = Lease{};
   out->remaining = now_as_is.remaining;
+  const bool bucket = lends_as_bucket(rule.algorithm);
   const int64_t window = now_ms / rule.window_ms;
-  if (window_of(rule, state, now_ms) != window) return Status::kOk;
+  if (!bucket && window_of(rule, state, now_ms) != window) return Status::kOk;
   const int64_t units = detail::min64(wanted, now_as_is.remaining / kLendShare);
   if (units < 1) return Status::kOk;
   if (slot == KeyTable::kMissing) {
     slot = choose_slot(rt, hash, now_ms, nullptr, 0);
     if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
     place_key(rt, slot, hash, start, now_ms);
+  }
+  if (bucket) {
+    const Status status = lend_from_bucket(rule, rt.table.state(slot), wanted, lease_ms, now_ms, out);
+    out->remaining = dispatch::decide(rule, rt.table.state(slot), SlidingLogRing{}, now_ms, 0).remaining;
+    return status;
   }
   // Charged like one admitted request of `units`: the window's count (and the counter's weighted
   // estimate) stays within the limit, since units <= remaining.
@@ -55,6 +102,8 @@ Status Limiter::give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_
   const Rule& rule = rt.rule;
   if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
   *returned = 0;
+  // A bucket drains unused units by itself; taking them back could undercount (lease.hpp).
+  if (lends_as_bucket(rule.algorithm)) return Status::kOk;
   const uint32_t slot = rt.table.find(hash);
   if (slot == KeyTable::kMissing) return Status::kOk;  // evicted or reset: nothing of the lease is counted
   // The window the lease was lent in: it ends no later than that window does.

@@ -2,6 +2,7 @@
 // everything admitted directly never exceeds the rule; unused units given back are admitted again.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -74,12 +75,10 @@ TEST_CASE("nothing is lent near the limit, nor when time ran backwards, nor by a
   check(limiter, rule, key, 2'500);  // the key is in window 2
   REQUIRE(limiter.lend(rule, key, 100, 500, 1'500, &lease) == Status::kOk);  // now is in window 1
   CHECK(lease.units == 0);
-  for (const Algorithm algorithm : {Algorithm::kSlidingLog, Algorithm::kTokenBucket, Algorithm::kLeakyBucket, Algorithm::kGcra}) {
-    const uint32_t other = add(limiter, algorithm, 10, 1'000);
-    CHECK(limiter.lend(other, key, 1, 500, 100, &lease) == Status::kInvalidArgument);
-    int64_t returned = 0;
-    CHECK(limiter.give_back(other, key, 1, 600, &returned) == Status::kInvalidArgument);
-  }
+  const uint32_t log = add(limiter, Algorithm::kSlidingLog, 10, 1'000);
+  CHECK(limiter.lend(log, key, 1, 500, 100, &lease) == Status::kInvalidArgument);
+  int64_t returned = 0;
+  CHECK(limiter.give_back(log, key, 1, 600, &returned) == Status::kInvalidArgument);
   CHECK(limiter.lend(rule, key, 1, 0, 100, &lease) == Status::kInvalidArgument);
 }
 
@@ -98,6 +97,54 @@ TEST_CASE("the sliding-window counter lends within the current window and takes 
   Decision d;
   REQUIRE(limiter.check_one(rule, key, 1, 1'500, false, &d) == Status::kOk);
   CHECK(d.remaining == 36);
+}
+
+TEST_CASE("a bucket lends as if the units were spent when the lease ends, holding back the drain over it") {
+  for (const Algorithm algorithm : {Algorithm::kTokenBucket, Algorithm::kLeakyBucket, Algorithm::kGcra}) {
+    INFO("algorithm " << static_cast<int>(algorithm));
+    Limiter limiter(SipHashKey{1, 2});
+    // 100 per 10 s (10 a second), burst 100: a full bucket at 0.
+    const uint32_t rule = add(limiter, algorithm, 100, 10'000);
+    const uint64_t key = hash_of(limiter, "k");
+    Lease lease;
+    // A full bucket and a 2 s lease: 20 units of drain held back, a quarter of the other 80 lent.
+    REQUIRE(limiter.lend(rule, key, 1'000, 2'000, 5'000, &lease) == Status::kOk);
+    CHECK(lease.units == 20);
+    CHECK(lease.expires_at_ms == 7'000);
+    CHECK(lease.remaining == 60);
+    // A drained bucket holds back nothing more: 40 missing already cover 2 s of drain.
+    for (int i = 0; i < 20; ++i) REQUIRE(check(limiter, rule, key, 5'000).allowed);
+    Decision d;
+    REQUIRE(limiter.check_one(rule, key, 1, 5'000, false, &d) == Status::kOk);
+    CHECK(d.remaining == 39);
+    REQUIRE(limiter.lend(rule, key, 1'000, 2'000, 5'000, &lease) == Status::kOk);
+    CHECK(lease.units == 10);  // (100 - 60) / 4
+    CHECK(lease.remaining == 30);
+    // Unused units are not taken back: the bucket drains them.
+    int64_t returned = -1;
+    REQUIRE(limiter.give_back(rule, key, 10, lease.expires_at_ms, &returned) == Status::kOk);
+    CHECK(returned == 0);
+    // A lease lasts at most a quarter of the full bucket's drain (10 s): 2.5 s, 25 units held back.
+    REQUIRE(limiter.lend(rule, key, 1'000, 60'000, 60'000, &lease) == Status::kOk);
+    CHECK(lease.expires_at_ms == 62'500);
+    CHECK(lease.units == 18);  // (100 - 25) / 4
+  }
+}
+
+// The buckets' bound, on every span [a, b] of the admissions (cost 1 each): at most capacity plus
+// what drains in b - a ms, limit per window_ms.
+void require_bucket_bound(std::vector<int64_t> times, int64_t capacity, int64_t limit, int64_t window_ms, uint64_t seed) {
+  std::sort(times.begin(), times.end());
+  for (size_t i = 0; i < times.size(); ++i) {
+    for (size_t j = i; j < times.size(); ++j) {
+      const int64_t admitted = static_cast<int64_t>(j - i + 1);
+      const int64_t bound = capacity + (times[j] - times[i]) * limit / window_ms;
+      if (admitted > bound) {
+        INFO("seed " << seed << " span " << times[i] << ".." << times[j] << " admitted " << admitted << " bound " << bound);
+        REQUIRE(admitted <= bound);
+      }
+    }
+  }
 }
 
 // Several isolates share one key: each decides from its lease while it lasts and otherwise asks the
@@ -147,5 +194,54 @@ TEST_CASE("direct and leased admissions never exceed the limit in any window") {
         REQUIRE(admitted <= limit);
       }
     }
+  }
+}
+
+// The same for the buckets and GCRA, judged on their own bound over every span. Isolates use their
+// units at random times within the lease, the latest right before it ends.
+TEST_CASE("direct and leased admissions keep a bucket's bound on every span") {
+  for (const Algorithm algorithm : {Algorithm::kTokenBucket, Algorithm::kLeakyBucket, Algorithm::kGcra}) {
+    int64_t lent_total = 0;
+    for (uint64_t seed = 1; seed <= 30; ++seed) {
+      test::Random random(seed);
+      Limiter limiter(SipHashKey{seed, 11});
+      const int64_t limit = 1 + static_cast<int64_t>(random.next() % 60);
+      const int64_t window_ms = 100 + static_cast<int64_t>(random.next() % 2'000);
+      RuleConfig config;
+      config.algorithm = algorithm;
+      config.limit = limit;
+      config.window_ms = window_ms;
+      config.burst = limit + static_cast<int64_t>(random.next() % (2 * limit + 1));
+      uint32_t rule = 0;
+      REQUIRE(limiter.add_rule(config, 64, &rule, nullptr) == Status::kOk);
+      const uint64_t key = hash_of(limiter, "shared");
+      struct Held {
+        int64_t units = 0;
+        int64_t expires_at_ms = 0;
+      };
+      std::vector<Held> isolates(4);
+      std::vector<int64_t> admitted;
+      int64_t now = static_cast<int64_t>(random.next() % 10'000);
+      for (int step = 0; step < 1'500; ++step) {
+        now += static_cast<int64_t>(random.next() % 5);
+        Held& held = isolates[random.next() % isolates.size()];
+        if (held.units > 0 && now < held.expires_at_ms) {
+          --held.units;
+          // Used now, or (a third of the time) as late as the lease allows: the worst case.
+          admitted.push_back(random.next() % 3 == 0 ? held.expires_at_ms - 1 : now);
+          continue;
+        }
+        held.units = 0;
+        if (check(limiter, rule, key, now).allowed) admitted.push_back(now);
+        Lease lease;
+        REQUIRE(limiter.lend(rule, key, static_cast<int64_t>(random.next() % 32), 1 + static_cast<int64_t>(random.next() % 400), now, &lease) == Status::kOk);
+        held.units = lease.units;
+        held.expires_at_ms = lease.expires_at_ms;
+        lent_total += lease.units;
+      }
+      require_bucket_bound(admitted, config.burst, limit, window_ms, seed);
+    }
+    INFO("algorithm " << static_cast<int>(algorithm));
+    CHECK(lent_total > 1'000);  // the leases were real
   }
 }

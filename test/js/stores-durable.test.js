@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { SluiceCore } from "../../wasm-bindings/sluice.js";
 import { T0, rule, startStores } from "./fixtures/stores/harness.js";
 
 const durable = (options = {}) => ({ kind: "durable", options });
@@ -267,6 +269,44 @@ describe("durable store: reserved units", () => {
     assert.equal((await decide(send, 1, store, [{ rule: big, key: "k", cost: 10 }])).allowed, true);
     assert.equal((await decide(send, 1, store, one)).allowed, false);
   });
+
+  // The core alone, without reservations, is the reference: every answer must match it.
+  for (const algorithm of ["fixed-window", "sliding-counter"]) {
+    test(`${algorithm}: a random mix of costs, rule pairs, peeks and turning windows decides as the core alone`, async () => {
+      const { send } = stores;
+      const name = `reserve-mix-${algorithm}`;
+      const object = `${name}/1/0`;
+      const store = durable({ name });
+      const wide = rule({ name: `${name}-a`, algorithm, limit: 60, windowMs: 60_000 });
+      const narrow = rule({ name: `${name}-b`, algorithm, limit: 25, windowMs: 60_000 });
+      const core = await SluiceCore.fromBytes(readFileSync(new URL("../../wasm-bindings/sluice.wasm", import.meta.url)));
+      const reference = new Map([wide, narrow].map((r) => [r.id, core.addRule({ algorithm, limit: r.limit, windowMs: r.windowMs, keyCapacity: 100 })]));
+      let seed = 7;
+      const random = (n) => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        return Math.floor((seed / 2 ** 31) * n); // the high bits: an LCG's low bits cycle
+      };
+      let nowMs = T0;
+      let denied = 0;
+      for (let step = 0; step < 200; step++) {
+        nowMs += random(4) === 0 ? random(3000) : 0;
+        await setClock(send, [object], nowMs);
+        const key = ["x", "y"][random(2)];
+        const kind = random(6);
+        const cost = 1 + random(3);
+        const checks = kind === 0 ? [{ rule: wide, key, cost }, { rule: narrow, key, cost: 1 }] : [{ rule: wide, key, cost }];
+        const peek = kind === 1;
+        const got = await decide(send, step % 2, store, checks, peek ? { peek: true } : {});
+        const want = core.checkAll(checks.map((c) => ({ rule: reference.get(c.rule.id), key: c.key, cost: c.cost })), nowMs, { peek });
+        const summary = (o) => [o.allowed, o.checks.map((c) => [c.allowed, c.remaining, c.resetMs, c.retryAfterMs])];
+        if (!want.allowed) denied++;
+        assert.deepEqual(summary(got), summary(want), `step ${step} at +${nowMs - T0} ms: ${peek ? "peek " : ""}${JSON.stringify(checks.map((c) => [c.rule.name, c.key, c.cost]))}`);
+      }
+      assert.ok(denied > 10, `the mix reaches the limits: ${denied} denials`);
+      const { callsFromReserved } = await stats(send, object);
+      assert.ok(callsFromReserved > 10, `reservations answered part of the mix: ${callsFromReserved} calls`);
+    });
+  }
 
   test("a restart forgets no admission and strands at most the unspent reservation", async () => {
     const { send } = stores;

@@ -21,7 +21,7 @@
 //
 // The Worker side, createDurableStore, is in durable.js; the leases it may take are in leases.js.
 import { DurableObject } from "cloudflare:workers";
-import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
+import { LENDING_ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError, Status, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
 import { nowMs as wallClockMs } from "../clock.js";
 import { sameBytes } from "./bytes.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
@@ -62,8 +62,7 @@ const MIN_RESIDENT_KEYS = 64;
 const MAX_RESIDENT_KEYS = 16_384;
 const SLOT_BYTES = 24; // KeyTable: a 64-bit tag and two 64-bit words per key
 
-// The algorithms whose leases are exact (sluice/lease.hpp), and the most units one lease may carry.
-const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
+// The most units one lease may carry.
 const MAX_LEASE_UNITS = 1 << 20;
 
 // Reservations (see the top of this file): sized to the key's rate over this period, at most this
@@ -71,6 +70,10 @@ const MAX_LEASE_UNITS = 1 << 20;
 const RESERVE_PERIOD_MS = 1000;
 const MAX_RESERVE_UNITS = 1000;
 const MAX_RESERVED_KEYS = 16_384;
+// Only the window algorithms reserve (WINDOW_LENDING_ALGORITHMS): a bucket's lease holds back the
+// drain over the lease when the bucket is fuller than that (lease.hpp), which for the object's own
+// calls would deny real requests.
+const RESERVING_ALGORITHMS = WINDOW_LENDING_ALGORITHMS;
 
 // Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).
 const SWEEP_INTERVAL_MS = 60_000;
@@ -239,8 +242,8 @@ export class SluiceDurableObject extends DurableObject {
     let covered = true;
     const entries = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
-      const { rule, key, cost } = checks[i];
-      if (!LENDING_ALGORITHMS.includes(rule.algorithm)) {
+      const { rule, key, cost = 1 } = checks[i];
+      if (!RESERVING_ALGORITHMS.includes(rule.algorithm)) {
         covered = false;
         continue;
       }
@@ -263,7 +266,7 @@ export class SluiceDurableObject extends DurableObject {
     let ready = null;
     for (let i = 0; i < checks.length; i++) {
       const entry = entries[i];
-      entry.units -= checks[i].cost;
+      entry.units -= checks[i].cost ?? 1;
       if (entry.ready !== null) ready = entry.ready;
       const decision = outcome.checks[i];
       const left = decision.allowed ? decision.remaining + 1 : decision.remaining;
@@ -293,7 +296,7 @@ export class SluiceDurableObject extends DurableObject {
   // Reserves units of an admitted check's warm key (charged now, in memory; stored by this call's
   // flush). Returns how many.
   #reserve(check, index, nowMs) {
-    if (!LENDING_ALGORITHMS.includes(check.rule.algorithm)) return 0;
+    if (!RESERVING_ALGORITHMS.includes(check.rule.algorithm)) return 0;
     const entry = this.#reserved.get(`${check.rule.id}\n${check.key}`);
     if (entry === undefined) return 0;
     const wanted = unitsWanted(entry, nowMs, RESERVE_PERIOD_MS, MAX_RESERVE_UNITS);

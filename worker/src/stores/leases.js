@@ -7,6 +7,7 @@
 // this isolate times the lease's length; the object gives at most a quarter of what the key has left,
 // so batches shrink to nothing near the limit), and gives unused units back on its next call to the
 // object. See docs/leases.md.
+import { LENDING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
 import { SluiceConfigError, describe } from "../errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 
@@ -19,7 +20,6 @@ export const DEFAULT_MAX_LEASE_UNITS = 1000;
 const DEFAULT_MAX_KEYS = 10_000;
 // Units waiting to go back, per object, at most (beyond it they stay stranded until their window ends).
 const MAX_PENDING_RETURNS = 256;
-const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
 
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
 /** @import { DurableStore } from "./durable.js" */
@@ -33,7 +33,7 @@ const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
  * @property {number} unitsLent Units those leases carried.
  * @property {number} leasesExpired Leases that ended with units unused.
  * @property {number} unitsReturned Unused units the object took back.
- * @property {number} unitsStranded Unused units that could not go back: admitted by no one until their window ends.
+ * @property {number} unitsStranded Unused units that could not go back: admitted by no one until their window ends (a bucket's: until it drains them).
  */
 
 /**
@@ -150,9 +150,15 @@ export function createLeasedStore(options) {
     if (entry.units > 0) giveBackLater(entry);
   }
 
-  // An ended (or dropped) lease's unused units: back to the object with the next call to it.
+  // An ended (or dropped) lease's unused units: back to the object with the next call to it. A bucket's
+  // are not taken back (the bucket drains them by itself; sluice/lease.hpp): counted as stranded.
   function giveBackLater(entry) {
     counters.leasesExpired++;
+    if (!WINDOW_LENDING_ALGORITHMS.includes(entry.rule.algorithm)) {
+      counters.unitsStranded += entry.units;
+      entry.units = 0;
+      return;
+    }
     const name = durable.objectOf(entry.key);
     let list = returns.get(name);
     if (list === undefined) returns.set(name, (list = []));
