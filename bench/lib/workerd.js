@@ -8,6 +8,9 @@ const root = resolve(dirname(new URL(import.meta.url).pathname), "../..");
 export const COMPATIBILITY_DATE = "2026-04-20";
 
 async function freePort() {
+  // BENCH_PORT pins the inspector (and miniflare's own listener, BENCH_PORT + 1) on a shared machine
+  // where each user has a port range.
+  if (process.env.BENCH_PORT) return Number(process.env.BENCH_PORT);
   const server = createServer();
   await new Promise((done) => server.listen(0, "127.0.0.1", done));
   const { port } = server.address();
@@ -93,6 +96,7 @@ export class Workerd {
     });
     w.#mf = new Miniflare({
       inspectorPort: w.#inspectorPort,
+      ...(process.env.BENCH_PORT ? { host: "127.0.0.1", port: Number(process.env.BENCH_PORT) + 1 } : {}),
       workers: names.map(worker),
       ...(durableObjectsPersist === undefined ? {} : { durableObjectsPersist }),
     });

@@ -84,6 +84,42 @@ test("a handler that throws releases at once; a response without a body releases
   for (let i = 0; i < 3; i++) assert.equal((await app.request("/empty", client)).status, 204);
 });
 
+test("content built in full (c.text, c.json, c.body of bytes) releases when the handler returns; a stream holds until read", async () => {
+  const app = new Hono();
+  const limit = concurrency({ name: "n-built", key: ip(), max: 1, leaseSec: 30, clock });
+  app.get("/text", limit, (c) => c.text("ok"));
+  app.get("/json", limit, (c) => c.json({ ok: true }));
+  app.get("/bytes", limit, (c) => c.body(new TextEncoder().encode("ok")));
+  const streams = [];
+  app.get("/stream", limit, (c) => {
+    const body = controlledBody();
+    streams.push(body);
+    return c.body(body.stream);
+  });
+  // A later middleware that swaps the built response for a stream: the stream's end releases.
+  const swapped = [];
+  app.get("/swapped", limit, async (c, next) => {
+    await next();
+    const body = controlledBody();
+    swapped.push(body);
+    c.res = new Response(body.stream, { status: 200 });
+  }, (c) => c.text("built, then replaced"));
+  // Unread bodies: each built one has released its slot already, so the next request gets in.
+  for (const path of ["/text", "/json", "/bytes", "/text"]) assert.equal((await app.request(path, client)).status, 200, path);
+  const open = await app.request("/stream", client);
+  assert.equal(open.status, 200);
+  assert.equal((await app.request("/text", client)).status, 429, "an unread stream holds its slot");
+  streams[0].push("a");
+  streams[0].end();
+  assert.equal(await open.text(), "a");
+  const replaced = await app.request("/swapped", client);
+  assert.equal(replaced.status, 200);
+  assert.equal((await app.request("/text", client)).status, 429, "a built response another middleware replaced with a stream holds");
+  swapped[0].end();
+  await replaced.text();
+  assert.equal((await app.request("/text", client)).status, 200);
+});
+
 test("a holder that never releases frees its slot after leaseSec (injected clock)", async () => {
   now = T0;
   const app = new Hono();
@@ -99,13 +135,17 @@ test("a holder that never releases frees its slot after leaseSec (injected clock
 
 test("status, retryAfterSec, onLimited and c.get('concurrency')", async () => {
   const app = new Hono();
-  app.get("/", concurrency({ name: "n-opts", key: "everyone", max: 1, status: 503, retryAfterSec: 2, clock }), (c) => c.json(c.get("concurrency")));
+  let served = 0;
+  // The first answer is JSON (released when the handler returns); the next ones stream, holding the slot.
+  app.get("/", concurrency({ name: "n-opts", key: "everyone", max: 1, status: 503, retryAfterSec: 2, clock }), (c) =>
+    served++ === 0 ? c.json(c.get("concurrency")) : c.body(controlledBody().stream),
+  );
   app.get("/custom", concurrency({ name: "n-custom", key: "everyone", max: 1, clock, onLimited: (c, d) => c.text(`busy ${d.limit}`, 429) }), (c) => c.body(controlledBody().stream));
   const ok = await app.request("/");
   const decision = await ok.json();
   assert.equal(decision.allowed, true);
   assert.equal(decision.store, "memory");
-  const held = await app.request("/"); // the JSON body above was read: that slot is free again
+  const held = await app.request("/"); // the JSON answer above released its slot
   assert.equal(held.status, 200);
   const refused = await app.request("/");
   assert.equal(refused.status, 503);
@@ -158,19 +198,23 @@ test("invalid options throw a SluiceConfigError naming the field", () => {
 test("a Durable Object that fails: the isolate's memory decides (counted), or failMode does", async () => {
   const request = () => new Request("https://example.com/", client);
   const ok = () => new Response("ok");
-  // env has no SLUICE_DO: every call to the object fails.
+  // env has a SLUICE_DO whose every call fails (an outage, not a misconfiguration).
+  const env = { SLUICE_DO: { idFromName: (name) => name, get: () => ({ concurrency: () => Promise.reject(new Error("the object is down")) }) } };
   const withFallback = createConcurrencyLimiter({ name: "n-fallback", key: ip(), max: 1, store: "durable", clock });
-  const first = await withFallback.handle(request(), {}, undefined, () => new Response(controlledBody().stream));
+  const first = await withFallback.handle(request(), env, undefined, () => new Response(controlledBody().stream));
   assert.equal(first.status, 200);
-  assert.equal((await withFallback.handle(request(), {}, undefined, ok)).status, 429, "the fallback counts: max 1 in this isolate");
+  assert.equal((await withFallback.handle(request(), env, undefined, ok)).status, 429, "the fallback counts: max 1 in this isolate");
   assert.equal(withFallback.counters.durableFailures >= 2, true);
   assert.equal(withFallback.counters.fellBack, 2);
 
   const closed = createConcurrencyLimiter({ name: "n-closed", key: ip(), max: 1, store: "durable", fallback: false, failMode: "closed", clock });
-  assert.equal((await closed.handle(request(), {}, undefined, ok)).status, 429);
+  assert.equal((await closed.handle(request(), env, undefined, ok)).status, 429);
   assert.equal(closed.counters.failedClosed, 1);
   const open = createConcurrencyLimiter({ name: "n-open", key: ip(), max: 1, store: "durable", fallback: false, failMode: "open", clock });
-  assert.equal((await open.handle(request(), {}, undefined, ok)).status, 200);
-  assert.equal((await open.handle(request(), {}, undefined, ok)).status, 200, "nothing counts: open admits");
+  assert.equal((await open.handle(request(), env, undefined, ok)).status, 200);
+  assert.equal((await open.handle(request(), env, undefined, ok)).status, 200, "nothing counts: open admits");
+  assert.equal(open.counters.failedOpen, 2);
+  // env without the binding at all: a misconfiguration, thrown (naming the field), neither counted nor admitted.
+  await assert.rejects(open.handle(request(), {}, undefined, ok), (error) => error.name === "SluiceConfigError" && error.field === "binding");
   assert.equal(open.counters.failedOpen, 2);
 });

@@ -2,12 +2,21 @@
 // (response body finished, cancelled or failed; WebSocket closed; handler threw).
 import { relayWebSocket } from "../websocket/relay.js";
 
+// Holder ids are drawn 64 at a time: one getRandomValues call per request was a measurable part of
+// the middleware's cost (figure 8), and a batch is as random as single draws.
+const holderIds = new Uint32Array(64);
+let nextHolderId = holderIds.length;
+
 /** newHolder picks a random holder id (never 0, the core's anonymous holder). */
 export function newHolder() {
-  const words = new Uint32Array(1);
-  do crypto.getRandomValues(words);
-  while (words[0] === 0);
-  return words[0];
+  for (;;) {
+    if (nextHolderId === holderIds.length) {
+      crypto.getRandomValues(holderIds);
+      nextHolderId = 0;
+    }
+    const id = holderIds[nextHolderId++];
+    if (id !== 0) return id;
+  }
 }
 
 function waitUntil(ctx, promise) {
@@ -18,10 +27,16 @@ function waitUntil(ctx, promise) {
  * Lease is one holder's units of one key, in the store that acquired them. Its heartbeat renews them
  * every `renewEveryMs` until release(); a renewal the store refuses (the lease ran out: the isolate
  * stalled longer than the lease) stops the heartbeat and is counted as lost.
+ *
+ * The heartbeat is one timer per lease, started at acquisition: a handler may work for longer than
+ * leaseSec before it answers. (One timer per isolate would not do: in workerd a timer belongs to the
+ * request that set it and stops with it, while other requests' holders are still open.)
  */
 export class Lease {
   #store;
   #env;
+  #ctx;
+  #keptOpen = false;
   /** @type {ReturnType<typeof setInterval> | null} */
   #timer = null;
   #released = null;
@@ -30,16 +45,16 @@ export class Lease {
   constructor(store, decision, key, holder, renewEveryMs, env, ctx) {
     this.#store = store;
     this.#env = env;
+    this.#ctx = ctx;
     this.where = decision.store;
     this.key = key;
     this.holder = holder;
     this.renewals = 0;
     this.lost = false;
-    /** Settles when the lease has been released (the runtime keeps the request alive until then). */
+    /** Settles when the lease has been released (see keepRequestOpen). */
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
     });
-    waitUntil(ctx, this.done);
     if (this.where !== "none") {
       const timer = setInterval(() => this.#renew(), renewEveryMs);
       // Under Node (tests, app.request()) an open lease must not keep the process alive.
@@ -70,6 +85,18 @@ export class Lease {
     this.#timer = null;
   }
 
+  /**
+   * keepRequestOpen asks the runtime (ctx.waitUntil) to keep the request alive until the lease has been
+   * released, so that its heartbeat and its release still run after the response has been returned.
+   * Called when the lease outlives the handler (hold(), a lease handed to the caller); a lease released
+   * before the response needs it only for a release that is an RPC. Once per lease.
+   */
+  keepRequestOpen() {
+    if (this.#keptOpen) return;
+    this.#keptOpen = true;
+    waitUntil(this.#ctx, this.done);
+  }
+
   /** release gives the units back, once; later calls return the same promise. Never rejects. */
   release() {
     if (this.#released === null) {
@@ -78,6 +105,9 @@ export class Lease {
         () => this.#resolveDone(),
         () => this.#resolveDone(),
       );
+      // The memory store releases before release() returns; the object's release is a round trip
+      // that must not be cut off when the response completes.
+      if (this.where === "durable") this.keepRequestOpen();
     }
     return this.#released;
   }
@@ -94,6 +124,7 @@ export class Lease {
  */
 export function holdUntilDone(response, lease, relayHooks = {}) {
   if (response.status === 101 && response.webSocket) {
+    lease.keepRequestOpen();
     const client = relayWebSocket(response.webSocket, {
       ...relayHooks,
       onClose(code, reason) {
@@ -107,6 +138,7 @@ export function holdUntilDone(response, lease, relayHooks = {}) {
     lease.release();
     return response;
   }
+  lease.keepRequestOpen();
   const reader = response.body.getReader();
   const body = new ReadableStream({
     async pull(controller) {

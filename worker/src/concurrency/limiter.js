@@ -49,7 +49,12 @@ export function createConcurrencyLimiter(options) {
 
   return Object.freeze({
     /** acquire counts `request`; when allowed, release acquisition.lease yourself, or pass the response to hold(). */
-    acquire: (/** @type {Request} */ request, /** @type {any} */ env, /** @type {any} */ ctx) => engine.acquire([request, env, ctx], env, ctx),
+    // The caller may release after its response has gone: the request stays open until it does.
+    acquire: async (/** @type {Request} */ request, /** @type {any} */ env, /** @type {any} */ ctx) => {
+      const acquisition = await engine.acquire([request, env, ctx], env, ctx);
+      acquisition.lease?.keepRequestOpen();
+      return acquisition;
+    },
     hold: engine.hold,
     limitedResponse: engine.limitedResponse,
     handle,

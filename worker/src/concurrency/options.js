@@ -38,7 +38,7 @@ const FIELDS = ["key", "max", "leaseSec", "cost", "name", "keyCapacity", "store"
  * @property {string} [name] the rule's name (default `${max}-concurrent`)
  * @property {number} [keyCapacity] keys the memory store's table holds (default 10 000)
  * @property {"memory" | "durable"} [store] where holders are counted: this isolate, or exactly across isolates (default "memory")
- * @property {string | DurableObjectNamespace} [binding] the Durable Object namespace or its name in env (default "SLUICE_DO"); store "durable" only
+ * @property {string | DurableObjectNamespace} [binding] the Durable Object namespace or its name in env (default "SLUICE_DO"); store "durable" only. A name env lacks throws a SluiceConfigError at acquisition (never a fallback)
  * @property {number} [timeoutMs] how long an acquisition may wait for the object (default 1000); store "durable" only
  * @property {boolean} [fallback] when the object fails, count in the isolate's memory (default true); store "durable" only
  * @property {"open" | "closed"} [failMode] when nothing can count: admit ("open", default) or refuse ("closed")

@@ -4,8 +4,9 @@
 //
 // This module does not import the object's class (nor cloudflare:workers); the object's side is
 // SluiceDurableObject.concurrency (stores/durable-object.js).
+import { SluiceConfigError } from "../errors.js";
 import { concurrencyInIsolate } from "../isolate.js";
-import { resolveBinding } from "../stores/binding.js";
+import { isBound, resolveBinding } from "../stores/binding.js";
 import { withDeadline } from "../stores/deadline.js";
 
 /**
@@ -50,8 +51,21 @@ export function createConcurrencyStore(settings) {
     if (ctx !== undefined && typeof ctx.waitUntil === "function") ctx.waitUntil(cleanup);
   }
 
+  // A binding env lacks is a deployment mistake, not an outage: falling back for it would count in each
+  // isolate's memory (N isolates admitting N x max), and failMode "open" would admit everyone. So it
+  // fails every acquisition, naming the field; a binding that is present but fails still falls back.
+  function checkBound(env) {
+    if (!isBound(binding, env)) {
+      throw new SluiceConfigError(
+        "binding",
+        `names ${JSON.stringify(binding)}, which env does not have: declare it in wrangler.toml ([[durable_objects.bindings]]), or choose store 'memory'`,
+      );
+    }
+  }
+
   async function acquire(key, holder, cost, env, ctx) {
     if (store === "memory") return inMemory("acquire", key, holder, cost);
+    checkBound(env);
     try {
       return await inObject("acquire", key, holder, cost, env);
     } catch {
