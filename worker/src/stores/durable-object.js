@@ -65,6 +65,10 @@ const SLOT_BYTES = 24; // KeyTable: a 64-bit tag and two 64-bit words per key
 // The most units one lease may carry.
 const MAX_LEASE_UNITS = 1 << 20;
 
+// A flush waits for the object's next idle moment, or for this many calls waiting on it, whichever
+// comes first.
+const FLUSH_BATCH_CALLS = 8;
+
 // Reservations (see the top of this file): sized to the key's rate over this period, at most this
 // many units, for at most this many keys (the oldest is dropped beyond it, its units stranded).
 const RESERVE_PERIOD_MS = 1000;
@@ -138,6 +142,10 @@ export class SluiceDurableObject extends DurableObject {
   #pending = new Map();
   /** @type {Promise<void> | null} */
   #flush = null;
+  // The pending flush's run (null once it ran), and how many calls wait for it.
+  /** @type {(() => void) | null} */
+  #runFlush = null;
+  #waiting = 0;
   // "rule\nkey" -> the key's demand and its reservation: units charged in memory and storage, not yet
   // spent; usable until expiresAtMs, once `ready` (the flush that stores them) has resolved.
   /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null }>} */
@@ -275,8 +283,10 @@ export class SluiceDurableObject extends DurableObject {
     }
     const { limit, remaining, resetMs } = outcome.checks[deciding];
     Object.assign(outcome, { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding });
-    // Units whose write is still on its way are not yet stored: answer once they are.
-    return ready === null ? outcome : ready.then(() => outcome);
+    // Units whose write is still on its way are not yet stored: answer once they are (that write is
+    // the pending flush; waiting through flushed() counts this call in its batch).
+    if (ready === null) return outcome;
+    return (ready === this.#flush ? this.flushed() : ready).then(() => outcome);
   }
 
   // The key's entry in #reserved, made (and the oldest dropped) when missing.
@@ -531,18 +541,28 @@ export class SluiceDurableObject extends DurableObject {
    */
   flushed() {
     if (this.#flush === null) {
+      /** @type {() => void} */
+      let run = () => {};
       this.#flush = new Promise((resolve, reject) => {
-        setTimeout(() => {
+        run = () => {
+          if (this.#runFlush !== run) return; // already run (the timer and the batch both fire it)
+          this.#runFlush = null;
           this.#flush = null;
+          this.#waiting = 0;
           try {
             this.#writePending();
             resolve();
           } catch (error) {
             reject(error);
           }
-        }, 0);
+        };
       });
+      this.#runFlush = run;
+      setTimeout(run, 0);
     }
+    // A timer fires only once the object has no event ready, which under a steady stream of calls can
+    // be tens of milliseconds away: a full batch goes at once.
+    if (++this.#waiting >= FLUSH_BATCH_CALLS && this.#runFlush !== null) queueMicrotask(this.#runFlush);
     return this.#flush;
   }
 
