@@ -125,16 +125,18 @@ async function main() {
   // Figure 10 in a workerd of its own (the object's isolate and four that share it): its isolates
   // and objects neither share a process with the other figures' nor inherit their heaps.
   if (wanted("leases")) {
-    const leasesWorkerd = await Workerd.start(script, [DURABLE_ISOLATE, ...LEASE_ISOLATES], {
-      durableObjects: {
-        [DURABLE_ISOLATE]: DURABLE_OBJECTS,
-        ...Object.fromEntries(LEASE_ISOLATES.map((name) => [name, { SLUICE_DO: { className: "SluiceDurableObject", scriptName: DURABLE_ISOLATE } }])),
-      },
-    });
+    const startLeasesWorkerd = () =>
+      Workerd.start(script, [DURABLE_ISOLATE, ...LEASE_ISOLATES], {
+        durableObjects: {
+          [DURABLE_ISOLATE]: DURABLE_OBJECTS,
+          ...Object.fromEntries(LEASE_ISOLATES.map((name) => [name, { SLUICE_DO: { className: "SluiceDurableObject", scriptName: DURABLE_ISOLATE } }])),
+        },
+      });
+    const leasesWorkerd = { current: await startLeasesWorkerd(), restart: startLeasesWorkerd };
     try {
       results.figures.leases = await figureLeases(leasesWorkerd);
     } finally {
-      await leasesWorkerd.stop();
+      await leasesWorkerd.current.stop();
     }
   }
   results.timingMisses = timing.misses ?? 0;
@@ -502,8 +504,26 @@ const LEASE_TARGETS = ["memory", "durable", "leased"];
 // object serving cold keys. The warm-up is untimed and the same for every store.
 const LEASE_ZIPF_WARM_UP_MS = 3000;
 
+// figureLeases runs on `workerd.current`. workerd (1.20260426.1) has died of a segmentation fault under
+// this figure's load (twice in about 20 runs of it, not diagnosed): a repetition whose process died
+// is run again, at most twice, on a new process, and the figure says how many died.
 async function figureLeases(workerd) {
   log("figure 10: one rule over 4 isolates: memory, durable, leased");
+  let processesDied = 0;
+  const callAll = async (params) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await Promise.all(LEASE_ISOLATES.map((isolate, i) => workerd.current.call(isolate, "leases", { ...params, isolate: i })));
+      } catch (error) {
+        const died = /fetch failed|other side closed|ECONNREFUSED|ECONNRESET/.test(`${error?.message} ${error?.cause?.message}`);
+        if (!died || attempt >= 2) throw error;
+        processesDied++;
+        log(`figure 10: workerd died (${error?.cause?.message ?? error?.message}); the repetition runs again on a new process`);
+        await workerd.current.stop().catch(() => {});
+        workerd.current = await workerd.restart();
+      }
+    }
+  };
   const cases = LEASE_TARGETS.flatMap((target) => ["hot", "zipf"].map((dist) => `${target}, ${dist === "hot" ? "one hot key" : "Zipf mix of 1,000 keys"}`));
   const caseOf = (name) => ({ target: name.slice(0, name.indexOf(",")), dist: name.includes("hot key") ? "hot" : "zipf" });
   let run = 0;
@@ -511,11 +531,7 @@ async function figureLeases(workerd) {
   const runs = await interleave(cases, PLAN.reps, async (name) => {
     const { target, dist } = caseOf(name);
     const runId = `${started}-${run++}`;
-    const parts = await Promise.all(
-      LEASE_ISOLATES.map((isolate, i) =>
-        workerd.call(isolate, "leases", { target, dist, limit: LEASE_LIMIT, windowMs: 60_000, runId, inFlight: LEASE_IN_FLIGHT, minMs: PLAN.minMs * 2, warmUpMs: LEASE_ZIPF_WARM_UP_MS, isolate: i }),
-      ),
-    );
+    const parts = await callAll({ target, dist, limit: LEASE_LIMIT, windowMs: 60_000, runId, inFlight: LEASE_IN_FLIGHT, minMs: PLAN.minMs * 2, warmUpMs: LEASE_ZIPF_WARM_UP_MS });
     const decisions = parts.reduce((sum, p) => sum + p.decisions, 0);
     const ms = Math.max(...parts.map((p) => p.ms));
     const admitted = {};
@@ -557,6 +573,7 @@ async function figureLeases(workerd) {
   }
   return {
     rows,
+    processesDied,
     isolates: LEASE_ISOLATES.length,
     inFlightPerIsolate: LEASE_IN_FLIGHT,
     limitPerMinute: LEASE_LIMIT,
@@ -565,7 +582,8 @@ async function figureLeases(workerd) {
       `${LEASE_ZIPF_WARM_UP_MS / 1000} s (every store alike), so that its keys are as warm as in a Worker that has been serving them; ` +
       "once a key has admitted its limit, the rest of its minute is denials (from the chain's pre-filter, in the isolate): admitted/s shows the admissions alone; " +
       "the object's commits go to a local disk; " +
-      "latency is per decision on workerd's local clock (whole milliseconds); admissions are counted per key and minute over every isolate",
+      "latency is per decision on workerd's local clock (whole milliseconds); admissions are counted per key and minute over every isolate" +
+      (processesDied === 0 ? "" : `; workerd died of a segmentation fault ${processesDied} time(s) during this figure, and those repetitions were run again on a new process`),
   };
 }
 

@@ -48,7 +48,10 @@ export async function timeLeases({ target, dist, limit, windowMs, runId, inFligh
       decisions++;
       if (outcome.allowed) {
         admittedTimed++;
-        const slot = `${Math.floor(nowMs / windowMs)} ${key}`;
+        // The window the deciding store charged, from its own answer: a fixed window ends at a
+        // multiple of windowMs, `resetMs` after the store's now. (This isolate's clock, read before a
+        // call to the object, can sit on the other side of a window's end than the object's.)
+        const slot = `${Math.round((Date.now() + outcome.resetMs) / windowMs) - 1} ${key}`;
         admitted[slot] = (admitted[slot] ?? 0) + 1;
       }
       // A synchronous answer (memory, a lease) never yields: let the other lanes and the clock run.
