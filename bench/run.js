@@ -490,12 +490,17 @@ async function figureDurableObject(workerd) {
   };
 }
 
-// Figure 10: one rule (LEASE_LIMIT per minute, fixed window) shared by four isolates, each running
+// Figure 10: one rule (LEASE_LIMITS per minute, fixed window) shared by four isolates, each running
 // LEASE_IN_FLIGHT request loops at once, through store "memory", "durable" and "durable" with leases,
 // on one hot key and on a Zipf mix of 1,000 keys. Admissions are counted per key and minute and
 // compared with the limit: memory counts per isolate (up to 4 x the limit), durable and leased exactly.
 const LEASE_ISOLATES = ["lease-0", "lease-1", "lease-2", "lease-3"];
-const LEASE_LIMIT = 10_000;
+// Per key and minute. The hot key's limit is out of reach of one repetition (about 0.6 s), so its
+// decisions/s compare the stores deciding, not a pre-filter denying what is over a spent limit: with
+// 10,000, the durable store (about 16,000 admissions/s with reservations) spent a minute's limit in
+// the first 0.6 s and the rest were denials in the isolate. The Zipf mix keeps 10,000: its hottest keys
+// reach it, and the per-minute counts check that no store admits past it.
+const LEASE_LIMITS = Object.freeze({ hot: 10_000_000, zipf: 10_000 });
 const LEASE_IN_FLIGHT = 8;
 const LEASE_TARGETS = ["memory", "durable", "leased"];
 // The Zipf mix is timed warm: a Worker serving 1,000 keys has seen each of them before. Its tail keys
@@ -531,7 +536,7 @@ async function figureLeases(workerd) {
   const runs = await interleave(cases, PLAN.reps, async (name) => {
     const { target, dist } = caseOf(name);
     const runId = `${started}-${run++}`;
-    const parts = await callAll({ target, dist, limit: LEASE_LIMIT, windowMs: 60_000, runId, inFlight: LEASE_IN_FLIGHT, minMs: PLAN.minMs * 2, warmUpMs: LEASE_ZIPF_WARM_UP_MS });
+    const parts = await callAll({ target, dist, limit: LEASE_LIMITS[dist], windowMs: 60_000, runId, inFlight: LEASE_IN_FLIGHT, minMs: PLAN.minMs * 2, warmUpMs: LEASE_ZIPF_WARM_UP_MS });
     const decisions = parts.reduce((sum, p) => sum + p.decisions, 0);
     const ms = Math.max(...parts.map((p) => p.ms));
     const admitted = {};
@@ -561,8 +566,8 @@ async function figureLeases(workerd) {
       p50AddedMs: median(r.map((x) => x.p50Ms)),
       p99AddedMs: median(r.map((x) => x.p99Ms)),
       mostAdmittedPerKeyAndMinute: most,
-      limit: LEASE_LIMIT,
-      overAdmitted: Math.max(0, most - LEASE_LIMIT),
+      limit: LEASE_LIMITS[caseOf(name).dist],
+      overAdmitted: Math.max(0, most - LEASE_LIMITS[caseOf(name).dist]),
     };
   }
   for (const dist of ["one hot key", "Zipf mix of 1,000 keys"]) {
@@ -576,7 +581,7 @@ async function figureLeases(workerd) {
     processesDied,
     isolates: LEASE_ISOLATES.length,
     inFlightPerIsolate: LEASE_IN_FLIGHT,
-    limitPerMinute: LEASE_LIMIT,
+    limitsPerMinute: LEASE_LIMITS,
     note:
       "four isolates of a workerd process of their own (beside the object's), each with 8 request loops, the Zipf mix timed after an untimed warm-up of " +
       `${LEASE_ZIPF_WARM_UP_MS / 1000} s (every store alike), so that its keys are as warm as in a Worker that has been serving them; ` +

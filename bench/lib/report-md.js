@@ -242,7 +242,11 @@ export function renderMarkdown(results) {
     out.push(
       "",
       `Store "memory", store "durable", and store "durable" with \`lease: true\` (docs/leases.md), as the middleware builds them, ` +
-        `one fixed-window rule of ${l.limitPerMinute.toLocaleString("en")} per minute per key; ${l.note}.`,
+        (l.limitsPerMinute === undefined
+          ? `one fixed-window rule of ${l.limitPerMinute.toLocaleString("en")} per minute per key; `
+          : `one fixed-window rule per case: ${l.limitsPerMinute.hot.toLocaleString("en")} per minute for the hot key (out of reach of a repetition, so that ` +
+            `decisions/s compare deciding, not denying past a spent limit), ${l.limitsPerMinute.zipf.toLocaleString("en")} per minute per key for the Zipf mix (its hottest keys reach it); `) +
+        `${l.note}.`,
     );
   }
 out.push("");
