@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "sluice/arithmetic.hpp"
+#include "sluice/lease.hpp"
 
 namespace sluice {
 namespace {
@@ -74,9 +75,12 @@ KeyState merge_gcra(const KeyState& x, const KeyState& y) { return x.a >= y.a ? 
 KeyState meet_gcra(const KeyState& x, const KeyState& y) { return x.a <= y.a ? x : y; }
 
 // Sliding log in summary form (a = newest live entry's time, b = live entries, all read as at a).
-// Entries at or before the other's newest time minus the window are gone on the core's clock.
+// Entries at or before the other's newest time minus the window are gone on the core's clock. A log's
+// newest entry may be a lease's end, up to a quarter window past the clock (sliding_log::lend): the
+// log takes that quarter off before judging the other gone.
 bool log_over(const Rule& rule, const KeyState& older, const KeyState& newer) {
-  return older.b == 0 || older.a <= newer.a - rule.window_ms;
+  const int64_t ahead = rule.algorithm == Algorithm::kSlidingLog ? rule.window_ms / kLogLeaseShareOfWindow : 0;
+  return older.b == 0 || older.a <= newer.a - ahead - rule.window_ms;
 }
 KeyState merge_log(const Rule& rule, const KeyState& x, const KeyState& y) {
   const KeyState& newer = x.a >= y.a ? x : y;

@@ -64,6 +64,7 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   const Rule& rule = rt.rule;
   if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
   uint32_t slot = rt.table.find(hash);
+  if (rule.algorithm == Algorithm::kSlidingLog) return lend_from_log(rt, slot, hash, wanted, lease_ms, now_ms, out);
   // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
   const Start start = slot == KeyTable::kMissing ? start_of(rt, hash, now_ms, false) : Start{};
   const KeyState& state = slot == KeyTable::kMissing ? start.state : rt.table.state(slot);
@@ -94,6 +95,31 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   return Status::kOk;
 }
 
+// Lends from a sliding log (sliding_log::lend): the ring records the lent units at the lease's end.
+Status Limiter::lend_from_log(RuleTable& rt, uint32_t slot, uint64_t hash, int64_t wanted, int64_t lease_ms,
+                              int64_t now_ms, Lease* out) {
+  const Rule& rule = rt.rule;
+  *out = Lease{};
+  if (slot == KeyTable::kMissing) {
+    // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
+    const Start start = start_of(rt, hash, now_ms, false);
+    out->remaining = sliding_log::decide(rule, start.state, start.ring, now_ms, 0).remaining;
+    // Fresh, it has no direct entry yet: nothing to lend (sliding_log::lend), nor a slot to take.
+    if (!start.restricted || now_ms < start.summarized.a) return Status::kOk;
+    if (detail::min64(wanted, (rule.limit - sliding_log::count(start.state)) / kLendShare) < 1) return Status::kOk;
+    slot = choose_slot(rt, hash, now_ms, nullptr, 0);
+    if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
+    place_key(rt, slot, hash, start, now_ms);
+  }
+  KeyState& state = rt.table.state(slot);
+  const SlidingLogRing ring = rt.table.ring(slot);
+  int64_t expires_at_ms = 0;
+  out->units = sliding_log::lend(rule, state, ring, wanted, lease_ms, now_ms, &expires_at_ms);
+  if (out->units > 0) out->expires_at_ms = expires_at_ms;
+  out->remaining = sliding_log::decide(rule, state, ring, now_ms, 0).remaining;
+  return Status::kOk;
+}
+
 Status Limiter::give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_t expires_at_ms, int64_t* returned) {
   if (rule_id >= rule_count_) return Status::kUnknownRule;
   if (returned == nullptr || expires_at_ms < 1 || expires_at_ms > kMaxTimeMs + kMaxWindowMs) return Status::kInvalidArgument;
@@ -106,6 +132,10 @@ Status Limiter::give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_
   if (lends_as_bucket(rule.algorithm)) return Status::kOk;
   const uint32_t slot = rt.table.find(hash);
   if (slot == KeyTable::kMissing) return Status::kOk;  // evicted or reset: nothing of the lease is counted
+  if (rule.algorithm == Algorithm::kSlidingLog) {
+    *returned = sliding_log::give_back(rule, rt.table.state(slot), rt.table.ring(slot), units, expires_at_ms);
+    return Status::kOk;
+  }
   // The window the lease was lent in: it ends no later than that window does.
   const int64_t window = (expires_at_ms - 1) / rule.window_ms;
   *returned = rule.algorithm == Algorithm::kFixedWindow

@@ -5,11 +5,13 @@
 
 #include "algorithm_dispatch.hpp"
 #include "sluice/hot_path.hpp"
+#include "sluice/lease.hpp"
 
 namespace sluice {
 namespace {
 
 constexpr uint8_t kStateFormat = 1;
+constexpr int64_t kLentTimeFlag = int64_t{1} << 62;
 
 // A fingerprint of the parameters a state's numbers depend on, so state is never imported into a
 // rule that would read it differently (say, a bucket whose rate changed).
@@ -271,7 +273,9 @@ Status Limiter::exported_state_bytes(uint32_t rule_id, uint32_t* bytes) const {
 
 // State bytes, little-endian: u8 format (1), u8 algorithm, u16 zero, u32 rule signature, then
 // i64 a, i64 b: the KeyState words, except for the sliding log, where a = 0, b = n and n i64
-// entry times (ms, oldest first) follow, so the ring's internal layout never leaves the core.
+// entry times (ms, oldest first) follow, so the ring's internal layout never leaves the core. An entry
+// a lease lent has kLentTimeFlag added (a core without leases for the log refuses such a state,
+// rather than read a lease's end as a direct entry, which would move the key's clock ahead).
 Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_length, uint8_t* out,
                              uint32_t out_capacity, uint32_t* written) {
   const Status valid = validate_key(rule_id, key_length, key);
@@ -294,7 +298,9 @@ Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   put64(out + 8, is_log ? 0 : state.a);
   put64(out + 16, is_log ? static_cast<int64_t>(entries) : state.b);
   for (uint32_t i = 0; i < entries; ++i) {
-    put64(out + kStateHeaderBytes + 8 * i, sliding_log::entry_time(rt.rule, state, rt.table.ring(slot), i));
+    const SlidingLogRing ring = rt.table.ring(slot);
+    const int64_t flag = sliding_log::entry_lent(rt.rule, state, ring, i) ? kLentTimeFlag : 0;
+    put64(out + kStateHeaderBytes + 8 * i, sliding_log::entry_time(rt.rule, state, ring, i) | flag);
   }
   return Status::kOk;
 }
@@ -316,15 +322,27 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   if (is_log && (state.a != 0 || entries < 0 || entries > rt.rule.limit)) return Status::kInvalidState;
   if (length != kStateHeaderBytes + 8 * static_cast<uint64_t>(entries)) return Status::kInvalidState;
   if (!is_log && !dispatch::valid_state(rt.rule, state)) return Status::kInvalidState;
+  // The entry times without the lent flag (which only lent entries may carry).
+  const auto time_of = [bytes](int64_t i) { return get64(bytes + kStateHeaderBytes + 8 * i) & ~kLentTimeFlag; };
+  const auto lent = [bytes](int64_t i) { return (get64(bytes + kStateHeaderBytes + 8 * i) & kLentTimeFlag) != 0; };
   int64_t previous = 0;
+  int64_t direct_span_start = -1;
   for (int64_t i = 0; i < entries; ++i) {
-    const int64_t t = get64(bytes + kStateHeaderBytes + 8 * i);
-    // Oldest first, all within one window of the first, all valid times.
-    if (t < previous || t > kMaxTimeMs || (i > 0 && t - get64(bytes + kStateHeaderBytes) >= rt.rule.window_ms)) {
-      return Status::kInvalidState;
+    const int64_t word = get64(bytes + kStateHeaderBytes + 8 * i);
+    const int64_t t = time_of(i);
+    if (word < 0 || (word & ~kLentTimeFlag) != t) return Status::kInvalidState;
+    // Oldest first, all valid times (a lease's end at most a lease past one), all direct entries within
+    // one window of the first direct one, and every entry within the span the ring's offsets hold.
+    const int64_t latest = lent(i) ? kMaxTimeMs + rt.rule.window_ms / kLogLeaseShareOfWindow : kMaxTimeMs;
+    if (t < previous || t > latest || t - time_of(0) >= sliding_log::kMaxSpanMs) return Status::kInvalidState;
+    if (!lent(i)) {
+      if (direct_span_start < 0) direct_span_start = t;
+      if (t - direct_span_start >= rt.rule.window_ms) return Status::kInvalidState;
     }
     previous = t;
   }
+  // Lent entries only beside a direct one, the key's clock (sliding_log::lend).
+  if (entries > 0 && direct_span_start < 0) return Status::kInvalidState;
 
   const uint64_t h = key_hash(key, key_length);
   uint32_t slot = rt.table.find(h);
@@ -342,9 +360,9 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   }
   // Rebuild the ring from absolute times, with the oldest entry as the base.
   const SlidingLogRing ring = rt.table.ring(slot);
-  const int64_t base = entries > 0 ? get64(bytes + kStateHeaderBytes) : 0;
+  const int64_t base = entries > 0 ? time_of(0) : 0;
   for (int64_t i = 0; i < entries; ++i) {
-    ring.entries[i] = static_cast<uint32_t>(get64(bytes + kStateHeaderBytes + 8 * i) - base);
+    ring.entries[i] = static_cast<uint32_t>(time_of(i) - base) | (lent(i) ? sliding_log::kLentMark : 0);
   }
   target.a = base;
   target.b = static_cast<int64_t>(static_cast<uint64_t>(entries) << 32);

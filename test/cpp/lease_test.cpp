@@ -75,10 +75,10 @@ TEST_CASE("nothing is lent near the limit, nor when time ran backwards, nor by a
   check(limiter, rule, key, 2'500);  // the key is in window 2
   REQUIRE(limiter.lend(rule, key, 100, 500, 1'500, &lease) == Status::kOk);  // now is in window 1
   CHECK(lease.units == 0);
-  const uint32_t log = add(limiter, Algorithm::kSlidingLog, 10, 1'000);
-  CHECK(limiter.lend(log, key, 1, 500, 100, &lease) == Status::kInvalidArgument);
+  const uint32_t concurrency = add(limiter, Algorithm::kConcurrency, 10, 1'000);
+  CHECK(limiter.lend(concurrency, key, 1, 500, 100, &lease) == Status::kInvalidArgument);
   int64_t returned = 0;
-  CHECK(limiter.give_back(log, key, 1, 600, &returned) == Status::kInvalidArgument);
+  CHECK(limiter.give_back(concurrency, key, 1, 600, &returned) == Status::kInvalidArgument);
   CHECK(limiter.lend(rule, key, 1, 0, 100, &lease) == Status::kInvalidArgument);
 }
 

@@ -18,9 +18,17 @@
 //    drain, is that drain, held back until the lease ends; so a bucket's lease lasts at most a
 //    quarter of the time its full bucket takes to drain. Unused units are not taken back (the
 //    bucket drains them by itself).
-//  - sliding-window log: not lent. It would have to count a lent unit in every window that overlaps
-//    its lease (recording it at the lease's end does that), but the log judges expiry at its newest
-//    entry, so a future entry would expire older ones early.
+//  - sliding-window log: a unit used anywhere in [t0, t0 + L) must be counted in every window that
+//    holds its use, so it is recorded at the lease's end, t0 + L, marked as lent: it counts in every
+//    window (t - window, t] with t < t0 + L + window, which covers all of them. The log's clock (its
+//    guard against time running backwards) is its newest *direct* entry, so a lease's end in the future
+//    never makes older entries leave early; the ring stays sorted (a direct entry goes before the lent
+//    ones that end after it), and lend drops expired entries only up to that clock. The price: a lent
+//    unit is counted L longer than a direct one, so the lease lasts at most a quarter window
+//    (kLogLeaseShareOfWindow). Unused units are taken back exactly (give_back removes marked entries
+//    with the lease's end). Copies of a key keep that: export/import carry the mark; the eviction
+//    summary reads all entries at the newest one's time (a lease's end included), which lets none
+//    leave earlier.
 namespace sluice {
 
 // Lease is what a lend() gave out.
@@ -34,6 +42,9 @@ struct Lease {
 // limit, and below kLendShare units left nothing is lent (every request goes to the object).
 inline constexpr int64_t kLendShare = 4;
 
+// A sliding log's lease lasts at most this share of its window (see above).
+inline constexpr int64_t kLogLeaseShareOfWindow = 4;
+
 // lends_as_bucket: the algorithms whose leases hold back the drain over the lease (see above).
 inline bool lends_as_bucket(Algorithm algorithm) {
   return algorithm == Algorithm::kTokenBucket || algorithm == Algorithm::kLeakyBucket || algorithm == Algorithm::kGcra;
@@ -41,7 +52,8 @@ inline bool lends_as_bucket(Algorithm algorithm) {
 
 // can_lend reports whether leases of `algorithm` are exact (see above).
 inline bool can_lend(Algorithm algorithm) {
-  return algorithm == Algorithm::kFixedWindow || algorithm == Algorithm::kSlidingCounter || lends_as_bucket(algorithm);
+  return algorithm == Algorithm::kFixedWindow || algorithm == Algorithm::kSlidingCounter ||
+         algorithm == Algorithm::kSlidingLog || lends_as_bucket(algorithm);
 }
 
 }  // namespace sluice

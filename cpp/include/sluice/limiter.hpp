@@ -113,12 +113,14 @@ class Limiter {
   // lend lends up to `wanted` units of the key whose key_hash() is `hash` for at most `lease_ms` from
   // `now_ms` (lease.hpp): min(wanted, what is left / kLendShare), charged to the key now. Nothing is
   // lent (units 0) when the key is in a later window than now's (time ran backwards), and a rule
-  // whose algorithm cannot lend is kInvalidArgument.
+  // whose algorithm cannot lend is kInvalidArgument. A sliding log lends only once the key has a
+  // direct admission, and not when `now_ms` is before its newest one (sliding_log::lend).
   Status lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out);
 
   // give_back takes back up to `units` unused units of a lease that lend() gave out with
-  // `expires_at_ms`, if the key is still in the window they were charged in; `returned` receives how
-  // many it took (0 once the window is over: they lapsed with it).
+  // `expires_at_ms`, if the key is still in the window they were charged in (a sliding log: while
+  // the lent entries are still in its ring); `returned` receives how many it took (0 once the window
+  // is over: they lapsed with it).
   Status give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_t expires_at_ms, int64_t* returned);
 
   // key_hash is the hash the key tables know `key` by (SipHash-1-3 under this limiter's seed).
@@ -152,6 +154,9 @@ class Limiter {
   // folding a still-restricting evicted key into the summary first, and gives it its start.
   uint32_t choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count) const;
   void place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms);
+  // lend_from_log is lend() for a sliding log (lease.cpp).
+  Status lend_from_log(RuleTable& rt, uint32_t slot, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms,
+                       Lease* out);
   // count_denied charges a denied request to a rule that counts denied requests too.
   static void count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t cost);
 
