@@ -5,7 +5,8 @@
 // checks, and aborts on, the invariants the docs promise (docs/core.md):
 //   - exactness bounds on the core's clock: what a key was admitted never exceeds its algorithm's bound
 //     (evictions included), checked while the calls' time has not gone backwards; units lent count as
-//     admitted when the lease is taken or just before it ends (the isolate may use them any time);
+//     admitted when the lease is taken or just before it ends (the isolate may use them any time),
+//     less those given back at once (give_back takes back exactly those from a sliding log);
 //   - atomic denial: a denied multi-check charges nothing (rules that count denied requests aside);
 //   - peek = check: a peek decides exactly as the check that follows it;
 //   - retry-after admits: a denied request is admitted retry_after_ms later, and not 1 ms before;
@@ -305,18 +306,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const uint32_t wanted = in.ConsumeIntegralInRange<uint32_t>(0, 20);
       const double lease_ms = static_cast<double>(in.ConsumeIntegralInRange<int64_t>(1, 2 * r.window_ms));
       const int32_t units = sluice_lend(r.id, length, wanted, lease_ms, t);
-      if (r.algorithm == 1) {
-        INVARIANT(units < 0, "the sliding log lent");
-        continue;
-      }
       INVARIANT(units >= 0 && units <= static_cast<int32_t>(wanted), "lend returned %d for %u wanted", units, wanted);
       if (units == 0) continue;
       const int64_t expires = static_cast<int64_t>(f64_at(SLUICE_IO_OUTCOME_OFFSET + 8));
       INVARIANT(expires > now && expires <= now + static_cast<int64_t>(lease_ms), "a lease ends at %lld", (long long)expires);
+      // The sliding log's lease starts now and lasts at most a quarter window.
+      if (r.algorithm == 1) {
+        const int64_t longest = std::min(static_cast<int64_t>(lease_ms), r.window_ms / 4);
+        INVARIANT(expires == now + longest, "a sliding log's lease ends at %lld, not %lld", (long long)expires,
+                  (long long)(now + longest));
+      }
+      // Some units come back unused at once: the log takes back exactly those, the windows at most those.
+      const uint32_t unused = in.ConsumeIntegralInRange<uint32_t>(0, static_cast<uint32_t>(units));
+      write_key0(key, &length);
+      const int32_t returned = sluice_give_back(r.id, length, unused, static_cast<double>(expires));
+      INVARIANT(returned >= 0 && returned <= static_cast<int32_t>(unused), "give_back returned %d of %u", returned, unused);
+      if (r.algorithm == 1) INVARIANT(returned == static_cast<int32_t>(unused), "the log took back %d of %u", returned, unused);
+      if (units == returned) continue;
       const bool late = in.ConsumeBool();
       int64_t& clock = key_clock[{r.id, key}];
       clock = clock > now ? clock : now;
-      admitted[{r.id, key}].push_back({late ? expires - 1 : clock, units});
+      admitted[{r.id, key}].push_back({late ? expires - 1 : clock, units - returned});
     } else {
       INVARIANT(sluice_stats(r.id) == 0, "stats failed");
       const double keys = f64_at(SLUICE_IO_OUTCOME_OFFSET), slots = f64_at(SLUICE_IO_OUTCOME_OFFSET + 8);
