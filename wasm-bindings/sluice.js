@@ -28,10 +28,10 @@ export const ALGORITHMS = Object.freeze([
 
 /**
  * The algorithms whose quota can be lent exactly (mirrors can_lend in cpp/include/sluice/lease.hpp;
- * docs/leases.md says why the sliding log cannot).
+ * docs/leases.md says how, per algorithm).
  * @type {readonly AlgorithmName[]}
  */
-export const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter", "token-bucket", "leaky-bucket", "gcra"]);
+export const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-log", "sliding-counter", "token-bucket", "leaky-bucket", "gcra"]);
 
 /**
  * The lending algorithms that count lent units in a window: unused units can be given back, and
@@ -39,6 +39,13 @@ export const LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counte
  * @type {readonly AlgorithmName[]}
  */
 export const WINDOW_LENDING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-counter"]);
+
+/**
+ * The lending algorithms that take unused lent units back (giveBack): the windows, and the sliding
+ * log, which holds a lent unit from its lease's end (a bucket drains unused units by itself instead).
+ * @type {readonly AlgorithmName[]}
+ */
+export const RETURNING_ALGORITHMS = Object.freeze(["fixed-window", "sliding-log", "sliding-counter"]);
 
 /** Status codes (mirrors sluice::Status). */
 export const Status = Object.freeze({
@@ -539,7 +546,7 @@ export class SluiceCore {
   /**
    * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (rules of
    * LENDING_ALGORITHMS; see docs/leases.md): what is left / 4 at most, charged to the key now (a
-   * bucket's as if spent when the lease ends). Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
+   * bucket's as if spent when the lease ends, a sliding log's as admitted when it ends). Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
    * @param {number} rule
    * @param {string | Uint8Array} key
    * @param {number} wanted
@@ -566,7 +573,8 @@ export class SluiceCore {
 
   /**
    * giveBack returns `units` unused units of a lease of `key` that expires at `expiresAtMs`; returns how
-   * many the key took back (0 once the lease's window is over: they lapsed with it).
+   * many the key took back (0 once the lease's window is over: they lapsed with it; 0 for a bucket,
+   * which drains them by itself). A sliding log's leases with the same end are interchangeable.
    * @param {number} rule
    * @param {string | Uint8Array} key
    * @param {number} units

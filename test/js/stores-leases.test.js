@@ -32,7 +32,7 @@ describe("leased quotas", () => {
   test("never admit more than the limit across 4 isolates under concurrent bursts", async () => {
     const { send } = stores;
     // The buckets' clock stands still here, so their bound is the burst (the limit).
-    for (const [algorithm, limit] of [["fixed-window", 200], ["sliding-counter", 150], ["token-bucket", 150], ["gcra", 120]]) {
+    for (const [algorithm, limit] of [["fixed-window", 200], ["sliding-log", 150], ["sliding-counter", 150], ["token-bucket", 150], ["gcra", 120]]) {
       const name = `burst-${algorithm}`;
       await setObject(send, `${name}/1/0`, "clock", T0 + 15_000);
       const r = rule({ name, algorithm, limit, windowMs: 60_000 });
@@ -56,7 +56,32 @@ describe("leased quotas", () => {
       assert.ok(counters.every((c) => c.unitsLent > 0), "every isolate held a lease");
       // Quota stranded in leases is bounded: most of the limit was admitted.
       assert.ok(admitted >= limit / 2, `${algorithm}: only ${admitted} of ${limit} admitted`);
+      // The log's leases last past this burst, so every lent unit was used: exactly the limit.
+      if (algorithm === "sliding-log") assert.equal(admitted, limit, "sliding-log: the whole limit, not one more");
     }
+  });
+
+  test("a sliding log takes back an ended lease's unused units, and admits them again", async () => {
+    const { send } = stores;
+    const name = "log-expiry";
+    await setObject(send, `${name}/1/0`, "clock", T0);
+    const r = rule({ name, algorithm: "sliding-log", limit: 40, windowMs: 60_000 });
+    const checks = [{ rule: r, key: "e", cost: 1 }];
+    const store = leased(name, { leaseMs: 500 });
+    await decide(send, 0, store, checks, 100);
+    await decide(send, 0, store, checks, 101); // lends min(16, 38 / 4) = 9
+    let counters = await send(0, { op: "counters", store });
+    assert.equal(counters.unitsLent, 9);
+    assert.equal((await decide(send, 0, store, checks, 102)).lease, true); // 8 left in the lease
+    // Past the lease's end on the isolate's clock: the 8 go back with the next call, none stranded.
+    const later = await decide(send, 0, store, checks, 700);
+    assert.equal(later.lease, undefined);
+    counters = await send(0, { op: "counters", store });
+    assert.deepEqual([counters.leasesExpired, counters.unitsReturned, counters.unitsStranded], [1, 8, 0]);
+    // The object counts what was admitted (4) and what the last call lent (if any), nothing more.
+    const heldNow = counters.unitsLent - 9;
+    const other = await decide(send, 1, durable(name), checks, 700);
+    assert.equal(other.remaining, 40 - 4 - heldNow - 1);
   });
 
   test("a cold key takes no lease; a warm one does, sized by its rate and what is left", async () => {
@@ -109,6 +134,32 @@ describe("leased quotas", () => {
     const heldNow = counters.unitsLent - 9;
     const other = await decide(send, 1, durable(name), checks, 700);
     assert.equal(other.remaining, 40 - 4 - heldNow - 1);
+  });
+
+  test("a sliding log's leases with different ends never merge: each goes back by its own end", async () => {
+    const { send } = stores;
+    const name = "log-merge";
+    const object = `${name}/1/0`;
+    await setObject(send, object, "clock", T0);
+    const r = rule({ name, algorithm: "sliding-log", limit: 400, windowMs: 60_000 });
+    const one = [{ rule: r, key: "m", cost: 1 }];
+    const store = leased(name, { leaseMs: 500 });
+    await decide(send, 0, store, one, 100);
+    await decide(send, 0, store, one, 101); // lends 16, ending at T0 + 500 on the object's clock
+    let counters = await send(0, { op: "counters", store });
+    const first = counters.unitsLent;
+    for (let i = 0; i < first - 1; i++) assert.equal((await decide(send, 0, store, one, 102)).lease, true);
+    // 1 unit left; a request of 2 goes to the object, which lends again, ending at T0 + 550.
+    await setObject(send, object, "clock", T0 + 50);
+    await decide(send, 0, store, [{ rule: r, key: "m", cost: 2 }], 103);
+    counters = await send(0, { op: "counters", store });
+    const second = counters.unitsLent - first;
+    assert.ok(second > 0, "a second lease");
+    // Past both ends on the isolate's clock: every unused unit went back (the first lease's 1 and the
+    // second's all), each by its own lease's end, none stranded.
+    await decide(send, 0, store, one, 800);
+    counters = await send(0, { op: "counters", store });
+    assert.deepEqual([counters.unitsReturned, counters.unitsStranded], [1 + second, 0]);
   });
 
   test("while the object is down, a lease keeps deciding until it ends, then the chain falls back", async () => {

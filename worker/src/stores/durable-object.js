@@ -75,8 +75,8 @@ const RESERVE_PERIOD_MS = 1000;
 const MAX_RESERVE_UNITS = 1000;
 const MAX_RESERVED_KEYS = 16_384;
 // Only the window algorithms reserve (WINDOW_LENDING_ALGORITHMS): a bucket's lease holds back the
-// drain over the lease when the bucket is fuller than that (lease.hpp), which for the object's own
-// calls would deny real requests.
+// drain over the lease when the bucket is fuller than that (lease.hpp), and a sliding log's counts its
+// units until the lease's end plus a window, which for the object's own calls would deny real requests.
 const RESERVING_ALGORITHMS = WINDOW_LENDING_ALGORITHMS;
 
 // Idle keys are swept by one alarm, no sooner than this after the previous sweep (never a timer per key).

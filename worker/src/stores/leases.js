@@ -7,7 +7,7 @@
 // this isolate times the lease's length; the object gives at most a quarter of what the key has left,
 // so batches shrink to nothing near the limit), and gives unused units back on its next call to the
 // object. See docs/leases.md.
-import { LENDING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
+import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
 import { SluiceConfigError, describe } from "../errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 
@@ -154,7 +154,7 @@ export function createLeasedStore(options) {
   // are not taken back (the bucket drains them by itself; sluice/lease.hpp): counted as stranded.
   function giveBackLater(entry) {
     counters.leasesExpired++;
-    if (!WINDOW_LENDING_ALGORITHMS.includes(entry.rule.algorithm)) {
+    if (!RETURNING_ALGORITHMS.includes(entry.rule.algorithm)) {
       counters.unitsStranded += entry.units;
       entry.units = 0;
       return;
@@ -223,6 +223,8 @@ export function createLeasedStore(options) {
         if (entry.units > 0 && nowMs >= entry.deadlineMs) giveBackLater(entry);
         // Ask only when this lease cannot serve the next request anyway.
         if (entry.units >= checks[i].cost) continue;
+        // A sliding log's leases must not merge: each is taken back by its own end (keep()).
+        if (entry.units > 0 && entry.rule.algorithm === "sliding-log") giveBackLater(entry);
         wanted[i] = wish(entry, nowMs);
         if (wanted[i] > 0) {
           entry.asking = true;
@@ -272,6 +274,9 @@ export function createLeasedStore(options) {
         continue;
       }
       const deadlineMs = sentAtMs + lease.validForMs;
+      // A sliding log takes lent units back by their lease's end: units of two leases cannot share one
+      // (giving back more than one lease had at its end would take another isolate's units).
+      if (entry.units > 0 && entry.rule.algorithm === "sliding-log" && entry.expiresAtMs !== lease.expiresAtMs) giveBackLater(entry);
       if (entry.units > 0) {
         // Two leases of one key at once (a call lent while another was out): both are in the same window
         // of the key, so they merge and end with the earlier.
