@@ -348,18 +348,6 @@ export class SluiceCore {
     return this.#singleDecision(this.#decideOne(rule, key, cost, nowMs, CHARGE, "check"));
   }
 
-  /** DEV: allowed only. */
-  allowed(rule, key, cost, nowMs) {
-    const id = this.#ruleId(rule);
-    const length = this.#writeKey(0, key);
-    checkCost(cost);
-    if (typeof nowMs !== "number") throw timeError(nowMs);
-    const result = this.#exports.sluice_check_one(id, length, cost, nowMs, this.#slot0Hashed ? CHARGE | KEY0_UNCHANGED : CHARGE);
-    this.#slot0Hashed = true;
-    if (result < 0) this.#checkDecided(result, "check", nowMs);
-    return result === 1;
-  }
-
   /**
    * peek reports what check would decide, charging nothing and remembering no key.
    * @param {number} rule

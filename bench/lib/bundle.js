@@ -34,6 +34,29 @@ const wasmPlugin = {
   },
 };
 
+// `bench:timed-loops` holds LOOP_COPIES textual copies of workload.js's timeSync and timeAsync, each
+// its own function literal, so each has its own type feedback and optimised code. The time route gives
+// every scenario of an isolate (slot, distribution, key strings) a copy of its own: with one shared
+// loop, its call sites saw every scenario's decide and keyAt, went polymorphic, and stopped inlining
+// the limiter into the loop, so a scenario's figure depended on which ran before it in that isolate
+// (sluice's reused-strings rows ran at twice its fresh-strings cost, behind two fresh-strings modes).
+export const LOOP_COPIES = 16;
+const timedLoopsPlugin = {
+  name: "timed-loops",
+  setup(build) {
+    build.onResolve({ filter: /^bench:timed-loops$/ }, () => ({ path: "timed-loops", namespace: "timed-loops" }));
+    build.onLoad({ filter: /.*/, namespace: "timed-loops" }, async () => {
+      const { timeSync, timeAsync } = await import("../worker/workload.js");
+      const copies = (f) => `[\n${Array.from({ length: LOOP_COPIES }, () => f.toString()).join(",\n")}\n]`;
+      return {
+        contents: `import { CHUNK } from ${JSON.stringify(join(root, "bench/worker/workload.js"))};\n` +
+          `export const syncLoops = ${copies(timeSync)};\nexport const asyncLoops = ${copies(timeAsync)};\n`,
+        resolveDir: root,
+      };
+    });
+  },
+};
+
 /** bundleWorker writes bench/.work/bench-worker.js and returns its path. */
 export async function bundleWorker() {
   await mkdir(WORK_DIR, { recursive: true });
@@ -47,7 +70,7 @@ export async function bundleWorker() {
     conditions: ["workerd", "worker", "browser"],
     target: "es2022",
     external: ["node:*", "cloudflare:*"],
-    plugins: [wasmPlugin, sluiceHonoPlugin],
+    plugins: [wasmPlugin, sluiceHonoPlugin, timedLoopsPlugin],
     logLevel: "warning",
   });
   return outfile;

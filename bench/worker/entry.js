@@ -3,7 +3,8 @@
 import wasmModule from "../../wasm-bindings/sluice.wasm";
 import { SluiceCore } from "../../wasm-bindings/sluice.js";
 import { SUBJECTS } from "./subjects.js";
-import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf, timeAsync, timeSync } from "./workload.js";
+import { HOT_KEY, KEY_STRINGS, ORDER_LENGTH, arrivalOrder, hotKeyOf, keyList, keyOf } from "./workload.js";
+import { asyncLoops, syncLoops } from "bench:timed-loops";
 import { buildApp, ROUTES, sluiceStatus } from "./hono-app.js";
 import { timeDurable } from "./durable.js";
 import { countRedis, timeRedis } from "./redis.js";
@@ -56,6 +57,18 @@ function workload(keyCount, distribution, strings) {
   return { keyAt: (i) => keys[i], order: s.orders.get(id) };
 }
 
+// The timing loop of one scenario, a copy no other scenario of this isolate runs (bench/lib/bundle.js).
+function loopFor(scenario, asynchronous) {
+  const s = state();
+  s.loops ??= new Map();
+  if (!s.loops.has(scenario)) {
+    if (s.loops.size === syncLoops.length) throw new Error(`more than ${syncLoops.length} timed scenarios in one isolate`);
+    s.loops.set(scenario, s.loops.size);
+  }
+  const index = s.loops.get(scenario);
+  return asynchronous ? asyncLoops[index] : syncLoops[index];
+}
+
 const routes = {
   ping: () => ({ ok: true }),
 
@@ -106,7 +119,7 @@ const routes = {
     const { keyAt, order } = workload(numberParam(params, "keys"), params.get("dist"), params.get("strings") ?? "fresh");
     const minMs = numberParam(params, "minMs");
     const phase = params.get("phase");
-    const run = subject.asynchronous ? timeAsync : timeSync;
+    const run = loopFor(`${params.get("slot")}:${params.get("dist")}:${params.get("strings") ?? "fresh"}`, subject.asynchronous);
     if (phase !== "timed") {
       const warm = await run(limiter.decide, keyAt, order, minMs / 4);
       if (phase === "warm") return warm;

@@ -46,36 +46,16 @@ inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64
 SLUICE_HOT_INLINE inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring,
                                                     int64_t now, int64_t cost, bool charge) {
   switch (rule.algorithm) {
-    case Algorithm::kFixedWindow: {
-      const Decision d = fixed_window::decide(rule, state, now, cost);
-      if (d.allowed && charge) fixed_window::charge(rule, state, now, cost);
-      return d;
-    }
+    case Algorithm::kFixedWindow: return fixed_window::admit(rule, state, now, cost, charge);
     case Algorithm::kSlidingLog: {
       const Decision d = sliding_log::decide(rule, state, ring, now, cost);
       if (d.allowed && charge) sliding_log::charge(rule, state, ring, now, cost);
       return d;
     }
-    case Algorithm::kSlidingCounter: {
-      const Decision d = sliding_counter::decide(rule, state, now, cost);
-      if (d.allowed && charge) sliding_counter::charge(rule, state, now, cost);
-      return d;
-    }
-    case Algorithm::kTokenBucket: {
-      const Decision d = token_bucket::decide(rule, state, now, cost);
-      if (d.allowed && charge) token_bucket::charge(rule, state, now, cost);
-      return d;
-    }
-    case Algorithm::kLeakyBucket: {
-      const Decision d = leaky_bucket::decide(rule, state, now, cost);
-      if (d.allowed && charge) leaky_bucket::charge(rule, state, now, cost);
-      return d;
-    }
-    case Algorithm::kGcra: {
-      const Decision d = gcra::decide(rule, state, now, cost);
-      if (d.allowed && charge) gcra::charge(rule, state, now, cost);
-      return d;
-    }
+    case Algorithm::kSlidingCounter: return sliding_counter::admit(rule, state, now, cost, charge);
+    case Algorithm::kTokenBucket: return token_bucket::admit(rule, state, now, cost, charge);
+    case Algorithm::kLeakyBucket: return leaky_bucket::admit(rule, state, now, cost, charge);
+    case Algorithm::kGcra: return gcra::admit(rule, state, now, cost, charge);
     case Algorithm::kConcurrency: {
       const Decision d = concurrency::decide(rule, state, ring, now, cost);
       if (d.allowed && charge) concurrency::acquire(rule, state, ring, now, concurrency::kAnonymousHolder, cost);

@@ -1,6 +1,7 @@
 #include "sluice/algorithms/fixed_window.hpp"
 
 #include "sluice/arithmetic.hpp"
+#include "sluice/hot_path.hpp"
 
 namespace sluice::fixed_window {
 namespace {
@@ -16,10 +17,8 @@ View view(const Rule& rule, const KeyState& state, int64_t now) {
   return {state.a, state.b};  // same window, or time ran backwards: keep the newer window's count
 }
 
-}  // namespace
-
-Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
-  const View v = view(rule, state, now);
+// The decision of a request of `cost` at `now` on the key seen as `v`.
+Decision decide_in(const Rule& rule, const View& v, int64_t now, int64_t cost) {
   const int64_t window_end = (v.window + 1) * rule.window_ms;
   Decision d;
   d.limit = rule.limit;
@@ -35,10 +34,24 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
   return d;
 }
 
-void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
-  const View v = view(rule, state, now);
+void charge_in(KeyState& state, const View& v, int64_t cost) {
   state.a = v.window;
   state.b = v.count + cost;
+}
+
+}  // namespace
+
+Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
+  return decide_in(rule, view(rule, state, now), now, cost);
+}
+
+void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) { charge_in(state, view(rule, state, now), cost); }
+
+SLUICE_HOT_INLINE Decision admit(const Rule& rule, KeyState& state, int64_t now, int64_t cost, bool charge) {
+  const View v = view(rule, state, now);
+  const Decision d = decide_in(rule, v, now, cost);
+  if (d.allowed && charge) charge_in(state, v, cost);
+  return d;
 }
 
 bool valid_state(const Rule& rule, const KeyState& state) {

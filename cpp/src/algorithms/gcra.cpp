@@ -1,6 +1,7 @@
 #include "sluice/algorithms/gcra.hpp"
 
 #include "sluice/arithmetic.hpp"
+#include "sluice/hot_path.hpp"
 
 namespace sluice::gcra {
 namespace {
@@ -40,6 +41,12 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
 
 void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
   state.a = detail::max64(state.a, scaled(rule, now)) + cost * rule.rate_ms;
+}
+
+SLUICE_HOT_INLINE Decision admit(const Rule& rule, KeyState& state, int64_t now, int64_t cost, bool charge) {
+  const Decision d = decide(rule, state, now, cost);
+  if (d.allowed && charge) gcra::charge(rule, state, now, cost);
+  return d;
 }
 
 bool valid_state(const Rule& rule, const KeyState& state) {

@@ -1,6 +1,7 @@
 #include "sluice/algorithms/sliding_counter.hpp"
 
 #include "sluice/arithmetic.hpp"
+#include "sluice/hot_path.hpp"
 
 namespace sluice::sliding_counter {
 namespace {
@@ -35,10 +36,8 @@ int64_t when_previous_fits(const Rule& rule, int64_t previous, int64_t room) {
   return detail::max64(0, rule.window_ms - (room * rule.window_ms) / previous);
 }
 
-}  // namespace
-
-Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
-  const View v = view(rule, state, now);
+// The decision of a request of `cost` at `now` on the key seen as `v`.
+Decision decide_in(const Rule& rule, const View& v, int64_t now, int64_t cost) {
   const int64_t window_start = v.window * rule.window_ms;
   const int64_t budget = rule.limit * rule.window_ms;
   Decision d;
@@ -72,11 +71,25 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
   return d;
 }
 
-void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
-  const View v = view(rule, state, now);
+void charge_in(KeyState& state, const View& v, int64_t cost) {
   state.a = v.window;
   state.b = static_cast<int64_t>((static_cast<uint64_t>(v.previous) << 32) |
                                  static_cast<uint64_t>(v.current + cost));
+}
+
+}  // namespace
+
+Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
+  return decide_in(rule, view(rule, state, now), now, cost);
+}
+
+void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) { charge_in(state, view(rule, state, now), cost); }
+
+SLUICE_HOT_INLINE Decision admit(const Rule& rule, KeyState& state, int64_t now, int64_t cost, bool charge) {
+  const View v = view(rule, state, now);
+  const Decision d = decide_in(rule, v, now, cost);
+  if (d.allowed && charge) charge_in(state, v, cost);
+  return d;
 }
 
 int64_t count_cap(const Rule& rule) {

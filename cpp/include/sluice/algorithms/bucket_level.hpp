@@ -26,8 +26,8 @@ inline View view(const Rule& rule, const KeyState& state, int64_t now) {
   return {now, detail::max64(0, state.b - drained)};
 }
 
-inline Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
-  const View v = view(rule, state, now);
+// The decision of a request of `cost` at `now` on the key seen as `v`.
+inline Decision decide_in(const Rule& rule, const View& v, int64_t now, int64_t cost) {
   const int64_t capacity = rule.capacity * rule.rate_ms;
   Decision d;
   d.limit = rule.capacity;
@@ -48,10 +48,26 @@ inline Decision decide(const Rule& rule, const KeyState& state, int64_t now, int
   return d;
 }
 
-inline void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
-  const View v = view(rule, state, now);
+inline void charge_in(const Rule& rule, KeyState& state, const View& v, int64_t cost) {
   state.a = v.time;
   state.b = v.level + cost * rule.rate_ms;
+}
+
+inline Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t cost) {
+  return decide_in(rule, view(rule, state, now), now, cost);
+}
+
+inline void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost) {
+  charge_in(rule, state, view(rule, state, now), cost);
+}
+
+// admit is decide, then charge when admitted and `charge` is set, draining the level once (the single
+// check's path).
+inline Decision admit(const Rule& rule, KeyState& state, int64_t now, int64_t cost, bool charge) {
+  const View v = view(rule, state, now);
+  const Decision d = decide_in(rule, v, now, cost);
+  if (d.allowed && charge) charge_in(rule, state, v, cost);
+  return d;
 }
 
 inline bool valid_state(const Rule& rule, const KeyState& state) {

@@ -20,6 +20,9 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
 // charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
 void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
 
+// admit is decide, then charge when admitted and `charge` is set (the single check's path).
+Decision admit(const Rule& rule, KeyState& state, int64_t now, int64_t cost, bool charge);
+
 // valid_state reports whether `state` is one this algorithm can produce under `rule`. Imported state is
 // checked with it, so that no later arithmetic on corrupted words can overflow.
 bool valid_state(const Rule& rule, const KeyState& state);

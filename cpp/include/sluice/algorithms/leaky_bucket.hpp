@@ -10,6 +10,7 @@
 // valid_state and usage mean what they mean for every algorithm (see fixed_window.hpp).
 namespace sluice::leaky_bucket {
 
+using bucket_level::admit;
 using bucket_level::charge;
 using bucket_level::decide;
 using bucket_level::usage;

@@ -18,6 +18,10 @@ Decision decide(const Rule& rule, const KeyState& state, int64_t now, int64_t co
 // charge records an admitted request of `cost` at `now`. Call it only after decide admitted it.
 void charge(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
 
+// admit is decide, then charge when admitted and `charge` is set, reading the key's windows once (the
+// single check's path).
+Decision admit(const Rule& rule, KeyState& state, int64_t now, int64_t cost, bool charge);
+
 // count_denied records a denied request of `cost` at `now`, for a rule with count_denied: counts are
 // capped (count_cap) so that the arithmetic stays in range; a capped count denies anyway.
 void count_denied(const Rule& rule, KeyState& state, int64_t now, int64_t cost);
