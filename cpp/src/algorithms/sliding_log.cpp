@@ -152,9 +152,9 @@ int64_t lend(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t wan
   // Only a key with a direct entry lends (an isolate's first request goes to the object anyway): that
   // entry is the key's clock, which keeps every later direct entry at or after it, so a direct charge
   // always fits the ring's offsets (fit) and never goes before a lent entry it should follow.
-  // Nor when time ran backwards (now before that entry), as the windows do: a lease then starts at
-  // `now`, so its end is at most a quarter window past the core's clock (eviction_summary.cpp counts
-  // on that).
+  // Nor when time ran backwards (now before that entry), as the windows do: so a lease always starts
+  // at `now`, and its end is at most a quarter window past the core's clock (eviction_summary.cpp
+  // counts on that).
   int64_t newest = 0;
   if (!newest_direct(rule, state, ring, &newest) || now < newest) return 0;
   const int64_t start = now;
