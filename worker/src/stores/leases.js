@@ -38,7 +38,7 @@ const MAX_PENDING_RETURNS = 256;
 
 /**
  * @typedef {object} LeaseOptions
- * @property {number} [leaseMs] How long a lease lasts at most (it also ends with the key's window). Default 1000.
+ * @property {number} [leaseMs] How long a lease lasts at most (it also ends with the key's window). Default 5000.
  * @property {number} [maxLeaseUnits] The most units one lease asks for. Default 1000.
  * @property {number} [maxKeys] How many keys this isolate tracks. Default 10,000.
  */
