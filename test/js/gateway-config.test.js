@@ -291,6 +291,9 @@ describe("every kind of configuration error names its field", () => {
     rejects((c) => (c.stores = { durable: { fallback: ["memory", "kv"] } }), "stores.durable.fallback", /asks KV before memory/);
     rejects((c) => (c.stores = { durable: { failMode: "sometimes" } }), "stores.durable.failMode", /"open" or "closed"/);
     rejects((c) => (c.stores = { kv: { shards: 2 } }), "stores.kv.shards", /applies to store 'durable', not 'kv'/);
+    rejects((c) => (c.stores = { durable: { lease: { leaseMs: 0 } } }), "stores.durable.lease.leaseMs", /./);
+    rejects((c) => (c.stores = { durable: { lease: "yes" } }), "stores.durable.lease", /./);
+    rejects((c) => (c.stores = { kv: { lease: true } }), "stores.kv.lease", /./);
     rejects((c) => (c.stores = { kv: { bindings: { kv: "" } } }), "stores.kv.bindings.kv", /name of a binding/);
     rejects((c) => (c.responses = { headers: "all" }), "responses.headers", /one of legacy, draft, both, none/);
     rejects((c) => (c.responses = { problemJson: "yes" }), "responses.problemJson", /true or false/);

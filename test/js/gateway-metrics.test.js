@@ -321,5 +321,33 @@ describe("store families", () => {
     assert.equal(sample(families, "sluice_store_circuit_opened_total", durable), 1);
     assert.equal(sample(families, "sluice_store_circuit_skipped_total", durable), 14);
     assert.equal(sample(families, "sluice_store_prefiltered_total", durable), 4);
+    // Neither chain leases: no lease series at all.
+    assert.equal(families.get("sluice_lease_granted_total")?.samples.length ?? 0, 0);
+  });
+
+  test("a leased chain's lease counters: one series per chain, adding up across chains of one binding", async () => {
+    const { storeFamilies } = await import("../../worker/src/gateway/store-metrics.js");
+    const leases = (n) => ({ roundTrips: n, leasedDecisions: 10 * n, leasesGranted: 2 * n, unitsLent: 20 * n, leasesExpired: n, unitsReturned: 3 * n, unitsStranded: 4 * n });
+    const chain = (binding, leased) => ({
+      store: "durable",
+      bindings: { durable: binding, kv: "SLUICE_KV" },
+      counters: { decided: { durable: 1 }, fallbacks: 0, preFiltered: 0, errors: {}, timeouts: {}, circuitOpened: 0, circuitSkipped: 0 },
+      leases: leased,
+    });
+    const families = parseExposition(exposition(storeFamilies([chain("SLUICE_DO", leases(1)), chain("SLUICE_DO", leases(2)), chain("OTHER_DO", null)])));
+    const durable = { chain: "durable:SLUICE_DO" };
+    const expected = {
+      sluice_lease_round_trips_total: 3,
+      sluice_lease_decisions_total: 30,
+      sluice_lease_granted_total: 6,
+      sluice_lease_units_lent_total: 60,
+      sluice_lease_expired_total: 3,
+      sluice_lease_units_returned_total: 9,
+      sluice_lease_units_stranded_total: 12,
+    };
+    for (const [name, value] of Object.entries(expected)) {
+      assert.equal(sample(families, name, durable), value, name);
+      assert.equal(families.get(name).samples.length, 1, `${name}: the chain without leases has no series`);
+    }
   });
 });
