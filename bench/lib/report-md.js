@@ -242,6 +242,9 @@ export function renderMarkdown(results) {
     out.push(
       "",
       `Store "memory", store "durable", and store "durable" with \`lease: true\` (docs/leases.md), as the middleware builds them, ` +
+        (l.rows["leased (sliding log), Zipf mix of 1,000 keys"] === undefined
+          ? ""
+          : `and the Zipf mix's rule as a sliding log through "durable" and leased (its admissions counted per key over a repetition, which lasts seconds: every one in a single window; no hot-key row, since a log holds 4 bytes per unit of its limit per key and the hot key's 10M is beyond the object's memory), `) +
         (l.limitsPerMinute === undefined
           ? `one fixed-window rule of ${l.limitPerMinute.toLocaleString("en")} per minute per key; `
           : `one fixed-window rule per case: ${l.limitsPerMinute.hot.toLocaleString("en")} per minute for the hot key (out of reach of a repetition, so that ` +

@@ -248,6 +248,7 @@ const routes = {
       {
         target: params.get("target"),
         dist: params.get("dist"),
+        algorithm: params.get("algorithm") ?? "fixed-window",
         limit: numberParam(params, "limit"),
         windowMs: numberParam(params, "windowMs"),
         runId: params.get("runId"),

@@ -9,12 +9,12 @@ const ZIPF_KEYS = 1000;
 let zipfOrder = null;
 
 /**
- * timeLeases decides requests of one check on `rule` ({ name, limit, windowMs }) through `target`
+ * timeLeases decides requests of one check on a rule (`algorithm`, `limit` per `windowMs`) through `target`
  * ("memory", "durable", "leased"), keys drawn from `dist` ("hot": one key; "zipf": 1,000 keys), with
  * `inFlight` loops at once, for minMs after an untimed warm-up as long. Returns decisions, admissions per window and key, round trips,
  * and a histogram of per-decision latency in whole milliseconds (workerd's clock locally).
  */
-export async function timeLeases({ target, dist, limit, windowMs, runId, inFlight, minMs, warmUpMs, isolate }, env) {
+export async function timeLeases({ target, dist, algorithm = "fixed-window", limit, windowMs, runId, inFlight, minMs, warmUpMs, isolate }, env) {
   const counter = { rpcs: 0 };
   const storeEnv = { SLUICE_DO: countingNamespace(env.SLUICE_DO, counter) };
   const options =
@@ -23,11 +23,20 @@ export async function timeLeases({ target, dist, limit, windowMs, runId, inFligh
       : { store: "durable", fallback: [], failMode: "closed", timeoutMs: 5_000, breaker: false, ...(target === "leased" ? { lease: true } : {}) };
   const store = resolveStore(options);
   const name = `lease-bench-${runId}`;
-  const rule = Object.freeze({ id: `${name}|fixed-window|${limit}|${windowMs}|0`, name, algorithm: "fixed-window", limit, windowMs, burst: 0, keyCapacity: ZIPF_KEYS * 2 });
+  const rule = Object.freeze({ id: `${name}|${algorithm}|${limit}|${windowMs}|0`, name, algorithm, limit, windowMs, burst: 0, keyCapacity: ZIPF_KEYS * 2 });
+  // Where an admission is counted: a fixed window's (below); a sliding log's whole run (its keys are this
+  // run's own and the run lasts seconds, so every admission of a key lies in one window of windowMs).
+  const slotOf =
+    algorithm === "sliding-log"
+      ? (key) => key
+      : // The window the deciding store charged, from its own answer: a fixed window ends at a
+        // multiple of windowMs, `resetMs` after the store's now. (This isolate's clock, read before a
+        // call to the object, can sit on the other side of a window's end than the object's.)
+        (key, outcome) => `${Math.round((Date.now() + outcome.resetMs) / windowMs) - 1} ${key}`;
   if (dist === "zipf") zipfOrder ??= arrivalOrder(ZIPF_KEYS, "zipf");
   const keyAt = dist === "hot" ? () => hotKeyOf(0) : (i) => keyOf(zipfOrder[(i * 7 + isolate * 104_729) & (zipfOrder.length - 1)]);
 
-  const admitted = {}; // "window key" -> admitted, warm-up included (the limit holds over both)
+  const admitted = {}; // slotOf(key) -> admitted, warm-up included (the limit holds over both)
   let decisions = 0;
   let admittedTimed = 0;
   let latency = {}; // whole ms -> decisions
@@ -48,10 +57,7 @@ export async function timeLeases({ target, dist, limit, windowMs, runId, inFligh
       decisions++;
       if (outcome.allowed) {
         admittedTimed++;
-        // The window the deciding store charged, from its own answer: a fixed window ends at a
-        // multiple of windowMs, `resetMs` after the store's now. (This isolate's clock, read before a
-        // call to the object, can sit on the other side of a window's end than the object's.)
-        const slot = `${Math.round((Date.now() + outcome.resetMs) / windowMs) - 1} ${key}`;
+        const slot = slotOf(key, outcome);
         admitted[slot] = (admitted[slot] ?? 0) + 1;
       }
       // A synchronous answer (memory, a lease) never yields: let the other lanes and the clock run.
