@@ -4,10 +4,9 @@
 // trip must still be visible: the admin endpoint counts every lease, lent unit and leased decision.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { Miniflare } from "miniflare";
 
 import { parseExposition, sample } from "./helpers/prometheus.js";
-import { configModule, workerOptions } from "./helpers/worker.js";
+import { startGatewayIsolates } from "./fixtures/gateway/isolates.js";
 
 const ISOLATES = 3;
 const LIMIT = 60;
@@ -28,28 +27,18 @@ let isolates;
 const upstream = new Map(); // route prefix -> requests that reached the upstream (each route's upstream path starts with it)
 
 before(async () => {
-  const workers = await Promise.all(
-    Array.from({ length: ISOLATES }, (_, i) =>
-    workerOptions({
-      name: `gw${i}`,
-      entry: "gateway",
-      bindings: { ADMIN_TOKEN, TEST_LIMITER_NOW: String(Date.UTC(2030, 0, 1, 0, 0, 10)) },
-      extraModules: [configModule(CONFIG)],
-      serviceBindings: {
-        SVC: async (request) => {
-          const prefix = `/${new URL(request.url).pathname.split("/")[1]}`;
-          upstream.set(prefix, (upstream.get(prefix) ?? 0) + 1);
-          return new Response("upstream ok");
-        },
-      },
-      durableObjects: {
-        SLUICE_DO: i === 0 ? { className: "TestSluiceDurableObject", useSQLite: true } : { className: "TestSluiceDurableObject", scriptName: "gw0", useSQLite: true },
-      },
-    }),
-    ),
-  );
-  mf = new Miniflare({ workers });
-  isolates = await Promise.all(workers.map((worker) => mf.getWorker(worker.name)));
+  ({ mf, isolates } = await startGatewayIsolates({
+    count: ISOLATES,
+    config: CONFIG,
+    adminToken: ADMIN_TOKEN,
+    upstream: async (request) => {
+      const prefix = `/${new URL(request.url).pathname.split("/")[1]}`;
+      upstream.set(prefix, (upstream.get(prefix) ?? 0) + 1);
+      return new Response("upstream ok");
+    },
+    // One object for all: gw0 defines it, the others bind gw0's.
+    durableObjects: (i) => ({ SLUICE_DO: { className: "TestSluiceDurableObject", useSQLite: true, ...(i === 0 ? {} : { scriptName: "gw0" }) } }),
+  }));
 });
 after(() => mf?.dispose());
 

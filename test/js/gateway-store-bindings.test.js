@@ -6,10 +6,9 @@
 // binding. A binding that is present but fails (an outage) still falls back, as configured.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { Miniflare } from "miniflare";
 
 import { parseExposition, sample } from "./helpers/prometheus.js";
-import { configModule, workerOptions } from "./helpers/worker.js";
+import { startGatewayIsolates } from "./fixtures/gateway/isolates.js";
 
 const ISOLATES = 3;
 const LIMIT = 2;
@@ -48,30 +47,17 @@ const CONFIG = {
 async function startIsolates(durableObjects) {
   const upstream = [];
   let stdout = "";
-  const workers = await Promise.all(
-    Array.from({ length: ISOLATES }, (_, i) =>
-      workerOptions({
-        name: `gw${i}`,
-        entry: "gateway",
-        bindings: { ADMIN_TOKEN, TEST_LIMITER_NOW: String(Date.UTC(2030, 0, 1, 0, 0, 10)) },
-        extraModules: [configModule(CONFIG)],
-        serviceBindings: {
-          SVC: async (request) => {
-            upstream.push(new URL(request.url).pathname);
-            return new Response("upstream ok");
-          },
-        },
-        durableObjects,
-      }),
-    ),
-  );
-  const mf = new Miniflare({
-    workers,
-    handleRuntimeStdio(out) {
-      out.on("data", (chunk) => (stdout += chunk));
+  const { mf, isolates } = await startGatewayIsolates({
+    count: ISOLATES,
+    config: CONFIG,
+    adminToken: ADMIN_TOKEN,
+    upstream: async (request) => {
+      upstream.push(new URL(request.url).pathname);
+      return new Response("upstream ok");
     },
+    durableObjects: () => durableObjects,
+    onStdout: (chunk) => (stdout += chunk),
   });
-  const isolates = await Promise.all(workers.map((worker) => mf.getWorker(worker.name)));
   const logLines = async (count) => {
     for (let attempt = 0; attempt < 200; attempt++) {
       const lines = stdout.split("\n").slice(0, -1).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
