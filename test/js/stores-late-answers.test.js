@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 
 import { createFallbackChain } from "../../worker/src/stores/chain.js";
 import { resolveStore } from "../../worker/src/stores/registry.js";
-import { decisionHeaders } from "../../worker/src/headers.js";
-import { SluiceConfigError } from "../../worker/src/errors.js";
+import { decisionHeaders } from "../../worker/src/http/headers.js";
+import { SluiceConfigError } from "../../worker/src/engine/errors.js";
 
 const T0 = 1_700_000_000_000;
 const CHECKS = [{ rule: { limit: 10 }, key: "k", cost: 1 }];

@@ -11,4 +11,4 @@ type _durableObject = Expect<Equal<keyof typeof import("sluice/durable-object"),
 type _testing = Expect<Equal<keyof typeof import("sluice/testing"), Listed<"sluice/testing">>>;
 type _core = Expect<Equal<keyof typeof import("sluice/core"), Listed<"sluice/core">>>;
 type _loader = Expect<Equal<keyof typeof import("../../types/wasm-bindings/sluice.js"), Listed<"wasm-bindings/sluice.js">>>;
-type _gateway = Expect<Equal<keyof typeof import("../../types/worker/src/gateway/gateway.js"), Listed<"worker/src/gateway/gateway.js">>>;
+type _gateway = Expect<Equal<keyof typeof import("../../types/worker/gateway/gateway.js"), Listed<"worker/gateway/gateway.js">>>;

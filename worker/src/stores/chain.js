@@ -20,7 +20,7 @@
 // A decision a fallback took is weaker than the primary's when it could admit what the primary would
 // not (any fallback store, or failMode "open"): its `fallback.weakened` is true, and it is counted per
 // deciding store (`weakened`), so it can be alerted on.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { CircuitBreaker, checkBreakerOptions } from "./breaker.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";

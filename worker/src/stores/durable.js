@@ -4,11 +4,11 @@
 //
 // This module does not import the object's class (nor `cloudflare:workers`), so the host can offer
 // store: 'durable' from modules that also load outside workerd.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
 import { RoundTrips, checkRoundTripOptions } from "./round-trip.js";
-import { nowMs as wallClockMs } from "../clock.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
 
 /** @import { SluiceDurableObject } from "./durable-object.js" */
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
