@@ -29,7 +29,8 @@ describe("planet: bad days with default options", () => {
       const results = await everywhere({ op: "requests", limiter, keys: Array(40).fill("hot"), waves: 4 });
       const admitted = total(sumPerKey(results));
       assert.ok(admitted <= 100, `admitted ${admitted} > 100`);
-      assert.ok(admitted >= 50, `only ${admitted} of 100: exact by denying`);
+      // Not exact by denying: short of the limit only by visible (fail-closed) denials.
+      assert.ok(admitted + total(sumPerKey(results), "fallbacks") >= 100, `only ${admitted} of 100, and not by fallbacks`);
     });
   }
 
