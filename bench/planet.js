@@ -15,6 +15,10 @@ import { seededRandom } from "../worker/src/testing/geography.js";
 import { loadAverageNow } from "./lib/machine.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+// --only=per-user,hot,zipf,partition runs just those scenarios and prints them, leaving bench/planet.json alone.
+const onlyArg = process.argv.find((a) => a.startsWith("--only="));
+const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
+const wanted = (name) => only === null || only.has(name);
 const PARTITION_MS = Number(process.argv.find((a) => a.startsWith("--partition-ms="))?.split("=")[1] ?? 30_000);
 
 const STORES = {
@@ -138,13 +142,13 @@ const users = Array.from({ length: 50 }, (_, u) => `user-${u}`);
 const figures = [];
 try {
   for (const store of Object.keys(STORES)) {
-    figures.push(await scenario(planet, { name: "per-user", limit: 10, store, keysOf: () => Array(4).fill(users).flat(), waves: 4 }));
-    figures.push(await scenario(planet, { name: "hot key 2,000/min", limit: 2000, store, keysOf: () => Array(640).fill("hot"), waves: 16 }));
-    figures.push(await scenario(planet, { name: "zipf 1,000 keys", limit: 10, store, keysOf: (i) => zipfKeys(1000, 1000, 1.1, i + 1), waves: 10 }));
+    if (wanted("per-user")) figures.push(await scenario(planet, { name: "per-user", limit: 10, store, keysOf: () => Array(4).fill(users).flat(), waves: 4 }));
+    if (wanted("hot")) figures.push(await scenario(planet, { name: "hot key 2,000/min", limit: 2000, store, keysOf: () => Array(640).fill("hot"), waves: 16 }));
+    if (wanted("zipf")) figures.push(await scenario(planet, { name: "zipf 1,000 keys", limit: 10, store, keysOf: (i) => zipfKeys(1000, 1000, 1.1, i + 1), waves: 10 }));
   }
-  const partitioned = await partition(planet);
+  const partitioned = wanted("partition") ? await partition(planet) : [];
   const result = { startedAt, loadAverage: load, regions: REGIONS, jitter: 0.2, partitionMs: PARTITION_MS, figures, partition: partitioned };
-  writeFileSync(resolve(root, "bench/planet.json"), `${JSON.stringify(result, null, 2)}\n`);
+  if (only === null) writeFileSync(resolve(root, "bench/planet.json"), `${JSON.stringify(result, null, 2)}\n`);
   for (const f of figures) {
     console.log(`\n${f.scenario}, ${f.store}: at most ${f.maxAdmittedPerKey} admitted per key (limit ${f.limit}), ${f.overAdmitted} over in all`);
     console.log("region    rtt  decisions admitted waited  p50  p99  round trips/1000");

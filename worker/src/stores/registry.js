@@ -19,7 +19,7 @@
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBreakerOptions } from "./breaker.js";
-import { createFallbackChain } from "./chain.js";
+import { DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
 import { checkLeaseOptions, createLeasedStore } from "./leases.js";
@@ -260,7 +260,8 @@ function remoteStore(kind, options) {
   const redis =
     kind === "redis"
       ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
-          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, ...(timeoutMs === undefined ? {} : { timeoutMs }) }),
+          // Redis does not measure its round trips (yet): its requests are aborted after a fixed timeout.
+          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS }),
         )
       : null;
   const usesKv = kind === "kv" || fallback.includes("kv");
