@@ -105,11 +105,16 @@ import {
  * @property {HeaderMode} [headers] Which rate-limit header fields responses carry; default "both".
  */
 /**
+ * The dashboard's settings (admin.dashboard): where it is served, the Durable Object binding its
+ * counters add up in, how often each isolate reports, and whether client keys are shown as they are.
+ * @typedef {{ path: string; binding: string; reportIntervalMs: number; showKeys: boolean }} DashboardSettings
+ */
+/**
  * @typedef {object} GatewayConfigInput
  * @property {RouteInput[]} routes
  * @property {StoresInput} [stores]
  * @property {ResponsesInput} [responses]
- * @property {{ path: string; tokenSecret: string }} [admin]
+ * @property {{ path: string; tokenSecret: string; dashboard?: boolean | Partial<DashboardSettings> }} [admin]
  * @property {{ binding: string }} [analytics]
  */
 /**
@@ -164,7 +169,7 @@ import {
  *   readonly routes: readonly GatewayRoute[];
  *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings> };
  *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
- *   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
+ *   readonly admin: { readonly path: string; readonly tokenSecret: string; readonly dashboard: DashboardSettings | null } | null;
  *   readonly analytics: { readonly binding: string };
  * }} GatewayConfig
  */
@@ -213,7 +218,10 @@ const UPSTREAM_FIELDS = [
   "cacheControl",
 ];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
-const ADMIN_FIELDS = ["path", "tokenSecret"];
+const ADMIN_FIELDS = ["path", "tokenSecret", "dashboard"];
+const DASHBOARD_FIELDS = ["path", "binding", "reportIntervalMs", "showKeys"];
+/** The dashboard's defaults (dashboard/): its path, its Durable Object binding, how often isolates report. */
+export const DASHBOARD_DEFAULTS = Object.freeze({ path: "/_sluice/dashboard", binding: "SLUICE_DASHBOARD", reportIntervalMs: 5000, showKeys: false });
 const ANALYTICS_FIELDS = ["binding"];
 
 // Plain segments only (no escapes) keep prefix matching unambiguous; 96 characters is Analytics
@@ -492,7 +500,29 @@ function validateAdmin(raw, routes) {
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
-  return Object.freeze({ path, tokenSecret });
+  return Object.freeze({ path, tokenSecret, dashboard: validateDashboard(raw.dashboard, routes, path) });
+}
+
+// `admin.dashboard`: the deployment's dashboard (dashboard/serve.js), or null when absent or false.
+function validateDashboard(raw, routes, adminPath) {
+  if (raw === undefined || raw === false) return null;
+  const given = raw === true ? {} : expectObject(raw, "admin.dashboard");
+  expectKnownFields(given, "admin.dashboard", DASHBOARD_FIELDS);
+  const settings = { ...DASHBOARD_DEFAULTS, ...given };
+  const path = validatePath(settings.path, "admin.dashboard.path", { allowRoot: false });
+  const lower = path.toLowerCase();
+  if (lower === adminPath.toLowerCase() || adminPath.toLowerCase().startsWith(`${lower}/`)) {
+    throw new ConfigError("admin.dashboard.path", "must differ from admin.path and not contain it");
+  }
+  // Served before any route is matched (as admin.path is): a route at or below it would be hidden.
+  const shadowed = routes.find((route) => route.prefix.toLowerCase() === lower || route.prefix.toLowerCase().startsWith(`${lower}/`));
+  if (shadowed !== undefined) {
+    throw new ConfigError("admin.dashboard.path", `is also the prefix of routes[${shadowed.index}] (or contains it); the dashboard would hide it`);
+  }
+  const binding = expectString(settings.binding, "admin.dashboard.binding", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const reportIntervalMs = expectInteger(settings.reportIntervalMs, "admin.dashboard.reportIntervalMs", 0, 3_600_000);
+  if (typeof settings.showKeys !== "boolean") throw new ConfigError("admin.dashboard.showKeys", `must be true or false; got ${JSON.stringify(settings.showKeys)}`);
+  return Object.freeze({ path, binding, reportIntervalMs, showKeys: settings.showKeys });
 }
 
 function validateAnalytics(raw) {

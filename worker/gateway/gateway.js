@@ -30,6 +30,8 @@ import { decisionHeaders, policyHeader, withHeaders } from "../src/http/headers.
 import { limitedResponse } from "../src/http/responses.js";
 import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
+import { DashboardReporter } from "./dashboard/report.js";
+import { serveDashboard } from "./dashboard/serve.js";
 import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
 import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
 import { decide } from "./decide.js";
@@ -115,6 +117,10 @@ export function createGateway(config, options = {}) {
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
   const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
+  const dashboard = admin?.dashboard ?? null;
+  const reporter = dashboard === null || admin === null ? null : new DashboardReporter(dashboard, admin.tokenSecret);
+  // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
+  const allFamilies = () => [...metrics.families(), ...storeFamilies(storeStats()), ...(reporter === null ? [] : reporter.families())];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
 
@@ -207,6 +213,7 @@ export function createGateway(config, options = {}) {
     let rateHeaders = [];
     if (verdict !== null) {
       verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
+      reporter?.note(verdict.verdicts);
       record.decision = requestDecision(verdict);
       record.rules = logRules(verdict.verdicts);
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
@@ -274,7 +281,11 @@ export function createGateway(config, options = {}) {
       handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
     } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
-      handled = { response: await serveAdmin(request, env, admin, metrics, () => storeFamilies(storeStats())) };
+      handled = { response: await serveAdmin(request, env, admin, metrics, () => [...storeFamilies(storeStats()), ...(reporter === null ? [] : reporter.families())]) };
+    } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
+      record.route = "dashboard";
+      const subpath = canonical.path.slice(dashboard.path.length);
+      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
     } else {
       try {
         handled = await handleRoute(request, url, canonical.path, env, ctx, record);
@@ -287,6 +298,9 @@ export function createGateway(config, options = {}) {
     }
     record.status = handled.response.status;
     log(JSON.stringify(record));
+    // The dashboard's counters leave in the background, at most once per reportIntervalMs of the wall
+    // clock (not the injectable `now`: a report is not part of any decision).
+    if (reporter !== null && record.route !== "dashboard" && reporter.due(Date.now())) ctx?.waitUntil?.(reporter.report(env, Date.now(), allFamilies()));
     const dataset = handled.route === undefined ? null : analyticsDataset(env, analytics.binding);
     if (dataset !== null) {
       const verdicts = handled.verdict?.verdicts ?? [];
@@ -296,6 +310,13 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// Whether `path` is `base` or below it (case-insensitive, as the admin path is matched).
+function underPath(path, base) {
+  const lower = path.toLowerCase();
+  const prefix = base.toLowerCase();
+  return lower === prefix || lower.startsWith(`${prefix}/`);
 }
 
 // The masker of every secret the configuration names (each route's upstream credential and the admin
