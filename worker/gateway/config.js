@@ -6,6 +6,7 @@
 
 import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
+import { normalizeAccuracy } from "../src/features/accuracy/probe.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
@@ -116,6 +117,7 @@ import {
  * @property {ResponsesInput} [responses]
  * @property {{ path: string; tokenSecret: string; dashboard?: boolean | Partial<DashboardSettings> }} [admin]
  * @property {{ binding: string }} [analytics]
+ * @property {{ sample: number; binding?: string }} [accuracy] Check this share of the keys of every memory and KV rule against exact counting (docs/accuracy.md).
  */
 /**
  * A validated rule: the host's normalized rule (id, name, algorithm, limit, windowMs, burst,
@@ -171,6 +173,7 @@ import {
  *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
  *   readonly admin: { readonly path: string; readonly tokenSecret: string; readonly dashboard: DashboardSettings | null } | null;
  *   readonly analytics: { readonly binding: string };
+ *   readonly accuracy?: { readonly sample: number; readonly binding: string } | null;
  * }} GatewayConfig
  */
 
@@ -199,7 +202,7 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // requests every other rule admitted.
 const STORE_ORDER = ["memory", "kv", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy"];
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
@@ -562,6 +565,8 @@ export function validateConfig(raw, source = "configuration") {
       responses: validateResponses(raw.responses),
       admin: validateAdmin(raw.admin, routes),
       analytics: validateAnalytics(raw.analytics),
+      // How far memory and KV rules are from exact (features/accuracy/probe.js): null when off.
+      accuracy: raw.accuracy === undefined ? null : Object.freeze(hostValidated("", () => normalizeAccuracy(raw.accuracy))),
     }));
     validated.add(config);
     return config;

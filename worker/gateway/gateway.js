@@ -30,6 +30,7 @@ import { decisionHeaders, policyHeader, withHeaders } from "../src/http/headers.
 import { limitedResponse } from "../src/http/responses.js";
 import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
+import { accuracyFamilies } from "./accuracy-metrics.js";
 import { DashboardReporter } from "./dashboard/report.js";
 import { serveDashboard } from "./dashboard/serve.js";
 import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
@@ -109,7 +110,9 @@ export function createGateway(config, options = {}) {
   const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
   const { now = nowMs, log = defaultLog } = options;
   if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
-  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now });
+  /** @type {import("./limiter.js").AccuracyProbeEntry[]} */
+  const probes = [];
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
@@ -120,7 +123,8 @@ export function createGateway(config, options = {}) {
   const dashboard = admin?.dashboard ?? null;
   const reporter = dashboard === null || admin === null ? null : new DashboardReporter(dashboard, admin.tokenSecret);
   // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
-  const allFamilies = () => [...metrics.families(), ...storeFamilies(storeStats()), ...(reporter === null ? [] : reporter.families())];
+  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...(reporter === null ? [] : reporter.families())];
+  const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
 
@@ -281,7 +285,7 @@ export function createGateway(config, options = {}) {
       handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
     } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
-      handled = { response: await serveAdmin(request, env, admin, metrics, () => [...storeFamilies(storeStats()), ...(reporter === null ? [] : reporter.families())]) };
+      handled = { response: await serveAdmin(request, env, admin, metrics, moreFamilies) };
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);
