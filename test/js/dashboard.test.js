@@ -64,6 +64,13 @@ async function driveTraffic() {
   });
   const statuses = await Promise.all(sends.map(async (pending) => (await pending).status));
   assert.ok(statuses.includes(200) && statuses.includes(429), `traffic must be both admitted and denied; got ${statuses}`);
+  // Wrong passwords for one account until the login lockout refuses it.
+  const logins = [];
+  for (let n = 0; n < 7; n++) {
+    const response = await isolates.gw1.fetch("http://gw/auth/login", from("192.0.2.30", { "content-type": "application/json" }, { method: "POST", body: JSON.stringify({ username: "victim-account", password: `guess-${n}` }) }));
+    logins.push(response.status);
+  }
+  assert.ok(logins.includes(429), `the account must be locked out; got ${logins}`);
 }
 
 /** The counters of one isolate's /metrics. */
@@ -229,6 +236,9 @@ describe("the dashboard in a real browser", () => {
     const limitedKeys = await page.$$eval("#limited td.key", (cells) => cells.map((cell) => cell.textContent));
     assert.ok(limitedKeys.length > 0, "the noisy client is listed");
     for (const key of limitedKeys) assert.doesNotMatch(key, /203\.0\.113\.66/, "keys are redacted by default");
+    const locked = await page.$$eval("#locked td.key", (cells) => cells.map((cell) => cell.textContent));
+    assert.equal(locked.length, 1, "the locked account is listed under the lockouts in force");
+    assert.match(locked[0], /^account#[0-9a-f]{12}$/);
 
     const shots = process.env.SLUICE_SCREENSHOT_DIR ?? path.join(tmpdir(), "sluice-dashboard");
     mkdirSync(shots, { recursive: true });

@@ -123,6 +123,8 @@ export function createGateway(config, options = {}) {
   const dashboard = admin?.dashboard ?? null;
   const reporter = dashboard === null || admin === null ? null : new DashboardReporter(dashboard, admin.tokenSecret);
   // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
+  // The rules whose denials are lockouts, so the dashboard can list the accounts locked now.
+  const lockoutRules = [...new Set(routes.flatMap((route) => route.rules.filter((rule) => /** @type {any} */ (rule).kind === "lockout").map((rule) => rule.name)))];
   const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...(reporter === null ? [] : reporter.families())];
   const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
@@ -289,7 +291,7 @@ export function createGateway(config, options = {}) {
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);
-      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
+      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), lockoutRules, reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
     } else {
       try {
         handled = await handleRoute(request, url, canonical.path, env, ctx, record);

@@ -95,7 +95,15 @@ export function dashboardClient() {
       el("tbody", {}, ruleRows),
     ]);
 
-    const limitedRows = view.limitedNow.map((entry) => el("tr", {}, [el("td", { class: "key" }, [entry.key]), el("td", {}, [entry.rule]), el("td", { class: "num" }, [number(entry.denials)])]));
+    const lockoutRules = new Set(view.lockoutRules ?? []);
+    const lockedRows = view.limitedNow
+      .filter((entry) => lockoutRules.has(entry.rule))
+      .map((entry) => el("tr", {}, [el("td", { class: "key" }, [entry.key]), el("td", {}, [entry.rule]), el("td", { class: "num" }, [number(entry.denials)])]));
+    const locked =
+      lockedRows.length === 0
+        ? el("p", { class: "empty", id: "locked" }, ["No account locked out in the last five minutes."])
+        : el("table", { id: "locked" }, [el("caption", {}, ["Lockouts in force (accounts refused in the last five minutes)"]), el("thead", {}, [el("tr", {}, ["account", "rule", "refusals"].map((t) => el("th", {}, [t])))]), el("tbody", {}, lockedRows)]);
+    const limitedRows = view.limitedNow.filter((entry) => !lockoutRules.has(entry.rule)).map((entry) => el("tr", {}, [el("td", { class: "key" }, [entry.key]), el("td", {}, [entry.rule]), el("td", { class: "num" }, [number(entry.denials)])]));
     const limited =
       limitedRows.length === 0
         ? el("p", { class: "empty", id: "limited" }, ["No client limited in the last five minutes."])
@@ -105,17 +113,13 @@ export function dashboardClient() {
       families.filter((f) => /^sluice_(store|lease)_/.test(f.name)),
       "Store health: decisions, failures, breakers, leases",
     );
-    const lockouts = familyTable(
-      families.filter((f) => /lockout/.test(f.name)),
-      "Lockouts",
-    );
     const other = familyTable(
-      families.filter((f) => !/^sluice_(rule|store|lease)_/.test(f.name) && !/lockout/.test(f.name)),
+      families.filter((f) => !/^sluice_(rule|store|lease)_/.test(f.name)),
       "Other counters",
     );
     const summary = el("p", { id: "summary" }, [`${view.isolates} isolate(s) reporting, ${view.retiredIsolates} retired; updated ${new Date(view.nowMs).toISOString()}`]);
     const content = /** @type {HTMLElement} */ (document.getElementById("content"));
-    content.replaceChildren(summary, rules, limited, stores, lockouts, other);
+    content.replaceChildren(summary, rules, limited, locked, stores, other);
     root.dataset.loaded = String(view.nowMs);
   }
 

@@ -23,7 +23,7 @@ const MAX_LOGIN_BYTES = 4096;
  * @param {string} subpath What follows the dashboard's path ("" or "/login", ...).
  * @param {any} env
  * @param {{ path: string, tokenSecret: string, dashboard: { path: string, binding: string } }} admin
- * @param {{ nowMs: () => number, reportNow: (env: any) => Promise<void> }} hooks
+ * @param {{ nowMs: () => number, lockoutRules: readonly string[], reportNow: (env: any) => Promise<void> }} hooks
  * @returns {Promise<Response>}
  */
 export async function serveDashboard(request, subpath, env, admin, hooks) {
@@ -68,7 +68,7 @@ export async function serveDashboard(request, subpath, env, admin, hooks) {
       return errorResponse(GatewayError.MISCONFIGURED, { extra: { field: "admin.dashboard.binding" } });
     }
     const view = await object.view();
-    return new Response(JSON.stringify(view), { headers: securityHeaders("application/json") });
+    return new Response(JSON.stringify({ ...view, lockoutRules: hooks.lockoutRules }), { headers: securityHeaders("application/json") });
   }
   return errorResponse(GatewayError.NO_ROUTE);
 }
