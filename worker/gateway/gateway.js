@@ -112,7 +112,7 @@ export function createGateway(config, options = {}) {
   if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
   /** @type {import("./limiter.js").AccuracyProbeEntry[]} */
   const probes = [];
-  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes });
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes, jwt: gatewayConfig.jwt ?? null });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
@@ -148,7 +148,7 @@ export function createGateway(config, options = {}) {
   let lockoutsFor;
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
   const webSocketProxies = routes.map((route) =>
-    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route, gatewayConfig.jwt ?? null) : compose(...parts.map((part) => keyPart(part, route, gatewayConfig.jwt ?? null))))),
   );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);

@@ -5,6 +5,8 @@ export { createLimiter } from "./engine/limiter.js";
 export { createConcurrencyLimiter } from "./features/concurrency/limiter.js";
 export { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } from "./features/websocket/message-limit.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
+export { cf, cookie, query } from "./http/characteristics.js";
+export { verifiedClaim } from "./http/jwt.js";
 export { isolateStats } from "./engine/isolate.js";
 export { storeStats } from "./stores/registry.js";
 export { createMemoryStore } from "./stores/memory.js";
@@ -32,6 +34,7 @@ export { jsonField, normalizeAccount } from "./http/account.js";
 /** @typedef {import("./features/websocket/message-limit.js").MessageGate} MessageGate */
 /** @typedef {import("./features/websocket/message-limit.js").GateSnapshot} GateSnapshot */
 /** @typedef {import("./http/keys.js").IpOptions} IpOptions */
+/** @typedef {import("./http/jwt.js").JwtOptions} JwtOptions */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeyFunction<Args>} KeyFunction */
 /** @typedef {import("./http/keys.js").KeyHelper} KeyHelper */
 /** @typedef {import("./http/keys.js").KeyInput} KeyInput */
