@@ -8,6 +8,7 @@ import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
 import { normalizeAccuracy } from "../src/features/accuracy/probe.js";
 import { createJwtVerifier } from "../src/http/jwt.js";
+import { createAccessList } from "../src/features/lists/access-list.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
@@ -118,6 +119,7 @@ import {
  * @property {ResponsesInput} [responses]
  * @property {{ path: string; tokenSecret: string; dashboard?: boolean | Partial<DashboardSettings> }} [admin]
  * @property {{ binding: string }} [analytics]
+ * @property {import("../src/features/lists/access-list.js").AccessListOptions} [lists] Allow and deny lists of addresses, countries and ASNs.
  * @property {import("../src/http/jwt.js").JwtOptions} [jwt] How jwt:<claim> key parts verify tokens (no `secret`: use secretBinding).
  * @property {{ sample: number; binding?: string }} [accuracy] Check this share of the keys of every memory and KV rule against exact counting (docs/accuracy.md).
  */
@@ -177,6 +179,7 @@ import {
  *   readonly analytics: { readonly binding: string };
  *   readonly accuracy?: { readonly sample: number; readonly binding: string } | null;
  *   readonly jwt?: import("../src/http/jwt.js").JwtOptions | null;
+ *   readonly lists?: import("../src/features/lists/access-list.js").AccessListOptions | null;
  * }} GatewayConfig
  */
 
@@ -205,7 +208,7 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // requests every other rule admitted.
 const STORE_ORDER = ["memory", "kv", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy", "jwt"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy", "jwt", "lists"];
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
@@ -587,6 +590,8 @@ export function validateConfig(raw, source = "configuration") {
       // How far memory and KV rules are from exact (features/accuracy/probe.js): null when off.
       accuracy: raw.accuracy === undefined ? null : Object.freeze(hostValidated("", () => normalizeAccuracy(raw.accuracy))),
       jwt: validateJwt(raw.jwt, routes),
+      // Allow and deny lists (features/lists/access-list.js), checked as the library checks them.
+      lists: raw.lists === undefined ? null : (hostValidated("lists", () => createAccessList(raw.lists)), Object.freeze(structuredClone(raw.lists))),
     }));
     validated.add(config);
     return config;
