@@ -150,7 +150,7 @@ export class SluiceDurableObject extends DurableObject {
   // spent; usable until expiresAtMs, once `ready` (the flush that stores them) has resolved.
   /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null }>} */
   #reserved = new Map();
-  #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0 };
+  #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0, refills: 0 };
   // When the sweep alarm is due (ms), or null when none is scheduled.
   /** @type {number | null} */
   #alarmAtMs = null;
@@ -242,6 +242,40 @@ export class SluiceDurableObject extends DurableObject {
     const flushing = this.flushed();
     if (reserving) this.#awaitStored(checks, flushing);
     return flushing.then(() => outcome);
+  }
+
+  /**
+   * refill lends units of the checks' keys without deciding a request: an isolate asks for its next
+   * lease in the background while its current one still holds units (leases.js), so that a warm key
+   * never waits on a round trip. `giveBack` is taken back first, then `lend` { wanted, leaseMs } lends
+   * as decide's would (lease.hpp sizes it). Answers { leases, returned, resetMs } once the lent units
+   * are stored, so a restart still counts them.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ lend: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} options
+   * @returns {{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] } | Promise<{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] }>}
+   */
+  refill(checks, options) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    if (options === null || typeof options !== "object" || options.lend === null || typeof options.lend !== "object") {
+      throw new TypeError("refill needs options.lend { wanted, leaseMs }");
+    }
+    const nowMs = this.nowMs();
+    this.#counters.refills++;
+    const returned = options.giveBack === undefined ? null : this.#takeBack(options.giveBack, nowMs);
+    const indices = this.resident(checks);
+    const core = this.#rules.core;
+    this.#unreserve(checks, indices, nowMs);
+    const leases = this.#lend(checks, indices, options.lend, nowMs);
+    const resetMs = new Array(checks.length).fill(0);
+    for (let i = 0; i < checks.length; i++) {
+      resetMs[i] = core.peek(indices[i], checks[i].key, 1, nowMs).resetMs;
+      if (leases[i] !== null) this.persist(checks[i].rule.id, checks[i].key, indices[i], nowMs + resetMs[i]);
+    }
+    const answer = { leases, returned, resetMs };
+    if (this.#pending.size === 0) return answer;
+    return this.flushed().then(() => answer);
   }
 
   // Decides a plain call from reservations when every check's key holds enough reserved units
@@ -465,7 +499,8 @@ export class SluiceDurableObject extends DurableObject {
 
   /**
    * storageStats reports, since the object started: decide calls, those answered from reserved units
-   * (nothing written), units reserved, flushes (one transaction each) and rows written; and now: the
+   * (nothing written), units reserved, flushes (one transaction each), rows written and refills (leases
+   * lent in the background, without a request: refill); and now: the
    * keys holding reserved units and the units unspent (what a restart would strand).
    */
   storageStats() {

@@ -30,6 +30,7 @@ import { checkTimeout, withDeadline } from "./deadline.js";
  * @typedef {{
  *   readonly name: "durable";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   refill(checks: readonly StoreCheck[], options: StoreOptions & { lend: { wanted: number[], leaseMs: number }, giveBack?: unknown[] }): Promise<{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }>;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   readonly counters: Readonly<DurableStoreCounters>;
  *   objectOf(key: string): string;
@@ -87,6 +88,17 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     return withDeadline(work, timeoutMs, "the Durable Object");
   }
 
+  // A background lease refill (leases.js): the object lends without deciding a request. The checks
+  // live in one object (leases.js only refills such requests).
+  function refill(checks, refillOptions) {
+    const namespace = resolveBinding(binding, refillOptions.env, "durable store binding");
+    const target = objectName(checks[0].key);
+    const stub = /** @type {any} */ (namespace.get(namespace.idFromName(target)));
+    const options = objectOptions(false, refillOptions);
+    delete options.peek;
+    return withDeadline(stub.refill(checks.map(({ rule, key, cost }) => ({ rule, key, cost })), options), timeoutMs, "the Durable Object");
+  }
+
   async function decideSpread(namespace, checks, parts, peek) {
     counters.spreadRequests++;
     const stubs = parts.map((part) => namespace.get(namespace.idFromName(part.objectName)));
@@ -135,6 +147,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     name: "durable",
     counters,
     decide,
+    refill,
     reset,
     /** objectOf names the object that counts `key` (leases.js groups give-backs by it). */
     objectOf: objectName,

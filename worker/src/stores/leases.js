@@ -5,11 +5,14 @@
 // it lends when it lends it, so everything lent plus everything admitted directly never exceeds the
 // rule. This module only keeps the batches, says how big a batch it would like (the key's rate at
 // this isolate times the lease's length; the object gives at most a quarter of what the key has left,
-// so batches shrink to nothing near the limit), and gives unused units back on its next call to the
-// object. See docs/leases.md.
-import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
+// so batches shrink to nothing near the limit), asks for the next batch in the background before the
+// current one runs out (so that a warm key never waits on a round trip, however far the object is),
+// and gives unused units back on its next call to the object. See docs/leases.md.
+import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
+import { nowMs as wallClockMs } from "../clock.js";
 import { SluiceConfigError, describe } from "../errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
+import { RoundTrips } from "./round-trip.js";
 
 /** How long a lease lasts, by default (never past the end of the key's window). */
 export const DEFAULT_LEASE_MS = 5000;
@@ -18,8 +21,13 @@ const MAX_LEASE_MS = 3_600_000;
 export const DEFAULT_MAX_LEASE_UNITS = 1000;
 // How many keys the isolate tracks (rates and batches); the oldest is dropped beyond it.
 const DEFAULT_MAX_KEYS = 10_000;
+const LEASE_FIELDS = ["leaseMs", "maxLeaseUnits", "maxKeys", "refill"];
 // Units waiting to go back, per object, at most (beyond it they stay stranded until their window ends).
 const MAX_PENDING_RETURNS = 256;
+// A warm key asks for its next lease when what it holds would last fewer than this many of the
+// object's timeouts (smoothed round trip + 4 deviations, round-trip.js) at its rate here, or when its
+// lease ends within as long: the refill then lands before the units are spent, with a round trip to spare.
+const REFILL_AHEAD_TIMEOUTS = 2;
 
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
 /** @import { DurableStore } from "./durable.js" */
@@ -27,7 +35,9 @@ const MAX_PENDING_RETURNS = 256;
 /**
  * The leases' counters (storeStats().leases).
  * @typedef {object} LeaseCounters
- * @property {number} roundTrips Calls to the object.
+ * @property {number} roundTrips Calls to the object (refills included).
+ * @property {number} refills Calls that asked for a warm key's next lease in the background, before its
+ *   current one ran out: no request waited on them (roundTrips - refills did wait).
  * @property {number} leasedDecisions Decisions taken from a lease in this isolate, with no round trip.
  * @property {number} leasesGranted Leases the object granted.
  * @property {number} unitsLent Units those leases carried.
@@ -41,6 +51,9 @@ const MAX_PENDING_RETURNS = 256;
  * @property {number} [leaseMs] How long a lease lasts at most (it also ends with the key's window). Default 5000.
  * @property {number} [maxLeaseUnits] The most units one lease asks for. Default 1000.
  * @property {number} [maxKeys] How many keys this isolate tracks. Default 10,000.
+ * @property {boolean} [refill] Ask for a warm key's next lease in the background before its current one runs out
+ *   (or ends), so that its requests never wait on a round trip. Default true; false asks only when a request finds
+ *   no units (it then waits for the answer).
  */
 
 /**
@@ -61,19 +74,19 @@ const MAX_PENDING_RETURNS = 256;
  * checkLeaseOptions validates the `lease` option (true, false or LeaseOptions) and returns the
  * normalized settings, or null for no leases. Throws a SluiceConfigError naming the field.
  * @param {unknown} lease
- * @returns {{leaseMs: number, maxLeaseUnits: number, maxKeys: number} | null}
+ * @returns {{leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean} | null}
  */
 export function checkLeaseOptions(lease) {
   if (lease === undefined || lease === false) return null;
-  if (lease === true) return { leaseMs: DEFAULT_LEASE_MS, maxLeaseUnits: DEFAULT_MAX_LEASE_UNITS, maxKeys: DEFAULT_MAX_KEYS };
+  if (lease === true) return { leaseMs: DEFAULT_LEASE_MS, maxLeaseUnits: DEFAULT_MAX_LEASE_UNITS, maxKeys: DEFAULT_MAX_KEYS, refill: true };
   if (lease === null || typeof lease !== "object" || Array.isArray(lease)) {
-    throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys? }; got ${describe(lease)}`);
+    throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys?, refill? }; got ${describe(lease)}`);
   }
   const given = /** @type {LeaseOptions} */ (lease);
   for (const field of Object.keys(given)) {
-    if (!["leaseMs", "maxLeaseUnits", "maxKeys"].includes(field)) throw new SluiceConfigError(`lease.${field}`, "is not a lease option (known: leaseMs, maxLeaseUnits, maxKeys)");
+    if (!LEASE_FIELDS.includes(field)) throw new SluiceConfigError(`lease.${field}`, `is not a lease option (known: ${LEASE_FIELDS.join(", ")})`);
   }
-  const { leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS, maxKeys = DEFAULT_MAX_KEYS } = given;
+  const { leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS, maxKeys = DEFAULT_MAX_KEYS, refill = true } = given;
   if (!Number.isInteger(leaseMs) || leaseMs < 1 || leaseMs > MAX_LEASE_MS) {
     throw new SluiceConfigError("lease.leaseMs", `must be a whole number of milliseconds from 1 to ${MAX_LEASE_MS}; got ${describe(leaseMs)}`);
   }
@@ -81,61 +94,70 @@ export function checkLeaseOptions(lease) {
     throw new SluiceConfigError("lease.maxLeaseUnits", `must be a whole number from 1 to 2^20; got ${describe(maxLeaseUnits)}`);
   }
   if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new SluiceConfigError("lease.maxKeys", `must be a whole number >= 1; got ${describe(maxKeys)}`);
-  return { leaseMs, maxLeaseUnits, maxKeys };
+  if (typeof refill !== "boolean") throw new SluiceConfigError("lease.refill", `must be true or false; got ${describe(refill)}`);
+  return { leaseMs, maxLeaseUnits, maxKeys, refill };
 }
 
 /**
  * createLeasedStore wraps a durable store (createDurableStore) with leases.
  *
- * - decideLocally(checks, { nowMs, peek }): the Outcome when every check's key holds a live lease
- *   with units enough (marked `lease: true`), else null. No I/O: the fallback chain asks it first, so
- *   a lease keeps deciding while the object is unreachable, until it ends.
+ * - decideLocally(checks, { nowMs, peek, ctx }): the Outcome when every check's key holds a live lease
+ *   with units enough (marked `lease: true`), else null. No I/O in the decision: the fallback chain
+ *   asks it first, so a lease keeps deciding while the object is unreachable, until it ends. When a
+ *   lease would run out (or end) within two of the object's timeouts, it asks for the next one in the
+ *   background (ctx.waitUntil when the request has a ctx).
  * - decideRemotely(checks, options): the object decides, and lends to the checks' keys that are warm
  *   here; unused units of ended leases go back with the call.
  * - decide(checks, options): decideLocally, else decideRemotely.
- * `counters` is live: round trips, leases granted, units lent / used here / given back / stranded.
- * @param {{durable: DurableStore} & LeaseOptions} options
+ * `counters` is live: round trips, refills, leases granted, units lent / used here / given back / stranded.
+ * `clock` (ms) times the round trips that size the refills; default the wall clock.
+ * @param {{durable: DurableStore, clock?: () => number} & LeaseOptions} options
  * @returns {LeasedStore}
  */
 export function createLeasedStore(options) {
-  const { durable } = options;
+  const { durable, clock = wallClockMs } = options;
   if (durable === null || typeof durable !== "object" || typeof durable.decide !== "function" || typeof durable.objectOf !== "function") {
     throw new SluiceConfigError("durable", `must be a store from createDurableStore; got ${describe(durable)}`);
   }
-  const { leaseMs, maxLeaseUnits, maxKeys } = /** @type {{leaseMs: number, maxLeaseUnits: number, maxKeys: number}} */ (checkLeaseOptions({
+  if (typeof clock !== "function") throw new SluiceConfigError("clock", `must be a function returning ms; got ${describe(clock)}`);
+  const { leaseMs, maxLeaseUnits, maxKeys, refill: refillAhead } = /** @type {{leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean}} */ (checkLeaseOptions({
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     maxLeaseUnits: options.maxLeaseUnits ?? DEFAULT_MAX_LEASE_UNITS,
     maxKeys: options.maxKeys ?? DEFAULT_MAX_KEYS,
+    refill: options.refill ?? true,
   }));
 
   /** @type {LeaseCounters} */
   const counters = {
-    /** Calls to the object (each decides a request; some also lend or take units back). */
     roundTrips: 0,
-    /** Decisions taken from a lease in this isolate, with no round trip. */
+    refills: 0,
     leasedDecisions: 0,
-    /** Leases the object granted, and the units they carried. */
     leasesGranted: 0,
     unitsLent: 0,
-    /** Leases that ended with units unused. */
     leasesExpired: 0,
-    /** Unused units the object took back. */
     unitsReturned: 0,
-    /** Unused units that could not go back (their window was over, the call failed, or too many waited): not admitted by anyone until their window ends. */
     unitsStranded: 0,
   };
 
-  // "rule id\nkey" -> what this isolate knows of the key: its rate here and the lease it holds.
+  // "rule id\nkey" -> what this isolate knows of the key: its rate here and the leases it holds
+  // (`held`: { units, deadlineMs, expiresAtMs, endsWithWindow }, earliest deadline first). Leases are
+  // never merged: each ends, and goes back, by its own end (a sliding log takes units back by it).
   const keys = new Map();
   // object name -> [{ rule, key, units, expiresAtMs }] waiting for the next call to that object.
   const returns = new Map();
+  // Per object: its measured round trip, which says how early to ask for the next lease.
+  const roundTrips = new RoundTrips();
+
+  function idOf(check) {
+    return `${check.rule.id}\n${check.key}`;
+  }
 
   function entryOf(check, nowMs) {
-    const id = `${check.rule.id}\n${check.key}`;
+    const id = idOf(check);
     let entry = keys.get(id);
     if (entry === undefined) {
       if (keys.size >= maxKeys) dropOldest();
-      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), units: 0, deadlineMs: 0, expiresAtMs: 0, remaining: 0, resetAtMs: 0, asking: false };
+      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), held: [], remaining: 0, resetAtMs: 0, asking: false, quietUntilMs: 0 };
       keys.set(id, entry);
     }
     noteRequest(entry, nowMs, leaseMs);
@@ -147,24 +169,73 @@ export function createLeasedStore(options) {
     if (oldest === undefined) return;
     const [id, entry] = oldest;
     keys.delete(id);
-    if (entry.units > 0) giveBackLater(entry);
+    for (const lease of entry.held) if (lease.units > 0) giveBackLater(entry, lease);
+    entry.held = [];
+  }
+
+  // The units the key's live leases hold at nowMs; ended leases go back (giveBackLater).
+  function unitsHeld(entry, nowMs) {
+    let units = 0;
+    let ended = false;
+    for (const lease of entry.held) {
+      if (nowMs >= lease.deadlineMs) {
+        if (lease.units > 0) giveBackLater(entry, lease);
+        ended = true;
+      } else {
+        units += lease.units;
+      }
+    }
+    if (ended) entry.held = entry.held.filter((lease) => nowMs < lease.deadlineMs);
+    return units;
+  }
+
+  // Spends `cost` units, from the lease that ends first.
+  function spend(entry, cost) {
+    let left = cost;
+    for (const lease of entry.held) {
+      const taken = Math.min(left, lease.units);
+      lease.units -= taken;
+      left -= taken;
+      if (left === 0) break;
+    }
+    entry.held = entry.held.filter((lease) => lease.units > 0);
   }
 
   // An ended (or dropped) lease's unused units: back to the object with the next call to it. A bucket's
   // are not taken back (the bucket drains them by itself; sluice/lease.hpp): counted as stranded.
-  function giveBackLater(entry) {
+  function giveBackLater(entry, lease) {
     counters.leasesExpired++;
+    const { units, expiresAtMs } = lease;
+    lease.units = 0;
     if (!RETURNING_ALGORITHMS.includes(entry.rule.algorithm)) {
-      counters.unitsStranded += entry.units;
-      entry.units = 0;
+      counters.unitsStranded += units;
       return;
     }
     const name = durable.objectOf(entry.key);
     let list = returns.get(name);
     if (list === undefined) returns.set(name, (list = []));
-    if (list.length >= MAX_PENDING_RETURNS) counters.unitsStranded += entry.units;
-    else list.push({ rule: entry.rule, key: entry.key, units: entry.units, expiresAtMs: entry.expiresAtMs });
-    entry.units = 0;
+    if (list.length >= MAX_PENDING_RETURNS) counters.unitsStranded += units;
+    else list.push({ rule: entry.rule, key: entry.key, units, expiresAtMs });
+  }
+
+  // Settles the give-backs a call carried: what the object took back, and what it could not.
+  function settleReturns(giveBack, returned) {
+    if (giveBack === undefined) return;
+    for (let i = 0; i < giveBack.length; i++) {
+      const back = returned?.[i] ?? 0;
+      counters.unitsReturned += back;
+      counters.unitsStranded += giveBack[i].units - back;
+    }
+  }
+
+  function strandReturns(giveBack) {
+    if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
+  }
+
+  function takeReturns(name) {
+    const giveBack = returns.get(name);
+    if (giveBack !== undefined) returns.delete(name);
+    return giveBack;
   }
 
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
@@ -182,25 +253,89 @@ export function createLeasedStore(options) {
     for (let i = 0; i < count; i++) {
       const entry = entryOf(checks[i], nowMs);
       entries[i] = entry;
-      if (entry.units > 0 && nowMs >= entry.deadlineMs) giveBackLater(entry);
-      if (entry.units < checks[i].cost || entries.indexOf(entry) !== i) covered = false;
+      if (unitsHeld(entry, nowMs) < checks[i].cost || entries.indexOf(entry) !== i) covered = false;
     }
     if (!covered) return null;
     const decisions = new Array(count);
     let deciding = 0;
     for (let i = 0; i < count; i++) {
       const entry = entries[i];
-      entry.units -= checks[i].cost;
-      // What is left: this lease's units and what the object had left when it lent them (others may
-      // have used some since: an upper bound, as any isolate's view of a shared count is).
-      decisions[i] = { allowed: true, limit: entry.rule.limit, remaining: entry.units + entry.remaining, resetMs: Math.max(0, entry.resetAtMs - nowMs), retryAfterMs: 0 };
+      spend(entry, checks[i].cost);
+      // What is left: these leases' units and what the object had left when it lent the last (others
+      // may have used some since: an upper bound, as any isolate's view of a shared count is).
+      decisions[i] = { allowed: true, limit: entry.rule.limit, remaining: unitsHeld(entry, nowMs) + entry.remaining, resetMs: Math.max(0, entry.resetAtMs - nowMs), retryAfterMs: 0 };
       if (decisions[i].remaining < decisions[deciding].remaining) deciding = i;
     }
     counters.leasedDecisions++;
+    for (const entry of entries) refillIfRunningOut(entry, nowMs, decideOptions);
     const { limit, remaining, resetMs } = decisions[deciding];
     /** @type {Outcome} */
     const outcome = { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding, checks: decisions, store: "durable", lease: true };
     return outcome;
+  }
+
+  // Asks for the key's next lease in the background when what it holds would run out, or end, before
+  // an answer could come back (REFILL_AHEAD_TIMEOUTS of the object's timeout). A lease that ends with
+  // its key's window is not renewed for time: the next lease would end there too (docs/leases.md).
+  function refillIfRunningOut(entry, nowMs, decideOptions) {
+    if (!refillAhead || entry.asking || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
+    if (!LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return;
+    const name = durable.objectOf(entry.key);
+    const aheadMs = REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(name);
+    const units = unitsHeld(entry, nowMs);
+    const last = entry.held.at(-1);
+    const spentSoon = units <= rateOf(entry, nowMs) * aheadMs;
+    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs);
+    if (!spentSoon && !endsSoon) return;
+    const wanted = wish(entry, nowMs);
+    if (wanted === 0) return;
+    refill(entry, wanted, nowMs, decideOptions);
+  }
+
+  function rateOf(entry, nowMs) {
+    const elapsed = Math.max(nowMs - entry.since, leaseMs / 8);
+    return Math.max(entry.lastRate, entry.seen / elapsed);
+  }
+
+  // The background call: the object lends (and takes back what waits to go back), decides nothing.
+  function refill(entry, wanted, sentAtMs, decideOptions) {
+    entry.asking = true;
+    counters.roundTrips++;
+    counters.refills++;
+    const name = durable.objectOf(entry.key);
+    const giveBack = takeReturns(name);
+    const started = clock();
+    const call = Promise.resolve()
+      .then(() =>
+        /** @type {Required<DurableStore>} */ (durable).refill([{ rule: entry.rule, key: entry.key, cost: 1 }], {
+          env: decideOptions.env,
+          lend: { wanted: [wanted], leaseMs },
+          giveBack,
+        }),
+      )
+      .then(
+        (answer) => {
+          roundTrips.sample(name, clock() - started);
+          settleReturns(giveBack, answer.returned);
+          const lease = answer.leases[0];
+          if (lease === null || lease === undefined) {
+            // Nothing to lend (the key is near its limit): the next request decides at the object;
+            // no more refills until the key could have quota again, or a lease's length.
+            entry.quietUntilMs = sentAtMs + Math.min(answer.resetMs[0], leaseMs);
+            return;
+          }
+          keepLease(entry, lease, sentAtMs, sentAtMs + answer.resetMs[0]);
+        },
+        () => {
+          // The refill failed: its give-backs are stranded (never admitted twice), and the key's
+          // next request asks the object as usual.
+          strandReturns(giveBack);
+        },
+      )
+      .finally(() => {
+        entry.asking = false;
+      });
+    decideOptions.ctx?.waitUntil?.(call);
   }
 
   // Local when a lease covers the request, else a call to the object.
@@ -218,13 +353,10 @@ export function createLeasedStore(options) {
     if (!peek && oneObject && typeof nowMs === "number") {
       const wanted = new Array(checks.length).fill(0);
       for (let i = 0; i < checks.length; i++) {
-        const entry = keys.get(`${checks[i].rule.id}\n${checks[i].key}`);
+        const entry = keys.get(idOf(checks[i]));
         if (entry === undefined) continue;
-        if (entry.units > 0 && nowMs >= entry.deadlineMs) giveBackLater(entry);
-        // Ask only when this lease cannot serve the next request anyway.
-        if (entry.units >= checks[i].cost) continue;
-        // A sliding log's leases must not merge: each is taken back by its own end (keep()).
-        if (entry.units > 0 && entry.rule.algorithm === "sliding-log") giveBackLater(entry);
+        // Ask only when these leases cannot serve the next request anyway.
+        if (unitsHeld(entry, nowMs) >= checks[i].cost) continue;
         wanted[i] = wish(entry, nowMs);
         if (wanted[i] > 0) {
           entry.asking = true;
@@ -233,63 +365,58 @@ export function createLeasedStore(options) {
       }
       if (asked.length > 0) lend = { wanted, leaseMs };
     }
-    const giveBack = oneObject ? returns.get(name) : undefined;
-    if (giveBack !== undefined) returns.delete(name);
+    const giveBack = oneObject ? takeReturns(name) : undefined;
     counters.roundTrips++;
+    const started = clock();
     let outcome;
     try {
       outcome = await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack }));
     } catch (error) {
-      if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
+      strandReturns(giveBack);
       throw error;
     } finally {
       for (const entry of asked) entry.asking = false;
     }
-    if (giveBack !== undefined) {
-      const returned = outcome.returned ?? [];
-      for (let i = 0; i < giveBack.length; i++) {
-        const back = returned[i] ?? 0;
-        counters.unitsReturned += back;
-        counters.unitsStranded += giveBack[i].units - back;
-      }
-    }
+    if (oneObject) roundTrips.sample(name, clock() - started);
+    settleReturns(giveBack, outcome.returned);
     if (outcome.leases !== undefined) keep(checks, outcome, nowMs);
     delete outcome.returned;
     delete outcome.leases;
     return outcome;
   }
 
-  // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent,
-  // so each ends here no later than it does at the object, whatever the two clocks read.
+  // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent.
   function keep(checks, outcome, sentAtMs) {
     for (let i = 0; i < checks.length; i++) {
       const lease = outcome.leases[i];
       if (lease === null || lease === undefined) continue;
-      const entry = keys.get(`${checks[i].rule.id}\n${checks[i].key}`);
-      counters.leasesGranted++;
-      counters.unitsLent += lease.units;
-      if (entry === undefined) {
-        // Dropped while the call was out: nothing will use these units.
-        counters.unitsStranded += lease.units;
-        continue;
-      }
-      const deadlineMs = sentAtMs + lease.validForMs;
-      // A sliding log takes lent units back by their lease's end: units of two leases cannot share one
-      // (giving back more than one lease had at its end would take another isolate's units).
-      if (entry.units > 0 && entry.rule.algorithm === "sliding-log" && entry.expiresAtMs !== lease.expiresAtMs) giveBackLater(entry);
-      if (entry.units > 0) {
-        // Two leases of one key at once (a call lent while another was out): both are in the same window
-        // of the key, so they merge and end with the earlier.
-        entry.deadlineMs = Math.min(entry.deadlineMs, deadlineMs);
-        entry.expiresAtMs = Math.min(entry.expiresAtMs, lease.expiresAtMs);
-      } else {
-        entry.deadlineMs = deadlineMs;
-        entry.expiresAtMs = lease.expiresAtMs;
-      }
-      entry.units += lease.units;
-      entry.remaining = lease.remaining;
-      entry.resetAtMs = sentAtMs + outcome.checks[i].resetMs;
+      const entry = keys.get(idOf(checks[i]));
+      keepLease(entry, lease, sentAtMs, sentAtMs + outcome.checks[i].resetMs);
     }
+  }
+
+  // One lease: it ends here validForMs after sentAtMs, a reading taken before the call was sent, so it
+  // ends here no later than at the object, whatever the two clocks read (only their rates must agree).
+  function keepLease(entry, lease, sentAtMs, resetAtMs) {
+    counters.leasesGranted++;
+    counters.unitsLent += lease.units;
+    if (entry === undefined || keys.get(`${entry.rule.id}\n${entry.key}`) !== entry) {
+      // Dropped while the call was out: nothing will use these units.
+      counters.unitsStranded += lease.units;
+      return;
+    }
+    const held = {
+      units: lease.units,
+      deadlineMs: sentAtMs + lease.validForMs,
+      expiresAtMs: lease.expiresAtMs,
+      // Cut short by the key's window: a later lease would end there too.
+      endsWithWindow: WINDOW_LENDING_ALGORITHMS.includes(entry.rule.algorithm) && lease.validForMs < leaseMs,
+    };
+    let at = entry.held.length;
+    while (at > 0 && entry.held[at - 1].deadlineMs > held.deadlineMs) at--;
+    entry.held.splice(at, 0, held);
+    entry.remaining = lease.remaining;
+    entry.resetAtMs = resetAtMs;
   }
 
   /**
@@ -300,8 +427,8 @@ export function createLeasedStore(options) {
    */
   async function reset(checks, resetOptions) {
     for (const check of checks) {
-      const entry = keys.get(`${check.rule.id}\n${check.key}`);
-      if (entry !== undefined) entry.units = 0;
+      const entry = keys.get(idOf(check));
+      if (entry !== undefined) entry.held = [];
     }
     await durable.reset(checks, resetOptions);
   }

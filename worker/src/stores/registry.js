@@ -116,7 +116,7 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
- * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
+ * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean }} [lease] Durable with `lease` only: its settings.
  * @property {LeaseCounters | null} leases The leases' counters (round trips, leased decisions, leases granted, units
  *   lent / returned / stranded), or null without `lease`.
  */
