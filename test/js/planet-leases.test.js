@@ -62,3 +62,67 @@ describe("planet: leases", () => {
     });
   }
 });
+
+// The regional tier: two regions, each with two isolates 10 ms from their regional object, which is
+// 250 ms (+-20 %) from the keys' home (the test object's "homeRttMs" knob puts the home across the
+// planet for the regional object's calls; the isolates' seam, for theirs).
+describe("planet: a regional tier", () => {
+  const REGIONS = [
+    { name: "syd-1", rttMs: 10, hint: "oc" },
+    { name: "syd-2", rttMs: 10, hint: "oc" },
+    { name: "sin-1", rttMs: 10, hint: "apac" },
+    { name: "sin-2", rttMs: 10, hint: "apac" },
+  ];
+  let planet;
+  before(async () => {
+    planet = await startPlanet({ regions: REGIONS });
+  });
+  after(() => planet?.dispose());
+
+  const regionalObject = (name, hint) => `${name}/region/${hint}/${name}/1/0`;
+  async function setUp(name) {
+    await planet.fixObjectClock(name);
+    for (const hint of ["oc", "apac"]) await planet.send(0, { op: "object", name: regionalObject(name, hint), method: "setKnob", args: ["homeRttMs", 250] });
+  }
+  async function homeCalls(name, hint) {
+    return planet.send(0, { op: "object", name: regionalObject(name, hint), method: "homeCalls" });
+  }
+
+  test("a hot key below its limit crosses the planet about once per region per lease, and is decided near", async () => {
+    const name = "regional-below";
+    await setUp(name);
+    const LEASE_MS = 2000;
+    const store = { name, lease: { leaseMs: LEASE_MS }, regional: true };
+    const r = rule({ name, limit: 100_000 });
+    // 600 requests per isolate, 10 ms apart (6 s: 3 of the isolates' lease lengths).
+    const results = await planet.playEverywhere({ store, rule: r, keys: ["hot"], ticks: 600, gapMs: 10 });
+    for (const [i, { perKey }] of results.entries()) {
+      assert.equal(perKey.hot.admitted, 600, `${REGIONS[i].name}: all admitted`);
+      assert.equal(perKey.hot.fallbacks, 0);
+      // From leases but for the warm-up (the first crossing: 260 ms at 100 a second) and the refills
+      // of isolates whose regional object was itself waiting for the home.
+      assert.ok(perKey.hot.leased >= 540, `${REGIONS[i].name}: ${perKey.hot.leased} of 600 from leases`);
+    }
+    for (const hint of ["oc", "apac"]) {
+      // The floor: at most one crossing per region per lease length (3 here), plus the warm-up's
+      // (the first lease is sized before the key's rate is known). Without the tier each of the two
+      // isolates crosses on its own, every refill (about 20 each: bench/planet-leases.js).
+      const calls = await homeCalls(name, hint);
+      assert.ok(calls >= 1 && calls <= 3 + 4, `${hint}: ${calls} calls to the home object`);
+    }
+  });
+
+  test("a hot key asked for past its limit through regional objects admits its limit and not one more", async () => {
+    const name = "regional-at-limit";
+    await setUp(name);
+    const LIMIT = 2000;
+    const store = { name, lease: { leaseMs: 2000 }, regional: true };
+    const r = rule({ name, limit: LIMIT });
+    // 4 isolates x 600: 2,400 asked for a limit of 2,000 in one window.
+    const results = await planet.playEverywhere({ store, rule: r, keys: ["hot"], ticks: 600, gapMs: 10 });
+    const admitted = results.reduce((n, { perKey }) => n + perKey.hot.admitted, 0);
+    assert.equal(results.reduce((n, { perKey }) => n + perKey.hot.fallbacks, 0), 0, "no fallback");
+    assert.ok(admitted <= LIMIT, `admitted ${admitted} > limit ${LIMIT}`);
+    assert.ok(admitted >= 0.95 * LIMIT, `only ${admitted} of ${LIMIT} admitted`);
+  });
+});

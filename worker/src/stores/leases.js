@@ -44,6 +44,7 @@ const REFILL_AHEAD_TIMEOUTS = 2;
  * @property {number} leasesExpired Leases that ended with units unused.
  * @property {number} unitsReturned Unused units the object took back.
  * @property {number} unitsStranded Unused units that could not go back: admitted by no one until their window ends (a bucket's: until it drains them).
+ * @property {number} unitsPassedOn A regional object's: units of its leases passed on to the isolates near it.
  */
 
 /**
@@ -64,6 +65,12 @@ const REFILL_AHEAD_TIMEOUTS = 2;
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Outcome | Promise<Outcome>;
  *   decideLocally(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
  *   decideRemotely(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   lendOn(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): { units: number, expiresAtMs: number, validForMs: number, remaining: number, endsWithWindow: boolean } | null;
+ *   takeBackLent(giveBack: ReadonlyArray<{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }>, nowMs: number): number[];
+ *   topUp(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): Promise<void>;
+ *   refillsLanding(checks: readonly StoreCheck[]): Promise<unknown> | null;
+ *   holds(checks: readonly StoreCheck[], nowMs: number): boolean;
+ *   resetInMs(check: StoreCheck, nowMs: number): number;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   isolateTables(): [];
  *   isBound(env: unknown): boolean;
@@ -137,6 +144,7 @@ export function createLeasedStore(options) {
     leasesExpired: 0,
     unitsReturned: 0,
     unitsStranded: 0,
+    unitsPassedOn: 0,
   };
 
   // "rule id\nkey" -> what this isolate knows of the key: its rate here and the leases it holds
@@ -152,15 +160,15 @@ export function createLeasedStore(options) {
     return `${check.rule.id}\n${check.key}`;
   }
 
-  function entryOf(check, nowMs) {
+  function entryOf(check, nowMs, count = 1) {
     const id = idOf(check);
     let entry = keys.get(id);
     if (entry === undefined) {
       if (keys.size >= maxKeys) dropOldest();
-      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), held: [], remaining: 0, resetAtMs: 0, asking: false, quietUntilMs: 0 };
+      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), held: [], remaining: 0, resetAtMs: 0, askingUntilMs: 0, refilling: null, quietUntilMs: 0 };
       keys.set(id, entry);
     }
-    noteRequest(entry, nowMs, leaseMs);
+    if (count > 0) noteRequest(entry, nowMs, leaseMs, count);
     return entry;
   }
 
@@ -198,7 +206,7 @@ export function createLeasedStore(options) {
       left -= taken;
       if (left === 0) break;
     }
-    entry.held = entry.held.filter((lease) => lease.units > 0);
+    entry.held = entry.held.filter((lease) => lease.units > 0 || lease.out > 0);
   }
 
   // An ended (or dropped) lease's unused units: back to the object with the next call to it. A bucket's
@@ -238,9 +246,21 @@ export function createLeasedStore(options) {
     return giveBack;
   }
 
+  // A key asks for one lease at a time. A call that never answers (lost on the way) must not stop it
+  // asking for good: the ask lapses after twice the object's timeout (a late answer's lease is still
+  // kept, timed from before its call was sent). Returns the ask's mark, for doneAsking.
+  function askFor(entry, name, nowMs) {
+    entry.askingUntilMs = nowMs + 2 * roundTrips.timeoutMs(name);
+    return entry.askingUntilMs;
+  }
+
+  function doneAsking(entry, asking) {
+    if (entry.askingUntilMs === asking) entry.askingUntilMs = 0;
+  }
+
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
   function wish(entry, nowMs) {
-    if (entry.asking || !LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return 0;
+    if (nowMs < entry.askingUntilMs || !LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return 0;
     return unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits);
   }
 
@@ -278,7 +298,7 @@ export function createLeasedStore(options) {
   // an answer could come back (REFILL_AHEAD_TIMEOUTS of the object's timeout). A lease that ends with
   // its key's window is not renewed for time: the next lease would end there too (docs/leases.md).
   function refillIfRunningOut(entry, nowMs, decideOptions) {
-    if (!refillAhead || entry.asking || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
+    if (!refillAhead || nowMs < entry.askingUntilMs || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
     if (!LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return;
     const name = durable.objectOf(entry.key);
     const aheadMs = REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(name);
@@ -299,10 +319,10 @@ export function createLeasedStore(options) {
 
   // The background call: the object lends (and takes back what waits to go back), decides nothing.
   function refill(entry, wanted, sentAtMs, decideOptions) {
-    entry.asking = true;
+    const name = durable.objectOf(entry.key);
+    const asking = askFor(entry, name, sentAtMs);
     counters.roundTrips++;
     counters.refills++;
-    const name = durable.objectOf(entry.key);
     const giveBack = takeReturns(name);
     const started = clock();
     const call = Promise.resolve()
@@ -321,7 +341,7 @@ export function createLeasedStore(options) {
           if (lease === null || lease === undefined) {
             // Nothing to lend (the key is near its limit): the next request decides at the object;
             // no more refills until the key could have quota again, or a lease's length.
-            entry.quietUntilMs = sentAtMs + Math.min(answer.resetMs[0], leaseMs);
+            entry.quietUntilMs = sentAtMs + Math.min(Math.max(answer.resetMs?.[0] ?? 0, leaseMs / 8), leaseMs);
             return;
           }
           keepLease(entry, lease, sentAtMs, sentAtMs + answer.resetMs[0]);
@@ -333,9 +353,12 @@ export function createLeasedStore(options) {
         },
       )
       .finally(() => {
-        entry.asking = false;
+        doneAsking(entry, asking);
+        if (entry.refilling === call) entry.refilling = null;
       });
+    entry.refilling = call;
     decideOptions.ctx?.waitUntil?.(call);
+    return call;
   }
 
   // Local when a lease covers the request, else a call to the object.
@@ -358,10 +381,7 @@ export function createLeasedStore(options) {
         // Ask only when these leases cannot serve the next request anyway.
         if (unitsHeld(entry, nowMs) >= checks[i].cost) continue;
         wanted[i] = wish(entry, nowMs);
-        if (wanted[i] > 0) {
-          entry.asking = true;
-          asked.push(entry);
-        }
+        if (wanted[i] > 0) asked.push([entry, askFor(entry, name, nowMs)]);
       }
       if (asked.length > 0) lend = { wanted, leaseMs };
     }
@@ -375,7 +395,7 @@ export function createLeasedStore(options) {
       strandReturns(giveBack);
       throw error;
     } finally {
-      for (const entry of asked) entry.asking = false;
+      for (const [entry, asking] of asked) doneAsking(entry, asking);
     }
     if (oneObject) roundTrips.sample(name, clock() - started);
     settleReturns(giveBack, outcome.returned);
@@ -409,8 +429,11 @@ export function createLeasedStore(options) {
       units: lease.units,
       deadlineMs: sentAtMs + lease.validForMs,
       expiresAtMs: lease.expiresAtMs,
-      // Cut short by the key's window: a later lease would end there too.
-      endsWithWindow: WINDOW_LENDING_ALGORITHMS.includes(entry.rule.algorithm) && lease.validForMs < leaseMs,
+      // Cut short by the key's window: a later lease would end there too (the object says so; a
+      // regional object passes on its own lease's word).
+      endsWithWindow: lease.endsWithWindow ?? (WINDOW_LENDING_ALGORITHMS.includes(entry.rule.algorithm) && lease.validForMs < leaseMs),
+      // Units of this lease passed on to others (a regional object's sub-leases), not yet given back.
+      out: 0,
     };
     let at = entry.held.length;
     while (at > 0 && entry.held[at - 1].deadlineMs > held.deadlineMs) at--;
@@ -433,12 +456,131 @@ export function createLeasedStore(options) {
     await durable.reset(checks, resetOptions);
   }
 
+  // A regional object's side (regional-lender.js): it holds leases from the keys' home objects like an
+  // isolate does, and passes parts of them on to the isolates near it.
+
+  /**
+   * lendOn passes up to `wanted` units of the key's leases on to an isolate, from the lease that ends
+   * last, at most half of what it holds (so that the isolates near it share it), and refills from the
+   * home object in the background when what is left runs low. The part keeps the lease's end (the
+   * home object's clock) and ends here no later than the lease does: validForMs is what is left of it
+   * on this object's clock, which the isolate times from before it sent its call. Null when nothing
+   * is held.
+   * @param {StoreCheck} check @param {number} wanted @param {number} nowMs @param {StoreOptions} decideOptions
+   */
+  function lendOn(check, wanted, nowMs, decideOptions) {
+    const entry = entryOf(check, nowMs, 0);
+    const held = unitsHeld(entry, nowMs);
+    let from = null;
+    for (const lease of entry.held) if (lease.units > 0 && (from === null || lease.deadlineMs >= from.deadlineMs)) from = lease;
+    let part = null;
+    if (from !== null && wanted > 0) {
+      const units = Math.min(wanted, Math.ceil(from.units / 4));
+      from.units -= units;
+      from.out += units;
+      noteRequest(entry, nowMs, leaseMs, units);
+      counters.unitsPassedOn += units;
+      part = { units, expiresAtMs: from.expiresAtMs, validForMs: from.deadlineMs - nowMs, remaining: held - units + entry.remaining, endsWithWindow: from.endsWithWindow };
+    }
+    refillIfRunningOut(entry, nowMs, decideOptions);
+    return part;
+  }
+
+  /**
+   * takeBackLent takes back units an isolate did not use ({ rule, key, units, expiresAtMs } each): into
+   * the lease they came from while it lasts here (at most what was passed on from it), else on towards
+   * the home object with this object's next call to it. Returns how many of each were taken.
+   * @param {ReadonlyArray<{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }>} giveBack
+   * @param {number} nowMs
+   */
+  function takeBackLent(giveBack, nowMs) {
+    if (!Array.isArray(giveBack)) throw new TypeError("giveBack must be an array");
+    return giveBack.map(({ rule, key, units, expiresAtMs }) => {
+      if (!Number.isInteger(units) || units < 1 || typeof rule?.id !== "string" || typeof key !== "string") return 0;
+      const entry = keys.get(`${rule.id}\n${key}`);
+      // Leases with one end are interchangeable (one window, one end): units go back into any of them,
+      // each up to what it passed on.
+      let back = 0;
+      let live = false;
+      for (const lease of entry?.held ?? []) {
+        if (lease.expiresAtMs !== expiresAtMs || nowMs >= lease.deadlineMs) continue;
+        live = true;
+        const into = Math.min(units - back, lease.out);
+        lease.out -= into;
+        lease.units += into;
+        back += into;
+      }
+      // What came back unused was not demand.
+      if (entry !== undefined) entry.seen = Math.max(0, entry.seen - back);
+      if (live) return back;
+      // The lease ended here too: the units go home, which takes back only what its window still counts.
+      giveBackLater(entry ?? { rule, key }, { units, expiresAtMs });
+      return units;
+    });
+  }
+
+  /**
+   * topUp makes sure the key holds units to pass on: when it holds none, it asks the home object for a
+   * lease of at least `wanted` (or the key's rate here over a lease) and waits for the answer.
+   * @param {StoreCheck} check @param {number} wanted @param {number} nowMs @param {StoreOptions} decideOptions
+   */
+  async function topUp(check, wanted, nowMs, decideOptions) {
+    const entry = entryOf(check, nowMs, 0);
+    if (unitsHeld(entry, nowMs) > 0) return;
+    if (entry.refilling !== null) {
+      await entry.refilling;
+      return;
+    }
+    if (typeof durable.refill !== "function") return;
+    // A regional lease serves many isolates: at least a 64th of the largest (the home object still
+    // lends at most a quarter of what the key has left).
+    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / 64)));
+    await refill(entry, units, nowMs, decideOptions);
+  }
+
+  /**
+   * refillsLanding is a promise of the refills on their way for the checks' keys that hold no units
+   * now, or null when there is none.
+   * @param {readonly StoreCheck[]} checks
+   */
+  function refillsLanding(checks) {
+    const landing = [];
+    for (const check of checks) {
+      const entry = keys.get(idOf(check));
+      if (entry !== undefined && entry.refilling !== null && entry.held.every((lease) => lease.units < check.cost)) landing.push(entry.refilling);
+    }
+    return landing.length === 0 ? null : Promise.all(landing);
+  }
+
+  /**
+   * holds reports whether the checks' keys hold units enough here for one request (no request noted).
+   * @param {readonly StoreCheck[]} checks @param {number} nowMs
+   */
+  function holds(checks, nowMs) {
+    return checks.every((check) => {
+      const entry = keys.get(idOf(check));
+      return entry !== undefined && unitsHeld(entry, nowMs) >= check.cost;
+    });
+  }
+
+  /** resetInMs is when the key is back to its full quota, as the home object last said (0 if unknown). */
+  function resetInMs(check, nowMs) {
+    const entry = keys.get(idOf(check));
+    return entry === undefined ? 0 : Math.max(0, entry.resetAtMs - nowMs);
+  }
+
   return {
     name: "durable",
     counters,
     decide,
     decideLocally,
     decideRemotely,
+    lendOn,
+    takeBackLent,
+    topUp,
+    refillsLanding,
+    holds,
+    resetInMs,
     reset,
     /** Leases live in this isolate's JS heap (at most maxKeys keys), not in the core's tables. */
     isolateTables: () => [],
