@@ -67,7 +67,7 @@ const REFILL_AHEAD_TIMEOUTS = 2;
  *   decideRemotely(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
  *   lendOn(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): { units: number, expiresAtMs: number, validForMs: number, remaining: number, endsWithWindow: boolean } | null;
  *   takeBackLent(giveBack: ReadonlyArray<{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }>, nowMs: number): number[];
- *   topUp(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): Promise<void>;
+ *   topUp(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): Promise<boolean>;
  *   refillsLanding(checks: readonly StoreCheck[]): Promise<unknown> | null;
  *   holds(checks: readonly StoreCheck[], nowMs: number): boolean;
  *   resetInMs(check: StoreCheck, nowMs: number): number;
@@ -501,10 +501,8 @@ export function createLeasedStore(options) {
       // Leases with one end are interchangeable (one window, one end): units go back into any of them,
       // each up to what it passed on.
       let back = 0;
-      let live = false;
       for (const lease of entry?.held ?? []) {
         if (lease.expiresAtMs !== expiresAtMs || nowMs >= lease.deadlineMs) continue;
-        live = true;
         const into = Math.min(units - back, lease.out);
         lease.out -= into;
         lease.units += into;
@@ -512,30 +510,33 @@ export function createLeasedStore(options) {
       }
       // What came back unused was not demand.
       if (entry !== undefined) entry.seen = Math.max(0, entry.seen - back);
-      if (live) return back;
-      // The lease ended here too: the units go home, which takes back only what its window still counts.
-      giveBackLater(entry ?? { rule, key }, { units, expiresAtMs });
+      // The rest (their lease ended here too) go home, which takes back only what its window still
+      // counts. They were passed on, so they are in no lease here: nothing goes back twice.
+      if (back < units) giveBackLater(entry ?? { rule, key }, { units: units - back, expiresAtMs });
       return units;
     });
   }
 
   /**
    * topUp makes sure the key holds units to pass on: when it holds none, it asks the home object for a
-   * lease of at least `wanted` (or the key's rate here over a lease) and waits for the answer.
+   * lease of at least `wanted` (or the key's rate here over a lease) and waits for the answer. False
+   * when it asked nothing (the home object has just said it has nothing to lend).
    * @param {StoreCheck} check @param {number} wanted @param {number} nowMs @param {StoreOptions} decideOptions
    */
   async function topUp(check, wanted, nowMs, decideOptions) {
     const entry = entryOf(check, nowMs, 0);
-    if (unitsHeld(entry, nowMs) > 0) return;
+    if (unitsHeld(entry, nowMs) > 0) return true;
     if (entry.refilling !== null) {
       await entry.refilling;
-      return;
+      return true;
     }
-    if (typeof durable.refill !== "function") return;
+    // The home object just said it has nothing to lend: no asking again until the quiet time is over.
+    if (typeof durable.refill !== "function" || nowMs < entry.quietUntilMs) return false;
     // A regional lease serves many isolates: at least a 64th of the largest (the home object still
     // lends at most a quarter of what the key has left).
     const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / 64)));
     await refill(entry, units, nowMs, decideOptions);
+    return true;
   }
 
   /**

@@ -69,16 +69,20 @@ export class RegionalLender {
     const returned = options.giveBack === undefined ? undefined : this.#leased.takeBackLent(options.giveBack, nowMs);
     const peek = options.peek === true;
     if (!peek) {
-      // A denial the home object gave stands until its retry time: no crossing to hear it again.
-      const denied = this.#denials.lookup(checks, nowMs);
+      // A denial the home object gave stands until its retry time (unless units came back here since):
+      // no crossing to hear it again.
+      const denied = this.#leased.holds(checks, nowMs) ? null : this.#denials.lookup(checks, nowMs);
       if (denied !== null) return returned === undefined ? denied : { ...denied, returned };
       // A request this object cannot cover waits for a lease from the home object, one call per key
       // however many requests wait (a refill on its way, or one started now): waiting costs no more
       // than crossing, and every request crossing on its own would be a call each.
       // Others waiting may take what lands first: a few more tries before crossing itself.
+      // (topUp asks nothing while the home object has just said it has nothing to lend.)
       for (let attempt = 0; attempt < TOP_UP_ATTEMPTS && !this.#leased.holds(checks, now()); attempt++) {
         const at = now();
-        await (this.#leased.refillsLanding(checks) ?? Promise.all(checks.map((check) => this.#leased.topUp(check, check.cost, at, { nowMs: at, ctx: this.#ctx }))));
+        const landing = this.#leased.refillsLanding(checks);
+        if (landing !== null) await landing;
+        else if (!(await this.#topUp(checks, at))) break;
       }
     }
     const decideOptions = { nowMs: now(), peek, ctx: this.#ctx };
@@ -92,6 +96,17 @@ export class RegionalLender {
     }
     if (returned !== undefined) outcome.returned = returned;
     return outcome;
+  }
+
+  // Tops the checks' keys up from the home object; false when nothing was asked (it has nothing to lend).
+  async #topUp(checks, nowMs) {
+    let asked = false;
+    await Promise.all(
+      checks.map(async (check) => {
+        asked = (await this.#leased.topUp(check, check.cost, nowMs, { nowMs, ctx: this.#ctx })) || asked;
+      }),
+    );
+    return asked;
   }
 
   /**
