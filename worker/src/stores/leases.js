@@ -9,8 +9,8 @@
 // current one runs out (so that a warm key never waits on a round trip, however far the object is),
 // and gives unused units back on its next call to the object. See docs/leases.md.
 import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
-import { nowMs as wallClockMs } from "../clock.js";
-import { SluiceConfigError, describe } from "../errors.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 import { RoundTrips } from "./round-trip.js";
 

@@ -3,7 +3,7 @@
 // regional object borrows from the home object and lends on (regional-lender.js); leases.js wraps this
 // client exactly as it wraps createDurableStore's, so a far isolate's refill is a nearby round trip.
 // A request whose keys live in several home objects goes to them directly, as without the tier.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
 import { createDurableStore } from "./durable.js";
