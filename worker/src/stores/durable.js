@@ -94,8 +94,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     const namespace = resolveBinding(binding, refillOptions.env, "durable store binding");
     const target = objectName(checks[0].key);
     const stub = /** @type {any} */ (namespace.get(namespace.idFromName(target)));
-    const options = objectOptions(false, refillOptions);
-    delete options.peek;
+    const { peek: _, ...options } = objectOptions(false, refillOptions);
     return withDeadline(stub.refill(checks.map(({ rule, key, cost }) => ({ rule, key, cost })), options), timeoutMs, "the Durable Object");
   }
 

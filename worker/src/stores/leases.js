@@ -471,8 +471,10 @@ export function createLeasedStore(options) {
   function lendOn(check, wanted, nowMs, decideOptions) {
     const entry = entryOf(check, nowMs, 0);
     const held = unitsHeld(entry, nowMs);
+    /** @type {any} */
     let from = null;
     for (const lease of entry.held) if (lease.units > 0 && (from === null || lease.deadlineMs >= from.deadlineMs)) from = lease;
+    /** @type {any} */
     let part = null;
     if (from !== null && wanted > 0) {
       const units = Math.min(wanted, Math.ceil(from.units / 4));

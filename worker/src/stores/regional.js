@@ -75,6 +75,7 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
     const stub = regionalStub(checks, decideOptions.env);
     if (stub === null) return home.decide(checks, decideOptions);
+    /** @type {Record<string, unknown>} */
     const call = { ...settings, peek: decideOptions.peek === true };
     if (decideOptions.lend !== undefined) call.lend = { wanted: decideOptions.lend.wanted };
     if (decideOptions.giveBack !== undefined && decideOptions.giveBack.length > 0) call.giveBack = decideOptions.giveBack;
@@ -89,6 +90,7 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
   function refill(checks, refillOptions) {
     const stub = regionalStub(checks, refillOptions.env);
     if (stub === null) return home.refill(checks, refillOptions);
+    /** @type {Record<string, unknown>} */
     const call = { ...settings, lend: { wanted: refillOptions.lend.wanted } };
     if (refillOptions.giveBack !== undefined && refillOptions.giveBack.length > 0) call.giveBack = refillOptions.giveBack;
     return withDeadline(stub.refillInRegion(plain(checks), call), timeoutMs, "the regional Durable Object");
