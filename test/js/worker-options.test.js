@@ -187,6 +187,21 @@ test("store 'durable' with lease puts leases in front of the object; storeStats(
   assert.deepEqual(built.counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
 });
 
+test("lease.locationHint puts a regional object between the isolate and the home: a hint or a function, named in storeStats()", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  const near = () => "weur";
+  rateLimit({ ...valid, name: "regional-a", store: "durable", lease: { locationHint: "oc" } });
+  rateLimit({ ...valid, name: "regional-b", store: "durable", lease: { locationHint: near } });
+  rateLimit({ ...valid, name: "regional-c", store: "durable", lease: { locationHint: () => "weur" } });
+  const built = storeStats().slice(before);
+  assert.equal(built.length, 3, "a different function is a different store");
+  assert.equal(built[0].lease.locationHint, "oc");
+  assert.match(built[1].lease.locationHint, /^function#\d+$/);
+  assert.notEqual(built[1].lease.locationHint, built[2].lease.locationHint);
+  assert.throws(() => rateLimit({ ...valid, store: "durable", lease: { locationHint: "mars" } }), (error) => error.name === "SluiceConfigError" && /lease\.locationHint/.test(error.message));
+});
+
 test("store: 'redis' builds with its defaults: secrets from env, memory behind it, one Redis store per settings", async () => {
   const { storeStats } = await import("../../worker/src/stores/registry.js");
   rateLimit({ ...valid, name: "edge-a", store: "redis", timeoutMs: 31 });

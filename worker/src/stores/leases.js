@@ -12,6 +12,7 @@ import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } f
 import { nowMs as wallClockMs } from "../engine/clock.js";
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
+import { checkLocationHint } from "./location-hints.js";
 import { RoundTrips } from "./round-trip.js";
 
 /** How long a lease lasts, by default (never past the end of the key's window). */
@@ -21,7 +22,7 @@ const MAX_LEASE_MS = 3_600_000;
 export const DEFAULT_MAX_LEASE_UNITS = 1000;
 // How many keys the isolate tracks (rates and batches); the oldest is dropped beyond it.
 const DEFAULT_MAX_KEYS = 10_000;
-const LEASE_FIELDS = ["leaseMs", "maxLeaseUnits", "maxKeys", "refill"];
+const LEASE_FIELDS = ["leaseMs", "maxLeaseUnits", "maxKeys", "refill", "locationHint"];
 // Units waiting to go back, per object, at most (beyond it they stay stranded until their window ends).
 const MAX_PENDING_RETURNS = 256;
 // A warm key asks for its next lease when what it holds would last fewer than this many of the
@@ -52,6 +53,9 @@ const REFILL_AHEAD_TIMEOUTS = 2;
  * @property {number} [leaseMs] How long a lease lasts at most (it also ends with the key's window). Default 5000.
  * @property {number} [maxLeaseUnits] The most units one lease asks for. Default 1000.
  * @property {number} [maxKeys] How many keys this isolate tracks. Default 10,000.
+ * @property {string | (() => string | undefined)} [locationHint] Decide and lend through a regional object placed
+ *   near this isolate (a Durable Objects location hint, or a function asked at each call; undefined: the home object
+ *   directly): far isolates' refills become nearby round trips (docs/leases.md, "A regional tier").
  * @property {boolean} [refill] Ask for a warm key's next lease in the background before its current one runs out
  *   (or ends), so that its requests never wait on a round trip. Default true; false asks only when a request finds
  *   no units (it then waits for the answer).
@@ -81,13 +85,13 @@ const REFILL_AHEAD_TIMEOUTS = 2;
  * checkLeaseOptions validates the `lease` option (true, false or LeaseOptions) and returns the
  * normalized settings, or null for no leases. Throws a SluiceConfigError naming the field.
  * @param {unknown} lease
- * @returns {{leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean} | null}
+ * @returns {{leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean, locationHint?: string | (() => string | undefined)} | null}
  */
 export function checkLeaseOptions(lease) {
   if (lease === undefined || lease === false) return null;
   if (lease === true) return { leaseMs: DEFAULT_LEASE_MS, maxLeaseUnits: DEFAULT_MAX_LEASE_UNITS, maxKeys: DEFAULT_MAX_KEYS, refill: true };
   if (lease === null || typeof lease !== "object" || Array.isArray(lease)) {
-    throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys?, refill? }; got ${describe(lease)}`);
+    throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys?, refill?, locationHint? }; got ${describe(lease)}`);
   }
   const given = /** @type {LeaseOptions} */ (lease);
   for (const field of Object.keys(given)) {
@@ -102,7 +106,9 @@ export function checkLeaseOptions(lease) {
   }
   if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new SluiceConfigError("lease.maxKeys", `must be a whole number >= 1; got ${describe(maxKeys)}`);
   if (typeof refill !== "boolean") throw new SluiceConfigError("lease.refill", `must be true or false; got ${describe(refill)}`);
-  return { leaseMs, maxLeaseUnits, maxKeys, refill };
+  if (given.locationHint === undefined) return { leaseMs, maxLeaseUnits, maxKeys, refill };
+  checkLocationHint(given.locationHint, "lease.locationHint");
+  return { leaseMs, maxLeaseUnits, maxKeys, refill, locationHint: given.locationHint };
 }
 
 /**

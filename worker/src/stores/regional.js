@@ -8,11 +8,10 @@ import { resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
 import { createDurableStore } from "./durable.js";
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_LEASE_UNITS } from "./leases.js";
+import { LOCATION_HINTS, checkLocationHint } from "./location-hints.js";
 
 /** @import { StoreCheck, StoreOptions } from "./store.js" */
 
-/** Durable Objects' location hints (developers.cloudflare.com/durable-objects/reference/data-location/). */
-export const LOCATION_HINTS = Object.freeze(["wnam", "enam", "sam", "weur", "eeur", "apac", "oc", "afr", "me"]);
 
 /**
  * @typedef {object} RegionalStoreOptions
@@ -108,17 +107,6 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     /** @param {unknown} env */
     isBound: (env) => home.isBound(env),
   };
-}
-
-/**
- * checkLocationHint throws a SluiceConfigError naming `field` unless `hint` is one of LOCATION_HINTS or a function.
- * @param {unknown} hint @param {string} field
- */
-export function checkLocationHint(hint, field) {
-  if (typeof hint === "function") return;
-  if (typeof hint !== "string" || !LOCATION_HINTS.includes(hint)) {
-    throw new SluiceConfigError(field, `must be one of ${LOCATION_HINTS.join(", ")}, or a function returning one (or undefined); got ${describe(hint)}`);
-  }
 }
 
 // Only the fields the object reads cross the RPC.
