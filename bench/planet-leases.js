@@ -12,8 +12,9 @@
 //     share that waited, p50/p99 added latency, round trips per 1,000 decisions, and for the
 //     regional tier the calls that crossed from each regional object to the home.
 // Latency is the isolate's clock (1 ms steps) from the request to its decision. Writes
-// bench/planet-leases.json (--quick: shorter runs, writes nothing).
-import { writeFileSync } from "node:fs";
+// bench/planet-leases.json (--quick: shorter runs, writes nothing; --only=gcra: the warm keys under GCRA,
+// which has no window boundary, added to the last full run's JSON).
+import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 
@@ -88,13 +89,13 @@ async function homeCrossings(planet, name) {
   return crossings;
 }
 
-async function warm(planet, store, ticks, regional) {
-  const r = rule({ name: store.name, algorithm: "sliding-counter", limit: 100_000, windowMs: 60_000 });
+async function warm(planet, store, ticks, regional, algorithm = "sliding-counter") {
+  const r = rule({ name: store.name, algorithm, limit: 100_000, windowMs: 60_000 });
   if (regional) await placeRegionals(planet, store.name);
   const started = Date.now();
   const results = await planet.playEverywhere({ store, rule: r, keys: WARM_KEYS, ticks, gapMs: 1000, latencies: true });
   const perRegion = Object.fromEntries(results.map(({ perKey, leases }, i) => [planet.regions[i].name, figures(perKey, leases, WARM_UP)]));
-  return { store: store.name, ticks, ms: Date.now() - started, perRegion, ...(regional ? { homeCrossings: await homeCrossings(planet, store.name) } : {}) };
+  return { store: store.name, algorithm, ticks, ms: Date.now() - started, perRegion, ...(regional ? { homeCrossings: await homeCrossings(planet, store.name) } : {}) };
 }
 
 async function hot(planet, store, limit, regional) {
@@ -108,11 +109,35 @@ async function hot(planet, store, limit, regional) {
   return { store: store.name, limit, asked: ticks * REGIONS.length, admitted, overLimit: Math.max(0, admitted - limit), shareOfLimit: round(admitted / limit), perRegion, ...(regional ? { homeCrossings: await homeCrossings(planet, store.name) } : {}) };
 }
 
+const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
 const report = { date: new Date().toISOString(), loadBefore: loadavg()[0], quick, regions: REGIONS, warm: [], hot: [] };
+if (only === "gcra" || only === "warm") {
+  // The warm keys with leases again (--only=warm), or under GCRA, which has no window boundary
+  // (--only=gcra); the run replaces its namesake in the last full run's JSON.
+  const planet = await startPlanet();
+  try {
+    const run =
+      only === "gcra"
+        ? await warm(planet, { name: "bench-lease-gcra", lease: {} }, WARM_TICKS, false, "gcra")
+        : await warm(planet, { name: "bench-lease", lease: {} }, WARM_TICKS, false);
+    const path = `${root}/bench/planet-leases.json`;
+    const last = JSON.parse(readFileSync(path, "utf8"));
+    last.warm = [...last.warm.filter((w) => w.store !== run.store), run];
+    last[`${only}Date`] = new Date().toISOString();
+    if (!quick) writeFileSync(path, `${JSON.stringify(last, null, 2)}\n`);
+    for (const [region, f] of Object.entries(run.perRegion)) {
+      console.log(`  ${region.padEnd(9)} waited ${(100 * f.waitedShare).toFixed(2)} % (after warm-up ${(100 * f.waitedShareAfterWarmUp).toFixed(2)} %)  p50/p99 ${f.p50Ms}/${f.p99Ms} ms  ${f.roundTripsPer1000} round trips per 1,000`);
+    }
+  } finally {
+    await planet.dispose();
+  }
+  process.exit(0);
+}
 const planet = await startPlanet();
 try {
   report.warm.push(await warm(planet, { name: "bench-durable", lease: false }, DURABLE_TICKS, false));
   report.warm.push(await warm(planet, { name: "bench-lease", lease: {} }, WARM_TICKS, false));
+  report.warm.push(await warm(planet, { name: "bench-lease-gcra", lease: {} }, WARM_TICKS, false, "gcra"));
   for (const limit of [2000, 10_000]) report.hot.push(await hot(planet, { name: `bench-hot-${limit}`, lease: {} }, limit, false));
 } finally {
   await planet.dispose();

@@ -310,8 +310,12 @@ export function createLeasedStore(options) {
     const aheadMs = REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(name);
     const units = unitsHeld(entry, nowMs);
     const last = entry.held.at(-1);
-    const spentSoon = units <= rateOf(entry, nowMs) * aheadMs;
-    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs);
+    const rate = rateOf(entry, nowMs);
+    // Asked only when a request comes: the next one may come a whole gap later (1 / rate), so the
+    // lease must last that gap and the answer's round trip beyond it.
+    const gapMs = rate > 0 ? 1 / rate : Infinity;
+    const spentSoon = units <= rate * aheadMs + 1;
+    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs + Math.min(gapMs, leaseMs / 2));
     if (!spentSoon && !endsSoon) return;
     const wanted = wish(entry, nowMs);
     if (wanted === 0) return;
