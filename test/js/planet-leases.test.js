@@ -41,6 +41,28 @@ describe("planet: leases", () => {
     });
   }
 
+  test("refills whose answers are lost strand their units and stop nothing: the key is refilled again, never over its limit", async () => {
+    const name = "lost-refills";
+    await planet.fixObjectClock(name);
+    const LIMIT = 1500;
+    const store = { name, lease: { leaseMs: 2000 } };
+    const r = rule({ name, limit: LIMIT });
+    // Every isolate's 4th to 9th calls reach the object (which lends and charges) but their answers
+    // never come back: the warm-up's calls and the first refills.
+    for (let i = 0; i < planet.regions.length; i++) {
+      await planet.send(i, { op: "script", fates: ["ok", "ok", "ok", "lostBack", "lostBack", "lostBack", "lostBack", "lostBack", "lostBack"] });
+    }
+    // 5 regions x 400 requests, 10 ms apart: 2,000 asked for 1,500.
+    const results = await planet.playEverywhere({ store, rule: r, keys: ["k"], ticks: 400, gapMs: 10 });
+    const admitted = results.reduce((n, { perKey }) => n + perKey.k.admitted, 0);
+    assert.ok(admitted <= LIMIT, `admitted ${admitted} > limit ${LIMIT}`);
+    for (const [i, { perKey, leases }] of results.entries()) {
+      // Lost answers did not stop the key asking: leases kept coming and deciding.
+      assert.ok(leases.leasesGranted >= 2, `${planet.regions[i].name}: ${leases.leasesGranted} leases after the lost answers`);
+      assert.ok(perKey.k.leased >= 100, `${planet.regions[i].name}: ${perKey.k.leased} decisions from leases`);
+    }
+  });
+
   for (const algorithm of ["fixed-window", "sliding-counter"]) {
     test(`${algorithm}: a hot key asked for from every region admits its limit and not one more`, async () => {
       const name = `hot-${algorithm}`;
@@ -110,6 +132,26 @@ describe("planet: a regional tier", () => {
       const calls = await homeCalls(name, hint);
       assert.ok(calls >= 1 && calls <= 3 + 4, `${hint}: ${calls} calls to the home object`);
     }
+  });
+
+  test("a regional object's restart strands what it held and passed on, and never over-admits", async () => {
+    const name = "regional-restart";
+    await setUp(name);
+    const LIMIT = 2000;
+    const store = { name, lease: { leaseMs: 2000 }, regional: true };
+    const r = rule({ name, limit: LIMIT });
+    const playing = planet.playEverywhere({ store, rule: r, keys: ["hot"], ticks: 600, gapMs: 10 });
+    // While the isolates play, both regional objects restart twice (their leases, in memory, are lost;
+    // what isolates hold of them stays good until it ends).
+    for (let round = 0; round < 2; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      for (const hint of ["oc", "apac"]) await planet.send(0, { op: "object", name: regionalObject(name, hint), method: "restart" }).catch(() => {});
+    }
+    const results = await playing;
+    const admitted = results.reduce((n, { perKey }) => n + perKey.hot.admitted, 0);
+    assert.ok(admitted <= LIMIT, `admitted ${admitted} > limit ${LIMIT}`);
+    assert.ok(admitted > 0);
+    for (const hint of ["oc", "apac"]) assert.ok((await planet.send(0, { op: "object", name: regionalObject(name, hint), method: "starts" })) >= 3, `${hint} restarted`);
   });
 
   test("a hot key asked for past its limit through regional objects admits its limit and not one more", async () => {

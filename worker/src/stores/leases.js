@@ -124,11 +124,13 @@ export function checkLeaseOptions(lease) {
  * - decide(checks, options): decideLocally, else decideRemotely.
  * `counters` is live: round trips, refills, leases granted, units lent / used here / given back / stranded.
  * `clock` (ms) times the round trips that size the refills; default the wall clock.
- * @param {{durable: DurableStore, clock?: () => number} & LeaseOptions} options
+ * @param {{durable: DurableStore, clock?: () => number, renewAheadMs?: number} & LeaseOptions} options
  * @returns {LeasedStore}
  */
 export function createLeasedStore(options) {
-  const { durable, clock = wallClockMs } = options;
+  // renewAheadMs (a regional object's): renew a lease this much earlier still, so that what it passes
+  // on lasts the isolates' lease length.
+  const { durable, clock = wallClockMs, renewAheadMs = 0 } = options;
   if (durable === null || typeof durable !== "object" || typeof durable.decide !== "function" || typeof durable.objectOf !== "function") {
     throw new SluiceConfigError("durable", `must be a store from createDurableStore; got ${describe(durable)}`);
   }
@@ -315,7 +317,7 @@ export function createLeasedStore(options) {
     // lease must last that gap and the answer's round trip beyond it.
     const gapMs = rate > 0 ? 1 / rate : Infinity;
     const spentSoon = units <= rate * aheadMs + 1;
-    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs + Math.min(gapMs, leaseMs / 2));
+    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs + Math.min(gapMs, leaseMs / 2) + renewAheadMs);
     if (!spentSoon && !endsSoon) return;
     const wanted = wish(entry, nowMs);
     if (wanted === 0) return;

@@ -44,9 +44,11 @@ export class RegionalLender {
     const home = createDurableStore({ binding: /** @type {any} */ (namespace), name: settings.name, shards: settings.shards });
     this.#leased = createLeasedStore({
       durable: home,
-      // Twice the isolates' length: renewed a little ahead of its end, a regional lease still crosses
-      // the planet at most once per isolate lease length.
-      leaseMs: Math.min(MAX_REGIONAL_LEASE_MS, settings.leaseMs * 2),
+      // Three times the isolates' length, renewed when an isolate's length (and a round trip) is left
+      // of it: a part passed on lasts an isolate's whole lease, and the regional lease still crosses
+      // the planet at most about once per isolate lease length.
+      leaseMs: Math.min(MAX_REGIONAL_LEASE_MS, settings.leaseMs * 3),
+      renewAheadMs: settings.leaseMs,
       maxLeaseUnits: Math.min(1 << 20, settings.maxLeaseUnits * REGIONAL_UNITS_FACTOR),
     });
     this.#ctx = ctx;
