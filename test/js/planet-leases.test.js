@@ -41,6 +41,27 @@ describe("planet: leases", () => {
     });
   }
 
+  test("per-user keys with leases from every region: no user past the limit, most users their whole limit", async () => {
+    const name = "users";
+    await planet.fixObjectClock(name);
+    const LIMIT = 10;
+    const store = { name, lease: {} };
+    const r = rule({ name, limit: LIMIT });
+    const users = Array.from({ length: 50 }, (_, u) => `user-${u}`);
+    // Every user 4 times per region, 250 ms apart: 20 requests each for a limit of 10.
+    const results = await planet.playEverywhere({ store, rule: r, keys: users, ticks: 4, gapMs: 250 });
+    let total = 0;
+    const over = [];
+    for (const user of users) {
+      const admitted = results.reduce((n, { perKey }) => n + perKey[user].admitted, 0);
+      total += admitted;
+      if (admitted > LIMIT) over.push(`${user}: ${admitted}`);
+    }
+    assert.deepEqual(over, [], "users admitted past the limit");
+    // Stranded units (leased to a region whose next requests were denied elsewhere) cost a little.
+    assert.ok(total >= 0.8 * users.length * LIMIT, `only ${total} of ${users.length * LIMIT} admitted`);
+  });
+
   test("refills whose answers are lost strand their units and stop nothing: the key is refilled again, never over its limit", async () => {
     const name = "lost-refills";
     await planet.fixObjectClock(name);
