@@ -103,6 +103,14 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     /** reset forgets the keys at their home objects; what regional objects and isolates hold stays good until it ends. */
     reset: home.reset,
     objectOf,
+    // The chain's timeouts and late-answer reconciliation (chain.js) are the home objects' client's: a
+    // regional object's answer carries no undo tokens, so a late one is not taken back (docs/leases.md).
+    get roundTrip() {
+      return home.roundTrip;
+    },
+    timeoutFor: home.timeoutFor,
+    timedOut: home.timedOut,
+    takeBack: home.takeBack,
     isolateTables: () => /** @type {[]} */ ([]),
     /** @param {unknown} env */
     isBound: (env) => home.isBound(env),
