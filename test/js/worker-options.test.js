@@ -184,9 +184,24 @@ test("store 'durable' with lease puts leases in front of the object; storeStats(
   const before = storeStats().length;
   rateLimit({ ...valid, name: "leased", store: "durable", lease: { leaseMs: 250 } });
   const [built] = storeStats().slice(before);
-  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000 });
-  assert.deepEqual(built.leases, { roundTrips: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0 });
+  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000, refill: true });
+  assert.deepEqual(built.leases, { roundTrips: 0, refills: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0, unitsPassedOn: 0 });
   assert.deepEqual(built.counters.decided, { durable: 0, failMode: 0 });
+});
+
+test("lease.locationHint puts a regional object between the isolate and the home: a hint or a function, named in storeStats()", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  const near = () => "weur";
+  rateLimit({ ...valid, name: "regional-a", store: "durable", lease: { locationHint: "oc" } });
+  rateLimit({ ...valid, name: "regional-b", store: "durable", lease: { locationHint: near } });
+  rateLimit({ ...valid, name: "regional-c", store: "durable", lease: { locationHint: () => "weur" } });
+  const built = storeStats().slice(before);
+  assert.equal(built.length, 3, "a different function is a different store");
+  assert.equal(built[0].lease.locationHint, "oc");
+  assert.match(built[1].lease.locationHint, /^function#\d+$/);
+  assert.notEqual(built[1].lease.locationHint, built[2].lease.locationHint);
+  assert.throws(() => rateLimit({ ...valid, store: "durable", lease: { locationHint: "mars" } }), (error) => error.name === "SluiceConfigError" && /lease\.locationHint/.test(error.message));
 });
 
 test("store: 'redis' builds with its defaults: secrets from env, no fallback, failMode closed, one Redis store per settings", async () => {

@@ -23,6 +23,8 @@ import { DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
 import { checkLeaseOptions, createLeasedStore } from "./leases.js";
+import { hintId } from "./location-hints.js";
+import { createRegionalStore } from "./regional.js";
 import { createMemoryStore } from "./memory.js";
 import { DEFAULT_REDIS_ENV, createRedisStore } from "./redis.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
@@ -124,7 +126,8 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  *   objects, its variation, and the timeout an object not yet measured gets), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
- * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
+ * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean, locationHint?: string }} [lease] Durable with `lease` only: its settings
+ *   (a locationHint function shows as "function#N").
  * @property {LeaseCounters | null} leases The leases' counters (round trips, leased decisions, leases granted, units
  *   lent / returned / stranded), or null without `lease`.
  */
@@ -237,7 +240,8 @@ function remoteStore(kind, options) {
     store: kind,
     bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
     shards: kind === "durable" ? shards : undefined,
-    ...(lease === null ? {} : { lease }),
+    // A location hint that is a function is named for sharing and for storeStats() (location-hints.js).
+    ...(lease === null ? {} : { lease: lease.locationHint === undefined ? lease : { ...lease, locationHint: hintId(lease.locationHint) } }),
     fallback,
     failMode,
     timeoutMs: timeoutMs ?? "adaptive",
@@ -251,12 +255,19 @@ function remoteStore(kind, options) {
 
   // The parts are shared too: one client per object layout, one view of each KV namespace.
   const durable =
-    kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
+    kind === "durable"
+      ? lease?.locationHint === undefined
+        ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards }))
+        : // Through a regional object near this isolate (docs/leases.md, "A regional tier").
+          shared(`regional|${bindings.durable}|${shards}|${hintId(lease.locationHint)}|${lease.leaseMs}|${lease.maxLeaseUnits}`, () =>
+            createRegionalStore({ binding: bindings.durable, shards, locationHint: /** @type {any} */ (lease.locationHint), leaseMs: lease.leaseMs, maxLeaseUnits: lease.maxLeaseUnits }),
+          )
+      : null;
   // Leases wrap the object's client; one per client and lease settings, shared like it.
   const leased =
     lease === null || durable === null
       ? null
-      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => withRoundTrips(createLeasedStore({ durable, ...lease }), durable));
+      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(settings.lease)}`, () => withRoundTrips(createLeasedStore({ durable, ...lease }), durable));
   const redis =
     kind === "redis"
       ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
