@@ -7,6 +7,10 @@ import { beforeEach, test } from "node:test";
 
 const { rateLimit, ip, apiKey, user, SluiceConfigError } = await import("../../worker/src/hono.js");
 const { createLimiter } = await import("../../worker/src/sluice.js");
+// Every remote store's module, loaded: options may then name them by string ("durable", "kv", "redis").
+await import("../../worker/src/stores/kinds/durable.js");
+await import("../../worker/src/stores/kinds/kv.js");
+await import("../../worker/src/stores/kinds/redis.js");
 const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 // Each test starts from a fresh isolate state: rules declared by one test do not count against the next.

@@ -6,7 +6,10 @@
 
 import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
-import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
+import { STORE_FIELDS, registerStoreKind, resolveStore } from "../src/stores/registry.js";
+import { durableStore } from "../src/stores/kinds/durable.js";
+import { kvStore } from "../src/stores/kinds/kv.js";
+import { redisStore } from "../src/stores/kinds/redis.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
 import { STORES, sameRule, validateRule } from "./rule-config.js";
@@ -29,6 +32,9 @@ import {
   isPlainObject,
   show,
 } from "./validate.js";
+
+// The gateway's configuration names its stores by string ("durable", "kv", "redis"): it serves them all.
+for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
 
 /** @import { AlgorithmName } from "../../wasm-bindings/sluice.js" */
 /** @import { HeaderMode } from "../src/engine/options.js" */

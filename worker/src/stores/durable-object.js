@@ -26,6 +26,11 @@ import { nowMs as wallClockMs } from "../engine/clock.js";
 import { sameBytes } from "./bytes.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 import { RuleCore } from "./rule-core.js";
+import { durableStore } from "./kinds/durable.js";
+import { registerStoreKind } from "./registry.js";
+
+// A Worker that exports this class is the one store "durable" needs: let its options name it.
+registerStoreKind(durableStore);
 
 /** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
 /** @import { StoreCheck } from "./store.js" */
