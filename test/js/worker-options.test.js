@@ -274,3 +274,25 @@ test("default key capacity keeps a sliding log's table bounded", async () => {
   assert.ok(tableBytes("sliding-log", 1000, log.keyCapacity) <= DEFAULT_TABLE_BYTES);
   assert.equal(log.id, "log|sliding-log|1000|60000|0");
 });
+
+test("an option another rate limiter spells differently is refused with sluice's spelling", () => {
+  const valid = { key: ip(), limit: 5, windowSec: 60 };
+  for (const [option, instead] of [
+    [{ max: 5 }, "did you mean limit?"],
+    [{ keyGenerator: () => "k" }, "did you mean key"],
+    [{ message: "slow down" }, "did you mean onLimited"],
+    [{ statusCode: 503 }, "did you mean onLimited"],
+    [{ standardHeaders: "draft-7" }, 'did you mean headers ("draft-6", "draft-7"'],
+    [{ windowsec: 60 }, "did you mean windowSec?"],
+    [{ timeout: 30 }, "did you mean timeoutMs?"],
+  ]) {
+    const [field] = Object.keys(option);
+    assert.throws(
+      () => rateLimit({ ...valid, ...option }),
+      (error) => error instanceof SluiceConfigError && error.field === field && error.message.includes(instead),
+      field,
+    );
+  }
+  // An option nobody spells so gets no guess.
+  assert.throws(() => rateLimit({ ...valid, flux: 1 }), (error) => error.field === "flux" && !error.message.includes("did you mean"));
+});

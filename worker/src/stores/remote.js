@@ -88,6 +88,17 @@ function shared(id, build) {
   return store;
 }
 
+// Store "redis" reads its REST URL and token from env: both must be non-empty strings.
+/** @param {any} env @param {{ redisUrl?: string; redisToken?: string }} bindings */
+function checkRedisEnv(env, bindings) {
+  for (const [field, name] of [["redisUrl", bindings.redisUrl], ["redisToken", bindings.redisToken]]) {
+    const value = env !== null && typeof env === "object" ? env[/** @type {string} */ (name)] : undefined;
+    if (typeof value !== "string" || value === "") {
+      throw new SluiceConfigError(`bindings.${field}`, `names ${JSON.stringify(name)}, which env does not set: add it (wrangler secret put ${name}), or choose another store`);
+    }
+  }
+}
+
 /**
  * buildRemoteStore turns the options of store `kind` ("durable", "kv" or "redis") into its fallback
  * chain, built once per settings and shared, from the store parts `parts` the kind's module brings
@@ -156,9 +167,11 @@ export function buildRemoteStore(kind, options, parts) {
   if (redis !== null) {
     // The Redis store checks its own configuration (URL and token in env) at first use and throws a
     // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
-    built.set(id, chain);
+    // The dev bypass decides nothing, so it checks the two variables here.
+    const withCheck = { ...chain, checkBindings: (/** @type {any} */ env) => checkRedisEnv(env, bindings) };
+    built.set(id, withCheck);
     builtChains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
-    return chain;
+    return withCheck;
   }
   // The store the options name must be bound, on every surface (the gateway too): a missing binding
   // is a deployment mistake, and falling back for it would quietly turn an exact (durable) or global
@@ -177,6 +190,10 @@ export function buildRemoteStore(kind, options, parts) {
   };
   const guarded = {
     ...chain,
+    /** @param {unknown} env */
+    checkBindings(env) {
+      checkBound({ env: /** @type {object} */ (env) });
+    },
     /** @type {FallbackChain["decide"]} */
     decide(checks, options) {
       checkBound(options);

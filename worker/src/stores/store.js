@@ -81,6 +81,8 @@
  *   (rule, key) of each check, which is back to its full quota; `cost` is ignored. Takes the same
  *   options as decide (nowMs, env, ctx). The limiter's reset() needs it.
  * - isBound(env), optional: false when `env` lacks the binding the store needs (a fallback chain then skips it).
+ * - checkBindings(env), optional: throws a SluiceConfigError naming what `env` lacks for this store to
+ *   decide at all (the dev bypass calls it, so a missing binding fails in development as when deployed).
  * - decideLocally(checks, options) and decideRemotely(checks, options), optional, together: a store
  *   that holds part of the count in the isolate (leases.js) answers from it with no I/O, or null; the
  *   fallback chain asks decideLocally first, before its breaker, and decideRemotely after a miss.
@@ -91,6 +93,7 @@
  *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];
  *   isBound?(env: unknown): boolean;
+  checkBindings?(env: unknown): void;
  *   decideLocally?(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
  *   decideRemotely?(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
  * }} Store
