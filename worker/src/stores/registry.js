@@ -146,6 +146,11 @@ export const DEFAULT_FALLBACK = Object.freeze({
   redis: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
 });
 const REMOTE_NAMES = ["durable", "kv", "redis"];
+/**
+ * The stores a limiter's `store` option names (docs/stores.md has a row for each).
+ * @type {readonly string[]}
+ */
+export const STORE_NAMES = Object.freeze(["memory", ...REMOTE_NAMES]);
 
 /** @type {MemoryStore | null} */
 let isolateMemory = null;
