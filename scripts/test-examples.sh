@@ -26,7 +26,7 @@ if grep -E '^package/(test|bench|cpp|examples|scripts|docs)/|\.cpp$|\.hpp$|wrang
 fi
 echo "examples: $(wc -l <<<"$contents") files, $(wc -c <"$tarball") bytes packed"
 
-for example in hono-js hono-ts fetch-handler durable vitest-pool-workers bundle-size; do
+for example in hono-js hono-ts fetch-handler durable vitest-pool-workers testing bundle-size; do
   echo "== examples/$example (from the tarball)"
   mkdir -p "$work/$example"
   (cd "examples/$example" && tar --exclude=node_modules --exclude=dist --exclude=.wrangler -cf - .) | tar -xf - -C "$work/$example"
