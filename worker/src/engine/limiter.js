@@ -49,12 +49,12 @@ import { epochNow, limitedResponse } from "../http/responses.js";
  */
 /**
  * createLimiter's options: key, cost and skip functions receive (request, env, ctx).
- * @template [Env=any]
+ * @template [Env=unknown]
  * @typedef {CommonOptions<[request: Request, env: Env, ctx: unknown]>} LimiterOptions
  */
 /**
  * A limiter for a plain fetch handler.
- * @template [Env=any]
+ * @template [Env=unknown]
  * @typedef {object} Limiter
  * @property {readonly NormalizedRule[]} rules The rules with a fixed limit (a limit function's rules are in each decision).
  * @property {(request: Request, env?: Env, ctx?: unknown) => Promise<RateLimitDecision>} limit Decides `request` and
@@ -269,7 +269,7 @@ export function responseHeaders(decision, settings) {
  *   return limiter.withHeaders(await handle(request), decision);
  *
  * Key, cost and skip functions receive (request, env, ctx). Configuration errors throw here.
- * @template [Env=any]
+ * @template [Env=unknown]
  * @param {LimiterOptions<Env>} config
  * @returns {Limiter<Env>}
  */
@@ -289,7 +289,7 @@ export function createGatewayLimiter(config) {
 }
 
 /**
- * @template [Env=any]
+ * @template [Env=unknown]
  * @param {LimiterOptions<Env>} config
  * @param {"fetch" | "gateway"} surface
  * @returns {Limiter<Env>}

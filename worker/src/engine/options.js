@@ -18,7 +18,8 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 /** @typedef {"legacy" | "draft" | "draft-6" | "draft-7" | "draft-8" | "both" | "none"} HeaderMode */
 /**
  * A limit that depends on the request (a plan: free, pro, enterprise), given what key functions receive.
- * @typedef {(...args: any[]) => number | Promise<number>} LimitFunction
+ * @template {unknown[]} [Args=unknown[]]
+ * @typedef {(...args: Args) => number | Promise<number>} LimitFunction
  */
 
 /**
@@ -39,8 +40,9 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * windowMs; or, for the buckets, `rate` requests per second instead of all three.
  * `limit` may be a function of the request (sync or async) for plans: each distinct value it returns
  * is a rule of its own (validated like a configured limit; at most MAX_LIMIT_VALUES per rule).
- * @typedef {{ limit: number | LimitFunction; windowSec: number; windowMs?: undefined; rate?: undefined }
- *   | { limit: number | LimitFunction; windowMs: number; windowSec?: undefined; rate?: undefined }
+ * @template {unknown[]} [Args=unknown[]]
+ * @typedef {{ limit: number | LimitFunction<Args>; windowSec: number; windowMs?: undefined; rate?: undefined }
+ *   | { limit: number | LimitFunction<Args>; windowMs: number; windowSec?: undefined; rate?: undefined }
  *   | { rate: number; limit?: undefined; windowSec?: undefined; windowMs?: undefined }} RuleQuota
  */
 
@@ -54,7 +56,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 /**
  * One rule of `rules`: its quota, its other fields and its key, unless the top level gives it.
  * @template {unknown[]} [Args=any[]]
- * @typedef {RuleFields<Args> & RuleQuota & Partial<RuleKey<Args>>} RuleOptions
+ * @typedef {RuleFields<Args> & RuleQuota<Args> & Partial<RuleKey<Args>>} RuleOptions
  */
 
 /**
@@ -92,10 +94,10 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * The rules of a limiter: one rule at the top level, or 1 to 16 in `rules` (checked in one
  * all-or-nothing call; they inherit key, algorithm, cost, keyCapacity); every rule has a key.
  * @template {unknown[]} Args
- * @typedef {(RuleFields<Args> & RuleQuota & RuleKey<Args> & { rules?: undefined })
+ * @typedef {(RuleFields<Args> & RuleQuota<Args> & RuleKey<Args> & { rules?: undefined })
  *   | (Inherited<Args> & OwnedByRules & (
  *       (RuleKey<Args> & { rules: ReadonlyArray<RuleOptions<Args>> })
- *       | { key?: undefined; rules: ReadonlyArray<RuleFields<Args> & RuleQuota & RuleKey<Args>> }))} RulesOptions
+ *       | { key?: undefined; rules: ReadonlyArray<RuleFields<Args> & RuleQuota<Args> & RuleKey<Args>> }))} RulesOptions
  */
 
 /**
@@ -108,7 +110,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * A rule of a limiter, normalized: what it counts, its key function and its cost.
  * @typedef {object} RuleEntry
  * @property {NormalizedRule} rule The rule; for a limit function, the rule as validated with a limit of 1.
- * @property {LimitFunction | undefined} limitOf The limit function, if the limit is one.
+ * @property {LimitFunction<any[]> | undefined} limitOf The limit function, if the limit is one.
  * @property {(value: unknown) => NormalizedRule} resolve The rule for a value the limit function returned.
  * @property {KeyFunction} key
  * @property {number | ((...args: any[]) => number | Promise<number>)} cost
