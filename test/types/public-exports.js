@@ -5,6 +5,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
   sluice: [
     "ChunkLimitError",
     "SluiceConfigError",
+    "accuracyProbe",
     "apiKey",
     "compose",
     "createConcurrencyLimiter",
@@ -27,7 +28,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "storeStats",
     "user",
   ],
-  "sluice/hono": ["SluiceConfigError", "apiKey", "compose", "concurrency", "firstOf", "ip", "jsonField", "lockout", "normalizeAccount", "rateLimit", "route", "user"],
+  "sluice/hono": ["SluiceConfigError", "accuracyProbe", "apiKey", "compose", "concurrency", "firstOf", "ip", "jsonField", "lockout", "normalizeAccount", "rateLimit", "route", "user"],
   "sluice/durable-object": ["SluiceDurableObject"],
   "sluice/stores/durable": ["durableStore"],
   "sluice/stores/kv": ["kvStore"],

@@ -13,6 +13,7 @@ import { user as keyOfUser } from "./http/keys.js";
 
 export { apiKey, compose, firstOf, ip, route } from "./http/keys.js";
 export { SluiceConfigError } from "./engine/errors.js";
+export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 export { concurrency } from "./features/concurrency/hono.js";
