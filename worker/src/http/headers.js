@@ -8,7 +8,10 @@
 //    RateLimit-Reset (seconds) of the deciding rule;
 //  - draft-7: RateLimit-Policy as draft-6, and RateLimit `limit=100, remaining=42, reset=17` of the
 //    deciding rule;
-//  - Retry-After on every denial that waiting can cure, whatever the mode.
+//  - Retry-After on every denial that waiting can cure, whatever the mode;
+//  - X-RateLimit-Fallback when the store that should have decided could not (any mode but "none"): who
+//    decided instead ("kv", "memory"), or failMode's "open" or "closed". Nothing of why: a store's
+//    error text stays in the logs.
 // Every value is an integer or a rule name (printable ASCII without '"' or '\', checked when the rule
 // is built), so the structured fields are written as plain text: a structured-fields library would add
 // weight to every bundle and have nothing to escape.
@@ -20,6 +23,7 @@
 /** @type {readonly HeaderMode[]} */
 export const HEADER_MODES = Object.freeze(["legacy", "draft", "draft-6", "draft-7", "draft-8", "both", "none"]);
 export const BYPASS_HEADER = "X-RateLimit-Bypassed";
+export const FALLBACK_HEADER = "X-RateLimit-Fallback";
 
 /** secondsUntil rounds a delay in milliseconds up to whole seconds: never earlier than the truth. */
 export function secondsUntil(ms) {
@@ -109,6 +113,9 @@ export function decisionHeaders(decision, mode, policy, epochNowMs = null) {
     const remaining = String(decision.remaining);
     if (counted && mode === "draft-6") pairs.push(["RateLimit-Limit", limit], ["RateLimit-Remaining", remaining], ["RateLimit-Reset", reset]);
     if (counted && mode === "draft-7") pairs.push(["RateLimit", `limit=${limit}, remaining=${remaining}, reset=${reset}`]);
+  }
+  if (decision.fallback !== undefined && mode !== "none") {
+    pairs.push([FALLBACK_HEADER, decision.store === "none" ? (decision.allowed ? "open" : "closed") : String(decision.store)]);
   }
   if (!decision.allowed) {
     const retryAfter = retryAfterSeconds(decision);

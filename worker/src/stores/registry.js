@@ -3,15 +3,18 @@
 // so the engine never knows which one it talks to.
 //
 //   store: "memory"        the isolate's own instance (the default);
-//   store: durableStore    (from sluice/stores/durable) a fallback chain: the Durable Object decides;
-//                          when it fails or is slow, KV (if bound), then the isolate's memory, then
-//                          failMode; with `lease`, hot keys are decided from quota the object lent
+//   store: durableStore    (from sluice/stores/durable) a fallback chain: the Durable Object decides,
+//                          waiting as long as each object's measured round trip needs (round-trip.js);
+//                          when it fails or does not answer, the fallbacks asked for (none by default),
+//                          then failMode ("closed" by default: an exact limit never quietly turns
+//                          per-isolate); with `lease`, hot keys are decided from quota the object lent
 //                          this isolate (leases.js) first;
 //   store: kvStore         (sluice/stores/kv) a fallback chain: KV decides; when it fails, the
 //                          isolate's memory, then failMode;
 //   store: redisStore      (sluice/stores/redis) a fallback chain: Redis (over the Upstash REST
 //                          protocol, URL and token read from env) decides exactly; when it fails or is
-//                          slow, KV if asked for, then the isolate's memory, then failMode;
+//                          slow, the fallbacks asked for (none by default), then failMode ("closed" by
+//                          default, as for durable);
 //   a store object         used as it is (build your own with createFallbackChain and friends).
 //
 // The remote stores are values the app imports, so an app that uses memory only bundles none of them
@@ -35,8 +38,10 @@ import { createMemoryStore } from "./memory.js";
 /**
  * durable and kv: the fallback chain's settings.
  * @typedef {object} ChainSettings
- * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open".
- * @property {number} [timeoutMs] How long each store may take before the next decides; default 50 ms.
+ * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default
+ *   "closed" for the exact stores (durable, redis), "open" for kv.
+ * @property {number} [timeoutMs] How long each store may take before the next decides, fixed; default: the Durable Object's
+ *   timeout follows each object's measured round trip (RFC 6298, 1 s before the first answer), others 50 ms.
  * @property {BreakerOptions | boolean} [breaker] Skip a failing primary: after `failures` failures in a row, for `cooldownMs`,
  *   then probe it with one request; default { failures: 5, cooldownMs: 10000 }; false turns it off.
  * @property {boolean} [preFilter] Deny keys the store denied from this isolate, with no round trip, until their retry time; default true.
@@ -54,7 +59,8 @@ import { createMemoryStore } from "./memory.js";
  * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota the object lent them, exactly
  *   (docs/leases.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
- *   order, when the object cannot; default ["kv", "memory"]; [] for none.
+ *   order, when the object cannot; default [] (none: failMode decides). A fallback weakens the exact limit while it decides
+ *   (decision.fallback.weakened, the X-RateLimit-Fallback header, storeStats().counters.weakened).
  */
 
 /**
@@ -82,7 +88,7 @@ import { createMemoryStore } from "./memory.js";
  * @property {undefined} [shards] Durable only.
  * @property {undefined} [lease] Durable only.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in
- *   this order, when Redis cannot; default ["memory"]; [] for none.
+ *   this order, when Redis cannot; default [] (none: failMode decides).
  */
 
 /**
@@ -104,13 +110,16 @@ import { createMemoryStore } from "./memory.js";
  * @property {number | "key"} [shards] Durable only.
  * @property {ReadonlyArray<"kv" | "memory">} fallback
  * @property {"open" | "closed"} failMode
- * @property {number} timeoutMs
+ * @property {number | "adaptive"} timeoutMs A fixed timeout, or "adaptive": per store endpoint, from its measured round trips.
  * @property {Readonly<Required<BreakerOptions>> | false} breaker The breaker's settings, or false when it is off.
  * @property {boolean} preFilter
  * @property {number} logIntervalMs
  * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
  *   denials, errors and timeouts per store.
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
+ * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number } | null} roundTrip
+ *   Durable only: what its round-trip estimator knows (objects tracked, answers measured, the smoothed round trip over all
+ *   objects, its variation, and the timeout an object not yet measured gets), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
  * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
@@ -137,14 +146,22 @@ export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUIC
  */
 export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
 /**
- * What decides, in order, when the named store cannot.
- * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"]; redis: readonly ["memory"] }>}
+ * What decides, in order, when the named store cannot. None for the exact stores: a fallback store
+ * counts per isolate (memory) or approximately (KV), so it would turn an exact limit into a looser one
+ * exactly when a region is far or cut off; failMode decides instead.
+ * @type {Readonly<{ durable: readonly []; kv: readonly ["memory"]; redis: readonly [] }>}
  */
 export const DEFAULT_FALLBACK = Object.freeze({
-  durable: /** @type {readonly ["kv", "memory"]} */ (Object.freeze(["kv", "memory"])),
+  durable: /** @type {readonly []} */ (Object.freeze([])),
   kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
-  redis: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
+  redis: /** @type {readonly []} */ (Object.freeze([])),
 });
+/**
+ * What happens when no store of the chain can decide, by default: the exact stores deny (a limit that
+ * cannot be checked is not exceeded), KV admits (it is approximate already).
+ * @type {Readonly<{ durable: "closed"; kv: "open"; redis: "closed" }>}
+ */
+export const DEFAULT_FAIL_MODES = Object.freeze({ durable: "closed", kv: "open", redis: "closed" });
 const REMOTE_NAMES = ["durable", "kv", "redis"];
 /**
  * The stores a limiter's `store` option names (docs/stores.md has a row for each).
@@ -264,6 +281,7 @@ export function storeStats() {
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    roundTrip: durable === null ? null : durable.roundTrip.summary,
     leases: leased === null ? null : { ...leased.counters },
     redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },

@@ -8,8 +8,8 @@
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBreakerOptions } from "./breaker.js";
-import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
-import { DEFAULT_BINDINGS, DEFAULT_FALLBACK, DEFAULT_REDIS_BINDINGS, builtChains, memoryStore } from "./registry.js";
+import { DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
+import { DEFAULT_BINDINGS, DEFAULT_FAIL_MODES, DEFAULT_FALLBACK, DEFAULT_REDIS_BINDINGS, builtChains, memoryStore } from "./registry.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** @import { FallbackChain } from "./chain.js" */
@@ -116,8 +116,8 @@ export function buildRemoteStore(kind, options, parts) {
   const lease = kind === "durable" && parts.checkLeaseOptions !== undefined ? parts.checkLeaseOptions(options.lease) : null;
   const {
     shards = 1,
-    failMode = DEFAULT_FAIL_MODE,
-    timeoutMs = DEFAULT_TIMEOUT_MS,
+    failMode = DEFAULT_FAIL_MODES[kind],
+    timeoutMs,
     preFilter = true,
     logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
@@ -129,7 +129,7 @@ export function buildRemoteStore(kind, options, parts) {
     ...(lease === null ? {} : { lease }),
     fallback,
     failMode,
-    timeoutMs,
+    timeoutMs: timeoutMs ?? "adaptive",
     breaker,
     preFilter,
     logIntervalMs,
@@ -145,11 +145,12 @@ export function buildRemoteStore(kind, options, parts) {
   const leased =
     lease === null || durable === null
       ? null
-      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => need(parts.createLeasedStore, kind)({ durable, ...lease }));
+      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => withRoundTrips(need(parts.createLeasedStore, kind)({ durable, ...lease }), durable));
   const redis =
     kind === "redis"
       ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
-          need(parts.createRedisStore, kind)({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs }),
+          // Redis does not measure its round trips (yet): its requests are aborted after a fixed timeout.
+          need(parts.createRedisStore, kind)({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS }),
         )
       : null;
   const usesKv = kind === "kv" || fallback.includes("kv");
@@ -164,14 +165,40 @@ export function buildRemoteStore(kind, options, parts) {
     preFilter,
     logIntervalMs,
   });
+  // A KV fallback asked for by name must be bound when passing over it would leave the decision to
+  // something weaker than KV (the isolate's memory, or failMode "open"): that is a deployment mistake
+  // that quietly turns a global limit into a per-isolate one. With failMode "closed" and nothing after
+  // KV, passing over it only denies, and stays allowed.
+  const kvAskedFor = options.fallback !== undefined && fallback.includes("kv") && kind !== "kv" && (fallback.includes("memory") || failMode === "open");
+  /** @param {{ env?: object } | undefined} options */
+  const checkKvBound = (options) => {
+    if (kvAskedFor && kv !== null && !kv.isBound(options?.env)) {
+      throw new SluiceConfigError(
+        "bindings.kv",
+        `names ${JSON.stringify(bindings.kv)}, which env does not have, and fallback asks for 'kv' before a weaker decider: declare it in wrangler.toml ([[kv_namespaces]]), or leave 'kv' out of fallback`,
+      );
+    }
+  };
   if (redis !== null) {
     // The Redis store checks its own configuration (URL and token in env) at first use and throws a
     // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
-    // The dev bypass decides nothing, so it checks the two variables here.
-    const withCheck = { ...chain, checkBindings: (/** @type {any} */ env) => checkRedisEnv(env, bindings) };
-    built.set(id, withCheck);
+    // The dev bypass decides nothing, so checkBindings checks the two variables (and a KV asked for).
+    const redisChain = {
+      ...chain,
+      /** @type {FallbackChain["decide"]} */
+      decide(checks, options) {
+        checkKvBound(options);
+        return chain.decide(checks, options);
+      },
+      /** @param {any} env */
+      checkBindings(env) {
+        checkRedisEnv(env, bindings);
+        checkKvBound({ env });
+      },
+    };
+    built.set(id, redisChain);
     builtChains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
-    return withCheck;
+    return redisChain;
   }
   // The store the options name must be bound, on every surface (the gateway too): a missing binding
   // is a deployment mistake, and falling back for it would quietly turn an exact (durable) or global
@@ -193,10 +220,12 @@ export function buildRemoteStore(kind, options, parts) {
     /** @param {unknown} env */
     checkBindings(env) {
       checkBound({ env: /** @type {object} */ (env) });
+      checkKvBound({ env: /** @type {object} */ (env) });
     },
     /** @type {FallbackChain["decide"]} */
     decide(checks, options) {
       checkBound(options);
+      checkKvBound(options);
       return chain.decide(checks, options);
     },
     /** @type {FallbackChain["reset"]} */
@@ -210,3 +239,10 @@ export function buildRemoteStore(kind, options, parts) {
   return guarded;
 }
 
+// The leased store with the object client's round trips: the chain sizes its wait for the object (and
+// takes back late charges) through the client that makes the calls. Delegating through the prototype
+// keeps every member of the leased store as it is.
+/** @param {any} leased @param {any} durable */
+function withRoundTrips(leased, durable) {
+  return Object.assign(Object.create(leased), { timeoutFor: durable.timeoutFor, timedOut: durable.timedOut, takeBack: durable.takeBack });
+}
