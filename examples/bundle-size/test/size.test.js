@@ -2,8 +2,10 @@
 // it (sizes, never times). The .wasm (about 45 KB) comes on top, as a module of its own.
 //
 // Issue 20 asks for the quick start to add at most 20 KiB to a bare Hono app and for createLimiter alone
-// to stay within 15 KiB. Measured when this test was written: +35.6 KiB and 31.1 KiB (from +112.7 and
-// 112.6 with the .wasm; the remote stores were in every bundle). The ceilings below keep what was won
+// to stay within 15 KiB. Measured when this test was written: +38.7 KiB and 34.3 KiB (from about +68
+// and 68.2 KiB of JS, 112.7 and 112.6 KiB with the .wasm, when the remote stores were in every bundle;
+// 35.6 and 31.1 KiB before the header modes, the dev bypass's checks, "did you mean" and the accuracy
+// and fallback options joined the engine). The ceilings below keep what was won
 // and fail when a store or feature creeps back into an app that does not import it; the floors the
 // issue asks for are printed beside them, not yet met: most of what is left is the engine's option
 // validation (options.js, about 9 KiB) and the core's loader (wasm-bindings/sluice.js, about 8 KiB).
@@ -39,19 +41,19 @@ function build(entry) {
 const report = (what, bytes, ceiling, floor) =>
   console.log(`${what}: ${(bytes / KiB).toFixed(1)} KiB (ceiling ${ceiling / KiB} KiB; issue 20's floor ${floor / KiB} KiB: ${bytes <= floor ? "met" : "not met"})`);
 
-test("the quick start bundles no remote store, and adds at most 40 KiB of minified JS to a bare Hono app", () => {
+test("the quick start bundles no remote store, and adds at most 42 KiB of minified JS to a bare Hono app", () => {
   const bare = build("bare-hono");
   const quick = build("quick-start");
   const added = quick.bytes - bare.bytes;
-  report("quick start adds", added, 40 * KiB, 20 * KiB);
+  report("quick start adds", added, 42 * KiB, 20 * KiB);
   const remote = quick.inputs.filter((path) => /sluice\/worker\/src\/stores\/(durable|kv|redis|leases|chain|remote|breaker|upstash-rest)/.test(path));
   assert.deepEqual(remote, [], "a memory-only app bundles no remote store");
-  assert.ok(added <= 40 * KiB, `the quick start adds ${added} bytes`);
+  assert.ok(added <= 42 * KiB, `the quick start adds ${added} bytes`);
 });
 
-test("createLimiter alone is at most 34 KiB of minified JS", () => {
+test("createLimiter alone is at most 36 KiB of minified JS", () => {
   const { bytes, inputs } = build("limiter");
-  report("createLimiter alone", bytes, 34 * KiB, 15 * KiB);
+  report("createLimiter alone", bytes, 36 * KiB, 15 * KiB);
   assert.ok(!inputs.some((path) => path.includes("/features/")), "no feature (lockout, concurrency, websocket) rides along");
-  assert.ok(bytes <= 34 * KiB, `createLimiter bundles ${bytes} bytes`);
+  assert.ok(bytes <= 36 * KiB, `createLimiter bundles ${bytes} bytes`);
 });

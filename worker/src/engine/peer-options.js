@@ -2,31 +2,37 @@
 // hono-rate-limiter, @upstash/ratelimit, rate-limiter-flexible), with sluice's spelling, so an unknown
 // option from a migration names what to write instead. Only consulted when an option is refused.
 
+const KEY = "key (ip(), user(fn), apiKey(), ...)";
+const WINDOW = "windowSec (or windowMs)";
+const ON_LIMITED = "onLimited";
+const HEADERS = 'headers ("draft-6", "draft-7", "draft-8", "legacy", ...)';
+const NONE = "nothing: sluice charges when it decides, before the handler runs";
+
 /** @type {Readonly<Record<string, string>>} */
 const PEER_OPTIONS = Object.freeze({
   max: "limit",
   points: "limit",
   tokens: "limit",
   requests: "limit",
-  keyGenerator: "key (a key function such as ip(), user(fn), apiKey())",
-  identifier: "key (a key function such as ip(), user(fn), apiKey())",
-  window: "windowSec (or windowMs)",
-  duration: "windowSec (or windowMs)",
-  interval: "windowSec (or windowMs)",
+  keyGenerator: KEY,
+  identifier: KEY,
+  window: WINDOW,
+  duration: WINDOW,
+  interval: WINDOW,
   windowSeconds: "windowSec",
-  message: "onLimited (builds the 429's response) or code (the 429 body's \"code\")",
-  statusCode: "onLimited (a denial answers 429 unless onLimited returns another response)",
-  handler: "onLimited",
-  standardHeaders: "headers (\"draft-6\", \"draft-7\", \"draft-8\", \"draft\", \"legacy\", \"both\" or \"none\")",
-  legacyHeaders: "headers (\"legacy\" or \"both\" send X-RateLimit-*)",
-  requestPropertyName: "nothing: the decision is c.get(\"rateLimit\"), or what limiter.limit() returns",
-  limiter: "algorithm, with limit and windowSec (or rate)",
+  message: `${ON_LIMITED} (or code, the 429 body's "code")`,
+  statusCode: ON_LIMITED,
+  handler: ON_LIMITED,
+  standardHeaders: HEADERS,
+  legacyHeaders: HEADERS,
+  requestPropertyName: 'nothing: the decision is c.get("rateLimit")',
+  limiter: "algorithm, with limit and windowSec",
   timeout: "timeoutMs",
-  prefix: "name (rules with one name share their counts)",
-  keyPrefix: "name (rules with one name share their counts)",
-  skipFailedRequests: "nothing: sluice charges when it decides, before the handler runs",
-  skipSuccessfulRequests: "nothing: sluice charges when it decides, before the handler runs (lockout() counts failures)",
-  blockDuration: "lockout() (docs/lockout.md), which locks for a time after failures",
+  prefix: "name",
+  keyPrefix: "name",
+  skipFailedRequests: NONE,
+  skipSuccessfulRequests: NONE,
+  blockDuration: "lockout()",
 });
 
 /**
