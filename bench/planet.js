@@ -94,13 +94,15 @@ async function partition(planet) {
   const antipode = planet.regions.length - 1;
   const limiters = Object.entries(configs).map(([label, options], c) => ({ label, limiter: { name: `partition-${c}`, algorithm: "fixed-window", limit, windowSec: 60, options } }));
   const admitted = Object.fromEntries(limiters.map(({ label }) => [label, { total: {}, cutRegion: 0, cutDecisions: 0 }]));
+  let cut = false;
+  let cutRounds = 0;
   const oneSecond = (i) =>
     Promise.all(
       limiters.map(async ({ label, limiter }) => {
         const r = await planet.send(i, { op: "requests", limiter, keys: users });
         for (const [key, t] of Object.entries(r)) {
           admitted[label].total[key] = (admitted[label].total[key] ?? 0) + t.admitted;
-          if (i === antipode) {
+          if (i === antipode && cut) {
             admitted[label].cutRegion += t.admitted;
             admitted[label].cutDecisions += t.admitted + t.denied;
           }
@@ -110,12 +112,14 @@ async function partition(planet) {
   // Warm: every isolate has measured its round trip and (with leases) may hold one.
   await Promise.all(planet.regions.map((_, i) => oneSecond(i)));
   await planet.send(antipode, { op: "cutOff", ms: PARTITION_MS });
+  cut = true;
   const endAt = Date.now() + PARTITION_MS;
   await Promise.all(
     planet.regions.map(async (_, i) => {
       while (Date.now() < endAt) {
         const tick = new Promise((r) => setTimeout(r, 1000));
         await oneSecond(i);
+        if (i === antipode) cutRounds++;
         await tick;
       }
     }),
@@ -130,6 +134,7 @@ async function partition(planet) {
       maxAdmittedPerUser: Math.max(...perUser),
       admittedInCutRegion: admitted[label].cutRegion,
       decisionsInCutRegion: admitted[label].cutDecisions,
+      cutRegionRounds: cutRounds,
     };
   });
 }
@@ -159,7 +164,7 @@ try {
   }
   console.log(`\npartition of ${REGIONS.at(-1).name} for ${PARTITION_MS / 1000} s (20 users, limit 10 each):`);
   for (const p of partitioned) {
-    console.log(`${p.fallback.padEnd(40)} over-admitted ${String(p.overAdmitted).padStart(4)} (max ${p.maxAdmittedPerUser} per user); cut-off region admitted ${p.admittedInCutRegion} of ${p.decisionsInCutRegion}`);
+    console.log(`${p.fallback.padEnd(40)} over-admitted ${String(p.overAdmitted).padStart(4)} (max ${p.maxAdmittedPerUser} per user); cut-off region admitted ${p.admittedInCutRegion} of ${p.decisionsInCutRegion} while cut off (${p.cutRegionRounds} rounds)`);
   }
 } finally {
   await planet.dispose();
