@@ -7,6 +7,10 @@ import { beforeEach, test } from "node:test";
 
 const { rateLimit, ip, apiKey, user, SluiceConfigError } = await import("../../worker/src/hono.js");
 const { createLimiter } = await import("../../worker/src/sluice.js");
+// Every remote store's module, loaded: options may then name them by string ("durable", "kv", "redis").
+await import("../../worker/src/stores/kinds/durable.js");
+await import("../../worker/src/stores/kinds/kv.js");
+await import("../../worker/src/stores/kinds/redis.js");
 const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 // Each test starts from a fresh isolate state: rules declared by one test do not count against the next.
@@ -286,4 +290,26 @@ test("default key capacity keeps a sliding log's table bounded", async () => {
   assert.ok(log.keyCapacity < DEFAULT_KEY_CAPACITY, `${log.keyCapacity}`);
   assert.ok(tableBytes("sliding-log", 1000, log.keyCapacity) <= DEFAULT_TABLE_BYTES);
   assert.equal(log.id, "log|sliding-log|1000|60000|0");
+});
+
+test("an option another rate limiter spells differently is refused with sluice's spelling", () => {
+  const valid = { key: ip(), limit: 5, windowSec: 60 };
+  for (const [option, instead] of [
+    [{ max: 5 }, "did you mean limit?"],
+    [{ keyGenerator: () => "k" }, "did you mean key"],
+    [{ message: "slow down" }, "did you mean onLimited"],
+    [{ statusCode: 503 }, "did you mean onLimited"],
+    [{ standardHeaders: "draft-7" }, 'did you mean headers ("draft-6", "draft-7"'],
+    [{ windowsec: 60 }, "did you mean windowSec?"],
+    [{ timeout: 30 }, "did you mean timeoutMs?"],
+  ]) {
+    const [field] = Object.keys(option);
+    assert.throws(
+      () => rateLimit({ ...valid, ...option }),
+      (error) => error instanceof SluiceConfigError && error.field === field && error.message.includes(instead),
+      field,
+    );
+  }
+  // An option nobody spells so gets no guess.
+  assert.throws(() => rateLimit({ ...valid, flux: 1 }), (error) => error.field === "flux" && !error.message.includes("did you mean"));
 });

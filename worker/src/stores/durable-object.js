@@ -28,6 +28,11 @@ import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 import { checkLeaseOptions } from "./leases.js";
 import { RegionalLender } from "./regional-lender.js";
 import { RuleCore } from "./rule-core.js";
+import { durableStore } from "./kinds/durable.js";
+import { registerStoreKind } from "./registry.js";
+
+// A Worker that exports this class is the one store "durable" needs: let its options name it.
+registerStoreKind(durableStore);
 
 /** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
 /** @import { StoreCheck } from "./store.js" */
