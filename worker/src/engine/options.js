@@ -30,6 +30,10 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {number | ((...args: Args) => number | Promise<number>)} [cost] What a request costs; default 1. A function's fractions round up.
  * @property {number} [keyCapacity] Keys the rule's table holds before evicting the least used; default 50,000 (fewer for big sliding logs).
  * @property {boolean} [countDenied] sliding-counter only: denied requests count too (Cloudflare's counter); not with store "kv". Default false.
+ * @property {number} [blockSec] Block duration: a key that exceeds the rule is denied every request for this long (or until its
+ *   quota would be whole again, if later), then starts at its full quota. Default: no block, only the excess is denied.
+ *   Not with countDenied, store "kv" or leases. Give at most one of blockSec and blockMs.
+ * @property {number} [blockMs] The block duration in milliseconds (see blockSec).
  */
 
 /**
@@ -147,7 +151,7 @@ export const DEFAULT_BYPASS = Object.freeze({ variable: "ENV", value: "dev" });
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout"];
@@ -229,7 +233,22 @@ function userField(coreField, spec) {
     return spec.windowMs !== undefined ? "windowMs" : "windowSec";
   }
   if (coreField === "limit" && spec.rate !== undefined) return "rate";
+  if (coreField === "blockMs") return spec.blockMs !== undefined ? "blockMs" : "blockSec";
   return coreField;
+}
+
+// The block duration in milliseconds, from blockSec (whole milliseconds) or blockMs, at most one of them;
+// 0 when neither is given (throttling). Its upper bound is the core's (validateRule).
+function ruleBlockMs(spec, path) {
+  if (spec.blockMs !== undefined) {
+    if (spec.blockSec !== undefined) throw new SluiceConfigError(`${path}blockMs`, "cannot be given with blockSec: give one of them");
+    if (!Number.isSafeInteger(spec.blockMs) || spec.blockMs < 1) {
+      throw new SluiceConfigError(`${path}blockMs`, `must be a whole number of milliseconds, at least 1; got ${describe(spec.blockMs)}`);
+    }
+    return spec.blockMs;
+  }
+  if (spec.blockSec === undefined) return 0;
+  return windowAsMs(spec.blockSec, `${path}blockSec`);
 }
 
 // The window in milliseconds, from windowSec (whole milliseconds) or windowMs, exactly one of them.
@@ -295,6 +314,11 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
     throw new SluiceConfigError(`${path}countDenied`, `applies to sliding-counter only, not ${algorithm}`);
   }
 
+  const blockMs = ruleBlockMs(spec, path);
+  if (blockMs > 0 && countDenied) {
+    throw new SluiceConfigError(`${path}${spec.blockMs !== undefined ? "blockMs" : "blockSec"}`, "cannot be given with countDenied: a blocked key is denied everything, counted or not");
+  }
+
   const name = spec.name ?? `${limit}-per-${windowMs / 1000}s`;
   if (typeof name !== "string" || !RULE_NAME.test(name)) {
     throw new SluiceConfigError(`${path}name`, `must be 1 to 64 printable ASCII characters without '"', '\\' or '|'; got ${describe(name)}`);
@@ -316,7 +340,8 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
 
   const rule = Object.freeze({
     // A rule that counts denied requests is another count: its own id (and table).
-    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${countDenied ? "|all" : ""}${spec.name === undefined && instance !== undefined ? `|#${instance}` : ""}`,
+    // A blocking rule is another count too (its states may be blocks): its own id.
+    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${countDenied ? "|all" : ""}${blockMs > 0 ? `|block${blockMs}` : ""}${spec.name === undefined && instance !== undefined ? `|#${instance}` : ""}`,
     name,
     algorithm,
     limit,
@@ -325,6 +350,7 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
     keyCapacity,
     // Present only when set, so plain rules keep the shape they always had.
     ...(countDenied ? { countDenied } : {}),
+    ...(blockMs > 0 ? { blockMs } : {}),
   });
   try {
     validateRule(rule);

@@ -124,6 +124,7 @@ export class SluiceDurableObject extends DurableObject {
     windowMs: rule.windowMs,
     burst: rule.burst,
     countDenied: rule.countDenied ?? false,
+    blockMs: rule.blockMs ?? 0,
     keyCapacity: residentKeys(rule),
   }));
   /** @type {SqlStorage} */
@@ -216,6 +217,10 @@ export class SluiceDurableObject extends DurableObject {
     /** @type {ObjectOutcome} */
     const outcome = core.checkAll(coreChecks, nowMs, { peek });
     if (returned !== null) outcome.returned = returned;
+    // A blocking rule's denial blocked its key (cpp/include/sluice/block.hpp): stored before the answer,
+    // so that the block outlives the object's memory as a charge does.
+    const blocked = peek || outcome.allowed ? false : this.#persistBlocks(checks, indices, outcome, nowMs);
+    if (blocked) return this.flushed().then(() => outcome);
     if (!outcome.allowed || peek) {
       // Units given back in this call are queued all the same: losing them to a crash only strands
       // them (the count errs high, never low), so nothing waits for them.
@@ -244,6 +249,19 @@ export class SluiceDurableObject extends DurableObject {
     return flushing.then(() => outcome);
   }
 
+  // Stores the keys that this denied call blocked: each blocking rule's check whose own decision was a
+  // denial with a finite wait. Returns whether it stored any.
+  #persistBlocks(checks, indices, outcome, nowMs) {
+    let any = false;
+    for (let i = 0; i < checks.length; i++) {
+      const own = outcome.checks[i];
+      if (checks[i].rule.blockMs === undefined || own.allowed || own.retryAfterMs === Infinity || isRepeat(checks, i)) continue;
+      this.persist(checks[i].rule.id, checks[i].key, indices[i], nowMs + own.resetMs);
+      any = true;
+    }
+    return any && this.#pending.size > 0;
+  }
+
   // Decides a plain call from reservations when every check's key holds enough reserved units
   // (already stored: nothing to write); else returns null. Counts the call in each key's demand.
   #spendReserved(checks, nowMs) {
@@ -251,7 +269,8 @@ export class SluiceDurableObject extends DurableObject {
     const entries = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
       const { rule, key, cost = 1 } = checks[i];
-      if (!RESERVING_ALGORITHMS.includes(rule.algorithm)) {
+      // A blocking rule's keys are decided by the core every time: a denial there blocks the key.
+      if (!RESERVING_ALGORITHMS.includes(rule.algorithm) || rule.blockMs !== undefined) {
         covered = false;
         continue;
       }
@@ -306,7 +325,7 @@ export class SluiceDurableObject extends DurableObject {
   // Reserves units of an admitted check's warm key (charged now, in memory; stored by this call's
   // flush). Returns how many.
   #reserve(check, index, nowMs) {
-    if (!RESERVING_ALGORITHMS.includes(check.rule.algorithm)) return 0;
+    if (!RESERVING_ALGORITHMS.includes(check.rule.algorithm) || check.rule.blockMs !== undefined) return 0;
     const entry = this.#reserved.get(`${check.rule.id}\n${check.key}`);
     if (entry === undefined) return 0;
     const wanted = unitsWanted(entry, nowMs, RESERVE_PERIOD_MS, MAX_RESERVE_UNITS);
@@ -356,7 +375,8 @@ export class SluiceDurableObject extends DurableObject {
     const leases = new Array(checks.length).fill(null);
     for (let i = 0; i < checks.length; i++) {
       const units = wanted?.[i] ?? 0;
-      if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm)) continue;
+      // A blocking rule does not lend (the core refuses it): its requests all come here.
+      if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) || checks[i].rule.blockMs !== undefined) continue;
       const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
       if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs };
     }
