@@ -127,19 +127,17 @@ inline void block_key(KeyState& state, int64_t now, const Decision& d) {
   state = block::blocked_until(now + d.retry_after_ms);
 }
 
+// decide_and_charge_blocking is decide_and_charge for a rule with block_ms (block.cpp): out of line, so
+// that the single check's path of every other rule stays as small as it was.
+Decision decide_and_charge_blocking(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost,
+                                    bool charge);
+
 // decide_and_charge: decide, then charge when admitted and `charge` is set; with `charge`, a blocking
 // rule's denial blocks the key.
 SLUICE_HOT_INLINE inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring,
                                                     int64_t now, int64_t cost, bool charge) {
-  if (rule.block_ms == 0) return algorithm_decide_and_charge(rule, state, ring, now, cost, charge);
-  const Decision d = decide(rule, state, ring, now, cost);
-  if (!charge) return d;
-  if (d.allowed) {
-    dispatch::charge(rule, state, ring, now, cost);
-  } else if (block::starts_block(rule, d)) {
-    block_key(state, now, d);
-  }
-  return d;
+  if (rule.block_ms == 0) [[likely]] return algorithm_decide_and_charge(rule, state, ring, now, cost, charge);
+  return decide_and_charge_blocking(rule, state, ring, now, cost, charge);
 }
 
 inline bool valid_state(const Rule& rule, const KeyState& state) {

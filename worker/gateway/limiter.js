@@ -75,6 +75,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
         limit: rule.limit,
         windowMs: rule.windowMs,
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
+        ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),

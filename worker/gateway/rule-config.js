@@ -25,7 +25,7 @@ export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>"
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
-const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity"];
+const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity", "blockSec", "blockMs"];
 const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout"];
 // Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
 // than the host's printable ASCII.
@@ -72,6 +72,11 @@ export function validateRule(raw, path) {
   if (raw.key === undefined) throw new ConfigError(fieldPath(path, "key"), `is required: one of ${KEY_PARTS.join(", ")}, or a list of them`);
   const key = Object.freeze(validateKey(raw.key, fieldPath(path, "key")));
   const store = raw.store === undefined ? "memory" : expectOneOf(raw.store, fieldPath(path, "store"), STORES);
+  // KV keeps fixed-window counts, not the core's state bytes: it has nowhere to keep a block. Said at
+  // start-up rather than by the store's first request.
+  if (limiterRule.blockMs !== undefined && store === "kv") {
+    throw new ConfigError(fieldPath(path, raw.blockMs !== undefined ? "blockMs" : "blockSec"), 'applies to the stores "memory" and "durable", not "kv"');
+  }
   const mode = raw.mode === undefined ? "enforce" : expectOneOf(raw.mode, fieldPath(path, "mode"), MODES);
   let rollout = 1;
   if (raw.rollout !== undefined) {

@@ -1,0 +1,35 @@
+// Block durations in gateway.config.json (worker/gateway/rule-config.js): blockSec / blockMs validate
+// as the library's options do, every error naming its path, and a kv rule refuses them at start-up.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+const { ConfigError, validateConfig } = await import("../../worker/gateway/config.js");
+
+const config = (rule) => ({
+  routes: [{ prefix: "/login", methods: ["POST"], upstream: { url: "https://api.example.com/login" }, rules: [{ name: "login", algorithm: "fixed-window", limit: 10, windowSec: 60, key: "ip", ...rule }] }],
+  ...(rule.store === "kv" ? { stores: { kv: { binding: "SLUICE_KV" } } } : {}),
+});
+
+function refusedAt(rule) {
+  try {
+    validateConfig(config(rule));
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${error}`);
+    return error.path;
+  }
+  return "(accepted)";
+}
+
+test("a rule's blockSec becomes its blockMs; without it the rule throttles", () => {
+  assert.equal(validateConfig(config({ blockSec: 300 })).routes[0].rules[0].blockMs, 300_000);
+  assert.equal(validateConfig(config({})).routes[0].rules[0].blockMs, undefined);
+});
+
+test("bad block durations are refused naming their path; kv cannot keep blocks", () => {
+  assert.equal(refusedAt({ blockSec: 0 }), "routes[0].rules[0].blockSec");
+  assert.equal(refusedAt({ blockSec: "300" }), "routes[0].rules[0].blockSec");
+  assert.equal(refusedAt({ blockMs: 1.5 }), "routes[0].rules[0].blockMs");
+  assert.equal(refusedAt({ blockMs: 1000, blockSec: 1 }), "routes[0].rules[0].blockMs");
+  assert.equal(refusedAt({ blockSec: 2 ** 40 }), "routes[0].rules[0].blockSec");
+  assert.equal(refusedAt({ blockSec: 60, store: "kv" }), "routes[0].rules[0].blockSec");
+});
