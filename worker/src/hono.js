@@ -8,6 +8,8 @@ import { withHeaders } from "./http/headers.js";
 import { createEngine, responseHeaders } from "./engine/limiter.js";
 import { limitedResponse } from "./http/responses.js";
 import { executionContextOf } from "./engine/execution-context.js";
+import { responseCounting } from "./features/response-count/options.js";
+import { countingMiddleware } from "./features/response-count/hono.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
 export { SluiceConfigError } from "./engine/errors.js";
@@ -17,6 +19,7 @@ export { concurrency } from "./features/concurrency/hono.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "./engine/options.js" */
+/** @import { ResponseCountOptions } from "./features/response-count/options.js" */
 
 // The types users of sluice/hono need, re-exported from the modules that define them.
 /** @typedef {import("./features/concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
@@ -65,7 +68,7 @@ export { concurrency } from "./features/concurrency/hono.js";
 /**
  * The middleware's options: key, cost and skip functions receive the context.
  * @template {Env} [E=any]
- * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
+ * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} RateLimitOptions
  */
 
 /**
@@ -74,15 +77,18 @@ export { concurrency } from "./features/concurrency/hono.js";
  *
  * The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
  * user((c) => ...) in `key` as Context<never>, and refuses it.
+ * With countWhen, skipSuccessfulRequests or skipFailedRequests, the rules count only the responses
+ * that match: checked before the handler, charged after it (features/response-count/hono.js).
  * @template {Env} [E=any]
- * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
+ * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} options
  * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */
 export function rateLimit(options) {
-  const { settings, evaluate, get, reset } = createEngine(options, "hono");
+  const { counts, limiterOptions } = responseCounting(options);
+  const { settings, evaluate, get, reset } = createEngine(limiterOptions, "hono");
   const { onLimited } = settings;
   /** @type {MiddlewareHandler<E>} */
-  const middleware = async function rateLimit(c, next) {
+  const middleware = counts !== null ? countingMiddleware({ settings, evaluate, counts }) : async function rateLimit(c, next) {
 
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();

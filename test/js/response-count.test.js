@@ -1,0 +1,97 @@
+// Counting on the response (worker/src/features/response-count/): through the middleware (memory store,
+// Node, app.request()). The attacker's test first: failures are what is limited, so a brute-forcer is
+// refused after `limit` failures while successes never spend the budget.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+const { Hono } = await import("hono");
+const { rateLimit, ip } = await import("../../worker/src/hono.js");
+const { SluiceConfigError } = await import("../../worker/src/sluice.js");
+
+const T0 = Date.UTC(2030, 0, 1);
+const from = (address, password) => ({ method: "POST", headers: { "cf-connecting-ip": address, "x-password": password } });
+
+function loginApp(options) {
+  let runs = 0;
+  const app = new Hono();
+  app.post("/login", rateLimit({ key: ip(), limit: 3, windowSec: 60, algorithm: "fixed-window", clock: () => T0, ...options }), (c) => {
+    runs++;
+    return c.req.header("x-password") === "right" ? c.text("welcome") : c.text("no", 401);
+  });
+  return { app, runs: () => runs };
+}
+
+test("a brute-forcer is refused after `limit` failed responses, before the handler runs; successes spend nothing", async () => {
+  const { app, runs } = loginApp({ countWhen: { status: ["400-499"] } });
+  const user = "198.51.100.1";
+  // Successes never count: 10 logins, all admitted.
+  for (let i = 0; i < 10; i++) assert.equal((await app.request("/login", from(user, "right"))).status, 200);
+  const attacker = "203.0.113.9";
+  const statuses = [];
+  for (let i = 0; i < 6; i++) statuses.push((await app.request("/login", from(attacker, "guess"))).status);
+  assert.deepEqual(statuses, [401, 401, 401, 429, 429, 429]);
+  assert.equal(runs(), 13, "the refused attempts never reached the handler");
+  // Even the right password is refused now: the key has nothing left.
+  const refused = await app.request("/login", from(attacker, "right"));
+  assert.equal(refused.status, 429);
+  assert.ok(Number(refused.headers.get("retry-after")) > 0);
+});
+
+test("skipSuccessfulRequests counts responses of 400 and above, skipFailedRequests those below", async () => {
+  const failures = loginApp({ skipSuccessfulRequests: true });
+  for (let i = 0; i < 5; i++) assert.equal((await failures.app.request("/login", from("192.0.2.1", "right"))).status, 200);
+  const failed = [];
+  for (let i = 0; i < 4; i++) failed.push((await failures.app.request("/login", from("192.0.2.1", "guess"))).status);
+  assert.deepEqual(failed, [401, 401, 401, 429]);
+
+  const successes = loginApp({ skipFailedRequests: true });
+  for (let i = 0; i < 5; i++) assert.equal((await successes.app.request("/login", from("192.0.2.2", "guess"))).status, 401);
+  const ok = [];
+  for (let i = 0; i < 4; i++) ok.push((await successes.app.request("/login", from("192.0.2.2", "right"))).status);
+  assert.deepEqual(ok, [200, 200, 200, 429]);
+});
+
+test("a predicate decides, and a handler that throws counts as the 500 Hono answers", async () => {
+  const app = new Hono();
+  const limit = rateLimit({ key: ip(), limit: 2, windowSec: 60, clock: () => T0, countWhen: (response) => response.status >= 500 });
+  app.get("/boom", limit, () => {
+    throw new Error("upstream down");
+  });
+  app.get("/fine", limit, (c) => c.text("fine"));
+  const client = { headers: { "cf-connecting-ip": "192.0.2.3" } };
+  for (let i = 0; i < 3; i++) assert.equal((await app.request("/fine", client)).status, 200);
+  assert.deepEqual([(await app.request("/boom", client)).status, (await app.request("/boom", client)).status], [500, 500]);
+  assert.equal((await app.request("/fine", client)).status, 429);
+});
+
+test("with a block duration, the refusal that exceeds the failures blocks the key", async () => {
+  let now = T0;
+  const { app } = loginApp({ countWhen: { status: [401] }, blockSec: 600, clock: () => now });
+  for (let i = 0; i < 3; i++) await app.request("/login", from("203.0.113.10", "guess"));
+  const refused = await app.request("/login", from("203.0.113.10", "right"));
+  assert.deepEqual([refused.status, refused.headers.get("retry-after")], [429, "600"]);
+  now = T0 + 120_000; // two windows later: still blocked
+  assert.equal((await app.request("/login", from("203.0.113.10", "right"))).status, 429);
+});
+
+test("counting options are refused naming the field", () => {
+  const refused = (options) => {
+    try {
+      rateLimit({ key: ip(), limit: 3, windowSec: 60, ...options });
+    } catch (error) {
+      assert.ok(error instanceof SluiceConfigError, String(error));
+      return error.field;
+    }
+    return "(accepted)";
+  };
+  assert.equal(refused({ countWhen: { status: [99] } }), "countWhen.status[0]");
+  assert.equal(refused({ countWhen: { status: [401, "500-400"] } }), "countWhen.status[1]");
+  assert.equal(refused({ countWhen: { status: ["4xx"] } }), "countWhen.status[0]");
+  assert.equal(refused({ countWhen: { status: [] } }), "countWhen.status");
+  assert.equal(refused({ countWhen: { statuses: [401] } }), "countWhen.statuses");
+  assert.equal(refused({ countWhen: 401 }), "countWhen");
+  assert.equal(refused({ skipFailedRequests: "yes" }), "skipFailedRequests");
+  assert.equal(refused({ skipFailedRequests: true, skipSuccessfulRequests: true }), "skipFailedRequests");
+  assert.equal(refused({ countWhen: { status: [401] }, skipSuccessfulRequests: true }), "countWhen");
+  assert.equal(refused({ countWhen: { status: [401, "500-599"] } }), "(accepted)");
+});

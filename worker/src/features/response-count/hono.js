@@ -1,0 +1,56 @@
+// The rate-limit middleware's flow when a rule counts on the response (options.js): checked before
+// the handler, charged after it, as lockout does.
+//
+// Before: a peek. A key with nothing left is refused (429) and the handler does not run; that refusal
+// is then decided for real, so that it is counted and a blocking rule's denial blocks the key (were
+// the key to be admitted by then, its window having turned, this request is the one counted). After:
+// a charge, only when the response matches.
+//
+// What it does not bound: requests in flight at the same moment are all judged on the count before
+// them, so up to limit + (requests in flight at once) matching responses can be produced in a window;
+// the charges beyond the limit are denied (a blocking rule then blocks the key). Sequential requests,
+// across isolates on the durable store, are exact.
+import { withHeaders } from "../../http/headers.js";
+import { responseHeaders } from "../../engine/limiter.js";
+import { limitedResponse } from "../../http/responses.js";
+import { executionContextOf } from "../../engine/execution-context.js";
+
+/** @import { Context, MiddlewareHandler } from "hono" */
+
+/**
+ * countingMiddleware is rateLimit's middleware for rules that count on the response.
+ * @param {{ settings: any, evaluate: (args: readonly unknown[], env: any, ctx: any, peek?: boolean) => Promise<any>, counts: (response: Response, args: unknown[]) => boolean | Promise<boolean> }} engine
+ * @returns {MiddlewareHandler}
+ */
+export function countingMiddleware({ settings, evaluate, counts }) {
+  const { onLimited } = settings;
+  return async function rateLimitOnResponse(c, next) {
+    const args = [c];
+    const ctx = executionContextOf(c);
+    let decision = await evaluate(args, c.env, ctx, true);
+    if (decision.skipped) return next();
+    let charged = false;
+    if (!decision.allowed) {
+      decision = await evaluate(args, c.env, ctx);
+      charged = decision.allowed;
+    }
+    c.set("rateLimit", decision);
+    if (!decision.allowed) {
+      const custom = onLimited === undefined ? undefined : await onLimited(c, decision);
+      const headers = responseHeaders(decision, settings);
+      if (custom === undefined) return limitedResponse(decision, settings);
+      return withHeaders(custom, custom.headers.has("cache-control") ? headers : [...headers, ["cache-control", "no-store"]]);
+    }
+    await next();
+    if (!charged && (await counts(c.res, args))) {
+      const after = await evaluate(args, c.env, ctx);
+      // A charge refused here (requests in flight took the last units) leaves the response as it is.
+      if (after.allowed) {
+        decision = after;
+        if (c.get("rateLimit") === undefined || c.get("rateLimit") === decision) c.set("rateLimit", after);
+      }
+    }
+    const response = withHeaders(c.res, responseHeaders(decision, settings), c.get("rateLimit") !== decision);
+    if (response !== c.res) c.res = response;
+  };
+}
