@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 const { Hono } = await import("hono");
 const { rateLimit, ip } = await import("../../worker/src/hono.js");
-const { SluiceConfigError } = await import("../../worker/src/sluice.js");
+const { SluiceConfigError, createResponseLimiter } = await import("../../worker/src/sluice.js");
 
 const T0 = Date.UTC(2030, 0, 1);
 const from = (address, password) => ({ method: "POST", headers: { "cf-connecting-ip": address, "x-password": password } });
@@ -94,4 +94,22 @@ test("counting options are refused naming the field", () => {
   assert.equal(refused({ skipFailedRequests: true, skipSuccessfulRequests: true }), "skipFailedRequests");
   assert.equal(refused({ countWhen: { status: [401] }, skipSuccessfulRequests: true }), "countWhen");
   assert.equal(refused({ countWhen: { status: [401, "500-599"] } }), "(accepted)");
+});
+
+test("createResponseLimiter: check before the handler, settle after; only matching responses count", async () => {
+  const limiter = createResponseLimiter({ key: ip(), limit: 2, windowSec: 60, clock: () => T0, countWhen: { status: [401, 403] } });
+  let runs = 0;
+  const handle = async (request) => {
+    const decision = await limiter.check(request);
+    if (!decision.allowed) return limiter.limitedResponse(decision);
+    runs++;
+    const response = new Response("x", { status: request.headers.get("x-password") === "right" ? 200 : 401 });
+    return limiter.withHeaders(response, await limiter.settle(decision, response, request));
+  };
+  const request = (password) => new Request("https://example.test/login", { method: "POST", headers: { "cf-connecting-ip": "192.0.2.77", "x-password": password } });
+  const seen = [];
+  for (const password of ["right", "guess", "right", "guess", "right", "guess"]) seen.push((await handle(request(password))).status);
+  assert.deepEqual(seen, [200, 401, 200, 401, 429, 429]);
+  assert.equal(runs, 4);
+  assert.throws(() => createResponseLimiter({ key: ip(), limit: 2, windowSec: 60 }), (error) => error instanceof SluiceConfigError && error.field === "countWhen");
 });

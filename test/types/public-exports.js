@@ -16,6 +16,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "createMemoryStore",
     "createMessageLimiter",
     "createRedisStore",
+    "createResponseLimiter",
     "firstOf",
     "ip",
     "isolateStats",

@@ -14,6 +14,7 @@ export { createRedisStore } from "./stores/redis.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { createLockout } from "./features/lockout/lockout.js";
+export { createResponseLimiter } from "./features/response-count/limiter.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 
 // The public types, defined in JSDoc beside the code they describe and re-exported here.
