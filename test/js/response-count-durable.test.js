@@ -51,3 +51,22 @@ test("three isolates count failed responses exactly, successes not at all, and a
   assert.equal(await runs(), runsBefore, "no refused request reached the handler");
   assert.equal((await login(1, "203.0.113.51", "guess")).status, 401, "another client has its own count");
 });
+
+test("three isolates charge the costs the origin reported, exactly, into one budget", async () => {
+  const query = (on, cost) => isolates[on].fetch("http://rc.test/query", { headers: { "cf-connecting-ip": "198.51.100.60", "x-test-cost": cost } });
+  const remaining = [];
+  for (const [on, cost] of [[0, "30"], [1, "30"], [2, "30"], [0, "20"]]) {
+    const response = await query(on, cost);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("x-sluice-cost"), null);
+    remaining.push(Number(response.headers.get("x-ratelimit-remaining")));
+    await response.text();
+  }
+  // 20 with 10 left drains the key (it cannot go below 0); then every isolate refuses it.
+  assert.deepEqual(remaining, [70, 40, 10, 0]);
+  for (let on = 0; on < ISOLATES; on++) {
+    const refused = await query(on, "1");
+    assert.equal(refused.status, 429, `isolate w${on}`);
+    await refused.text();
+  }
+});

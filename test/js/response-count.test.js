@@ -113,3 +113,53 @@ test("createResponseLimiter: check before the handler, settle after; only matchi
   assert.equal(runs, 4);
   assert.throws(() => createResponseLimiter({ key: ip(), limit: 2, windowSec: 60 }), (error) => error instanceof SluiceConfigError && error.field === "countWhen");
 });
+
+// Cost from the origin (features/response-count/cost.js).
+function costApp(costHeader, options = {}) {
+  const app = new Hono();
+  const limiter = rateLimit({ key: ip(), limit: 100, windowSec: 60, algorithm: "fixed-window", clock: () => T0, costFrom: { header: "x-sluice-cost", max: 50, default: 5 }, ...options });
+  app.get("/query", limiter, (c) => {
+    const value = costHeader(c);
+    return value === undefined ? c.text("rows") : c.text("rows", 200, { "x-sluice-cost": value });
+  });
+  return { app, limiter };
+}
+
+test("an origin's hostile or oversized cost header is bounded: above max charges max, garbage charges the default, all counted", async () => {
+  const values = [undefined, "-5", "1e9", "0x10", "3.5", "1,40", "", "0", "99999999999999999999", "7", "  12  "];
+  let next = 0;
+  const { app, limiter } = costApp(() => values[next++]);
+  const client = { headers: { "cf-connecting-ip": "192.0.2.40" } };
+  const remaining = [];
+  for (let i = 0; i < values.length; i++) {
+    const response = await app.request("/query", client);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("x-sluice-cost"), null, "the origin's cost header never reaches the client");
+    remaining.push(Number(response.headers.get("x-ratelimit-remaining")));
+  }
+  // The default (5) when missing or not a whole number from 1 up; max (50) for 10^20; then 7; then 12 with
+  // only 3 left: the key is drained (it cannot go below 0, and a charge is all or nothing).
+  assert.deepEqual(remaining, [95, 90, 85, 80, 75, 70, 65, 60, 10, 3, 0]);
+  assert.deepEqual(limiter.costCounters, { fromHeader: 2, clamped: 1, missing: 1, invalid: 7, exhausted: 1 });
+  // Nothing left: the next request is refused before the handler.
+  assert.equal((await app.request("/query", client)).status, 429);
+});
+
+test("costFrom options are refused naming the field", () => {
+  const refused = (costFrom, extra = {}) => {
+    try {
+      rateLimit({ key: ip(), limit: 3, windowSec: 60, costFrom, ...extra });
+    } catch (error) {
+      assert.ok(error instanceof SluiceConfigError, String(error));
+      return error.field;
+    }
+    return "(accepted)";
+  };
+  assert.equal(refused({ header: "x cost" }), "costFrom.header");
+  assert.equal(refused({ header: "x-cost", max: 0 }), "costFrom.max");
+  assert.equal(refused({ header: "x-cost", max: 10, default: 11 }), "costFrom.default");
+  assert.equal(refused({ header: "x-cost", min: 1 }), "costFrom.min");
+  assert.equal(refused("x-cost"), "costFrom");
+  assert.equal(refused({ header: "x-cost" }, { cost: 2 }), "costFrom");
+  assert.equal(refused({ header: "x-cost" }), "(accepted)");
+});

@@ -55,6 +55,8 @@ export { concurrency } from "./features/concurrency/hono.js";
  * @property {(c: Context<E>) => Promise<import("./engine/limiter.js").RateLimitDecision>} peek
  * @property {(c: Context<E>) => Promise<CheckedDecision>} get
  * @property {(c: Context<E>) => Promise<void>} reset
+ * @property {import("./features/response-count/cost.js").CostCounters | null} costCounters With costFrom: how the
+ *   responses' costs were read (from the header, clamped to max, missing, invalid, exhausting the key); else null.
  */
 
 /**
@@ -84,11 +86,11 @@ export { concurrency } from "./features/concurrency/hono.js";
  * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */
 export function rateLimit(options) {
-  const { counts, limiterOptions } = responseCounting(options);
+  const { counts, cost, pendingCost, limiterOptions } = responseCounting(options);
   const { settings, evaluate, get, reset } = createEngine(limiterOptions, "hono");
   const { onLimited } = settings;
   /** @type {MiddlewareHandler<E>} */
-  const middleware = counts !== null ? countingMiddleware({ settings, evaluate, counts }) : async function rateLimit(c, next) {
+  const middleware = counts !== null ? countingMiddleware({ settings, evaluate, counts, cost, pendingCost }) : async function rateLimit(c, next) {
 
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();
@@ -111,6 +113,7 @@ export function rateLimit(options) {
     peek: (c) => evaluate([c], c.env, executionContextOf(c), true),
     get: (c) => get([c], c.env, executionContextOf(c)),
     reset: (c) => reset([c], c.env, executionContextOf(c)),
+    costCounters: cost === null ? null : cost.counters,
   };
   return Object.assign(middleware, handle);
 }

@@ -14,6 +14,7 @@ import { createEngine, responseHeaders } from "../../engine/limiter.js";
 import { withHeaders } from "../../http/headers.js";
 import { limitedResponse } from "../../http/responses.js";
 import { responseCounting } from "./options.js";
+import { chargeAfter, withoutHeader } from "./hono.js";
 
 /** @import { CommonOptions } from "../../engine/options.js" */
 /** @import { ResponseCountOptions } from "./options.js" */
@@ -22,14 +23,14 @@ import { responseCounting } from "./options.js";
 const chargedByCheck = new WeakSet();
 
 /**
- * createResponseLimiter validates `options` (as createLimiter, plus countWhen, skipSuccessfulRequests or
- * skipFailedRequests: one of them is required) and returns its two steps.
+ * createResponseLimiter validates `options` (as createLimiter, plus countWhen, skipSuccessfulRequests,
+ * skipFailedRequests or costFrom: one of them is required) and returns its two steps.
  * @param {CommonOptions<[request: Request, env?: any, ctx?: any]> & ResponseCountOptions<[request: Request, env?: any, ctx?: any]>} options
  */
 export function createResponseLimiter(options) {
-  const { counts, limiterOptions } = responseCounting(options);
+  const { counts, cost, pendingCost, limiterOptions } = responseCounting(options);
   if (counts === null) {
-    throw new SluiceConfigError("countWhen", "is missing: createResponseLimiter counts only the responses that match (or use createLimiter)");
+    throw new SluiceConfigError("countWhen", "is missing: createResponseLimiter counts only the responses that match, or what they cost (costFrom); else use createLimiter");
   }
   const { settings, evaluate } = createEngine(limiterOptions, "fetch");
   return Object.freeze({
@@ -55,17 +56,20 @@ export function createResponseLimiter(options) {
       if (!decision.allowed || decision.skipped || chargedByCheck.has(decision)) return decision;
       const args = [request, env, ctx];
       if (!(await counts(response, args))) return decision;
-      const after = await evaluate(args, env, ctx);
+      const after = await chargeAfter(evaluate, args, env, ctx, response, cost, pendingCost);
       return after.allowed ? after : decision;
     },
     /** @param {any} decision */
     headers(decision) {
       return responseHeaders(decision, settings);
     },
-    /** @param {Response} response @param {any} decision */
+    /** withHeaders returns `response` with the decision's headers (and without costFrom's header). @param {Response} response @param {any} decision */
     withHeaders(response, decision) {
-      return withHeaders(response, responseHeaders(decision, settings));
+      const stripped = cost !== null && response.headers.has(cost.header) ? withoutHeader(response, cost.header) : response;
+      return withHeaders(stripped, responseHeaders(decision, settings));
     },
+    /** With costFrom: how the responses' costs were read; else null. */
+    costCounters: cost === null ? null : cost.counters,
     /** @param {any} decision */
     limitedResponse(decision) {
       return limitedResponse(decision, settings);

@@ -2,6 +2,9 @@
 // skipSuccessfulRequests and skipFailedRequests (express-rate-limit's names). Validated once, at
 // construction; what they build is a plain predicate of the response's status (or the user's own).
 import { SluiceConfigError, describe } from "../../engine/errors.js";
+import { normalizeCostFrom } from "./cost.js";
+
+/** @import { CostFromOptions } from "./cost.js" */
 
 /**
  * Which responses count.
@@ -20,9 +23,11 @@ import { SluiceConfigError, describe } from "../../engine/errors.js";
  *   it, only when the response matches.
  * @property {boolean} [skipSuccessfulRequests] Count only responses with a status of 400 or more.
  * @property {boolean} [skipFailedRequests] Count only responses with a status below 400.
+ * @property {CostFromOptions} [costFrom] Charge what a response header says the request cost (cost.js), after the
+ *   response; before the handler a key needs 1 unit left. Not with `cost`.
  */
 
-export const RESPONSE_COUNT_FIELDS = Object.freeze(["countWhen", "skipSuccessfulRequests", "skipFailedRequests"]);
+export const RESPONSE_COUNT_FIELDS = Object.freeze(["countWhen", "skipSuccessfulRequests", "skipFailedRequests", "costFrom"]);
 
 const STATUS_RANGE = /^([1-5][0-9][0-9])-([1-5][0-9][0-9])$/;
 
@@ -42,14 +47,29 @@ function statusRange(value, field) {
 
 /**
  * responseCounting splits counting on the response out of a limiter's options: `counts` is null when
- * every request counts (none of the fields given), else the predicate of the responses that count;
- * `limiterOptions` are the options without those fields.
- * @template {Record<string, any>} O
- * @param {O} options
- * @returns {{ counts: null | ((response: Response, args: unknown[]) => boolean | Promise<boolean>), limiterOptions: Omit<O, "countWhen" | "skipSuccessfulRequests" | "skipFailedRequests"> }}
+ * every request counts before the handler (none of the fields given), else the predicate of the
+ * responses that count; `cost` is costFrom's reader, or null; `limiterOptions` are the options without
+ * those fields (with costFrom, a cost function that charges what the response said: `pendingCost`).
+ * @param {Record<string, any>} options
+ * @returns {{ counts: null | ((response: Response, args: unknown[]) => boolean | Promise<boolean>), cost: null | ReturnType<typeof normalizeCostFrom>, pendingCost: WeakMap<object, number>, limiterOptions: any }}
  */
 export function responseCounting(options) {
-  if (options === null || typeof options !== "object") return { counts: null, limiterOptions: options };
+  const pendingCost = new WeakMap();
+  if (options === null || typeof options !== "object") return { counts: null, cost: null, pendingCost, limiterOptions: options };
+  const { costFrom, ...rest } = options;
+  if (costFrom === undefined) return { ...countingOf(rest), cost: null, pendingCost };
+  if (rest.cost !== undefined || (Array.isArray(rest.rules) && rest.rules.some((rule) => rule !== null && typeof rule === "object" && rule.cost !== undefined))) {
+    throw new SluiceConfigError("costFrom", "cannot be given with cost: the response says what the request cost");
+  }
+  const cost = normalizeCostFrom(costFrom);
+  const { counts, limiterOptions } = countingOf(rest);
+  // Before the handler nothing is pending: a key needs 1 unit left. After it, the response's cost.
+  limiterOptions.cost = (/** @type {object} */ first) => pendingCost.get(first) ?? 1;
+  return { counts: counts ?? (() => true), cost, pendingCost, limiterOptions };
+}
+
+/** @param {Record<string, any>} options */
+function countingOf(options) {
   const { countWhen, skipSuccessfulRequests, skipFailedRequests, ...limiterOptions } = options;
   for (const [field, value] of [["skipSuccessfulRequests", skipSuccessfulRequests], ["skipFailedRequests", skipFailedRequests]]) {
     if (value !== undefined && typeof value !== "boolean") throw new SluiceConfigError(field, `must be true or false; got ${describe(value)}`);
