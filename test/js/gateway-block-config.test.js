@@ -1,4 +1,4 @@
-// Block durations in gateway.config.json (worker/gateway/rule-config.js): blockSec / blockMs validate
+// Block durations and overrides in gateway.config.json (worker/gateway/rule-config.js): blockSec / blockMs validate
 // as the library's options do, every error naming its path, and a kv rule refuses them at start-up.
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -32,4 +32,11 @@ test("bad block durations are refused naming their path; kv cannot keep blocks",
   assert.equal(refusedAt({ blockMs: 1000, blockSec: 1 }), "routes[0].rules[0].blockMs");
   assert.equal(refusedAt({ blockSec: 2 ** 40 }), "routes[0].rules[0].blockSec");
   assert.equal(refusedAt({ blockSec: 60, store: "kv" }), "routes[0].rules[0].blockSec");
+});
+
+test("a gateway rule's overrides are checked at start-up, naming their path", () => {
+  const rule = validateConfig(config({ key: "apiKey:x-api-key", overrides: [{ key: "key:acme", limit: 100 }] })).routes[0].rules[0];
+  assert.deepEqual(rule.overrides, [{ key: "key:acme", limit: 100 }]);
+  assert.equal(refusedAt({ overrides: [{ key: "key:acme", limit: 0 }] }), "routes[0].rules[0].overrides[0].limit");
+  assert.equal(refusedAt({ overrides: [{ prefix: "key:", key: "key:acme", limit: 3 }] }), "routes[0].rules[0].overrides[0].key");
 });

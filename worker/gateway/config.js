@@ -131,6 +131,7 @@ import {
  *   readonly store: Store;
  *   readonly mode: Mode;
  *   readonly rollout: number;
+ *   readonly overrides?: readonly import("../src/features/overrides/overrides.js").Override[];
  * }} GatewayRule
  */
 /**

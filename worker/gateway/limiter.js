@@ -115,6 +115,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = nu
         windowMs: rule.windowMs,
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
         ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
+        ...(rule.overrides !== undefined ? { overrides: rule.overrides } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),

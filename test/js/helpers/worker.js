@@ -27,6 +27,7 @@ export const ENTRIES = Object.freeze({
   concurrency: "test/js/fixtures/concurrency/worker.js",
   stores: "test/js/fixtures/stores/worker.js",
   responseCount: "test/js/fixtures/response-count/worker.js",
+  overrides: "test/js/fixtures/overrides/worker.js",
 });
 
 /** The module a Worker built from the gateway fixture imports its bundled configuration from. */

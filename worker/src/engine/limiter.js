@@ -186,7 +186,12 @@ export function createEngine(options, surface) {
     let hashing = false;
     for (let i = 0; i < count; i++) {
       const entry = entries[i];
-      const rule = entry.limitOf === undefined ? entry.rule : entry.resolve(limits[i]);
+      let rule = entry.limitOf === undefined ? entry.rule : entry.resolve(limits[i]);
+      // An override for this key (features/overrides/overrides.js): its limit's rule, made at construction.
+      if (entry.overrideOf !== undefined) {
+        const overridden = entry.overrideOf(keys[i]);
+        if (overridden !== undefined) rule = entry.resolve(overridden);
+      }
       const key = storeKey(keys[i]);
       hashing = hashing || isPromise(key);
       checks[i] = { rule, key: /** @type {string} */ (key), cost: unitCost || typeof entry.cost === "number" ? costs[i] : requestCost(costs[i], rule) };

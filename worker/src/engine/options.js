@@ -7,6 +7,7 @@ import { HEADER_MODES, policyHeader } from "../http/headers.js";
 import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "../http/keys.js";
 import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
+import { normalizeOverrides } from "../features/overrides/overrides.js";
 
 /** @import { AlgorithmName } from "../../../wasm-bindings/sluice.js" */
 /** @import { KeyFunction, KeySource } from "../http/keys.js" */
@@ -34,6 +35,9 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  *   quota would be whole again, if later), then starts at its full quota. Default: no block, only the excess is denied.
  *   Not with countDenied, store "kv" or leases. Give at most one of blockSec and blockMs.
  * @property {number} [blockMs] The block duration in milliseconds (see blockSec).
+ * @property {import("../features/overrides/overrides.js").Override[]} [overrides] Per-key limits: `{ key, limit }` for
+ *   an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key function produces them (the exact
+ *   key wins, then the longest prefix). Each distinct limit counts apart. Not with a limit function.
  */
 
 /**
@@ -110,6 +114,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {NormalizedRule} rule The rule; for a limit function, the rule as validated with a limit of 1.
  * @property {LimitFunction | undefined} limitOf The limit function, if the limit is one.
  * @property {(value: unknown) => NormalizedRule} resolve The rule for a value the limit function returned.
+ * @property {((keyText: unknown) => number | undefined) | undefined} overrideOf The limit an override gives a key, if the rule has overrides.
  * @property {KeyFunction} key
  * @property {number | ((...args: any[]) => number | Promise<number>)} cost
  */
@@ -154,7 +159,7 @@ export const DEFAULT_BYPASS = Object.freeze({ variable: "ENV", value: "dev" });
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs", "overrides"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
@@ -376,6 +381,9 @@ function normalizeRule(spec, path, instance, declare) {
   if (limitOf !== undefined && spec.rate !== undefined) throw new SluiceConfigError(`${path}rate`, "cannot be given with limit: give rate, or limit and windowSec");
   // A limit function's rule is validated now, as if its limit were 1; each value it returns later is
   // validated like a configured limit, once, and becomes a rule of its own.
+  const { overrides, ...ruleSpec } = spec;
+  if (overrides !== undefined && limitOf !== undefined) throw new SluiceConfigError(`${path}overrides`, "cannot be given with a limit function: the function decides the limit");
+  spec = ruleSpec;
   const rule = normalizeRuleSpec(limitOf === undefined ? spec : { ...spec, limit: 1 }, path, instance);
   if (limitOf === undefined) declare(rule, path);
   /** @type {Map<unknown, NormalizedRule>} */
@@ -399,6 +407,21 @@ function normalizeRule(spec, path, instance, declare) {
     throw new SluiceConfigError(`${path}key`, "is missing: give a key function such as ip(), user(fn), apiKey() or route()");
   }
   const key = toKeyFunction(spec.key, `${path}key`);
+  // Overrides: every limit they give is a rule made (and validated) now; the base limit is the rule itself.
+  let overrideOf;
+  if (overrides !== undefined) {
+    const normalized = normalizeOverrides(overrides, `${path}overrides`);
+    resolved.set(rule.limit, rule);
+    normalized.limits.forEach((limit, i) => {
+      try {
+        resolve(limit);
+      } catch (error) {
+        if (!(error instanceof SluiceConfigError)) throw error;
+        throw new SluiceConfigError(`${path}overrides`, `limit ${limit} (the ${i + 1}th distinct one) is refused: ${error.message}`);
+      }
+    });
+    overrideOf = normalized.overrideOf;
+  }
   let cost;
   if (spec.cost === undefined) {
     cost = 1;
@@ -407,7 +430,7 @@ function normalizeRule(spec, path, instance, declare) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf };
 }
 
 function ruleSpecs(options) {
@@ -528,9 +551,9 @@ export function normalizeOptions(options, surface) {
   });
 
   const rules = Object.freeze(entries.filter((entry) => entry.limitOf === undefined).map((entry) => entry.rule));
-  const dynamic = entries.some((entry) => entry.limitOf !== undefined);
+  const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
-    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve }) => Object.freeze({ rule, key, cost, limitOf, resolve }))),
+    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
     rules,
     policy: dynamic ? "" : policyHeader(rules),
     dynamic,
