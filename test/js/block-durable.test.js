@@ -51,6 +51,27 @@ describe("blocking rules on the durable store", () => {
     assert.equal(again.reduce((sum, b) => sum + b.admitted, 0), 5);
   });
 
+  test("while the object is down, the KV fallback decides a blocking rule by throttling, counted as a fallback", async () => {
+    const { send } = stores;
+    const name = "block-down";
+    await send(0, { op: "object", name: `${name}/1/0`, method: "setKnob", args: ["fault", "throw"] });
+    const store = {
+      kind: "chain",
+      primary: { kind: "durable", options: { name } },
+      kv: { kind: "kv", options: { prefix: `${name}:` } },
+      memory: { kind: "memory" },
+      options: { timeoutMs: 2000, breaker: false },
+    };
+    const check = [{ rule: blocking({ name, limit: 2, windowMs: 60_000 }), key: "k", cost: 1 }];
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push((await send(0, { op: "decide", store, checks: check, nowMs: T0 + 1_000 })).outcome);
+    assert.deepEqual(outcomes.map((o) => [o.allowed, o.store]), [[true, "kv"], [true, "kv"], [false, "kv"]]);
+    assert.ok(outcomes.every((o) => o.fallback?.from === "durable"));
+    // Throttled, not blocked: KV says when the window ends, not the block's end.
+    assert.ok(outcomes[2].retryAfterMs <= 60_000, `retryAfterMs ${outcomes[2].retryAfterMs}`);
+    await send(0, { op: "object", name: `${name}/1/0`, method: "setKnob", args: ["fault", null] });
+  });
+
   test("a leased durable store never leases a blocking rule: every request is decided by the object", async () => {
     const { send } = stores;
     const burstsOf = async (name, r) => {

@@ -71,4 +71,7 @@ test("block options are refused naming the field", () => {
   assert.equal(refused({ rules: [{ limit: 1, windowSec: 1 }, { limit: 5, windowSec: 60, blockSec: "60" }] }), "rules[1].blockSec");
   assert.equal(refused({ blockMs: 1000, store: "kv" }), "blockMs");
   assert.equal(refused({ blockSec: 60 }), "(accepted)");
+  // The durable store's default fallback chain holds KV, which throttles a blocking rule during an outage.
+  assert.equal(refused({ blockSec: 60, store: "durable" }), "(accepted)");
+  assert.equal(refused({ rules: [{ limit: 1, windowSec: 1 }, { limit: 5, windowSec: 60, blockSec: 60 }], store: "kv" }), "rules[1].blockSec");
 });

@@ -543,6 +543,16 @@ export function normalizeOptions(options, surface) {
     instance = ++unnamedLimiters;
   }
   const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
+  // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
+  // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
+  if (options.store === "kv") {
+    entries.forEach(({ rule }, i) => {
+      if (rule.blockMs === undefined) return;
+      const path = options.rules === undefined ? "" : `rules[${i}].`;
+      const field = specs[i].spec.blockMs !== undefined ? "blockMs" : "blockSec";
+      throw new SluiceConfigError(`${path}${field}`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
+    });
+  }
   const names = new Set();
   entries.forEach(({ rule, limitOf }, i) => {
     if (limitOf !== undefined) return; // its names are its values'
