@@ -40,3 +40,31 @@ test("a gateway rule's overrides are checked at start-up, naming their path", ()
   assert.equal(refusedAt({ overrides: [{ key: "key:acme", limit: 0 }] }), "routes[0].rules[0].overrides[0].limit");
   assert.equal(refusedAt({ overrides: [{ prefix: "key:", key: "key:acme", limit: 3 }] }), "routes[0].rules[0].overrides[0].key");
 });
+
+test("the running gateway applies a rule's overrides and its block duration", async () => {
+  const { createGateway } = await import("../../worker/gateway/gateway.js");
+  let now = Date.UTC(2030, 0, 1);
+  const upstream = { fetch: async () => new Response("ok") };
+  const raw = {
+    routes: [
+      {
+        prefix: "/api",
+        methods: ["GET"],
+        upstream: { url: "https://api.internal/api", service: "UP" },
+        rules: [{ name: `gw-${Math.random().toString(36).slice(2, 10)}`, algorithm: "fixed-window", limit: 2, windowSec: 60, blockSec: 300, key: "apiKey:x-api-key", overrides: [{ key: "key:acme", limit: 5 }] }],
+      },
+    ],
+  };
+  const gateway = createGateway(validateConfig(raw), { now: () => now, log() {} });
+  const call = (apiKeyValue) => gateway.fetch(new Request("https://gw.test/api", { headers: { "x-api-key": apiKeyValue, "cf-connecting-ip": "192.0.2.1" } }), { UP: upstream }, { waitUntil() {} });
+  const statuses = async (key, n) => {
+    const seen = [];
+    for (let i = 0; i < n; i++) seen.push((await call(key)).status);
+    return seen;
+  };
+  assert.deepEqual(await statuses("acme", 6), [200, 200, 200, 200, 200, 429]);
+  assert.deepEqual(await statuses("globex", 3), [200, 200, 429]);
+  now += 120_000; // two windows later: both still blocked
+  const blocked = await call("acme");
+  assert.deepEqual([blocked.status, blocked.headers.get("retry-after")], [429, "180"]);
+});
