@@ -15,6 +15,7 @@ export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
 export { cf, cookie, query } from "./http/characteristics.js";
 export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
+export { liveOverrides } from "./features/overrides/live.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";

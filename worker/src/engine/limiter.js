@@ -136,6 +136,8 @@ export function createEngine(options, surface) {
       if (skipping) return skipped;
     }
 
+    // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
+    for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
     const { checks, keys, checkedRules } = await prepare(args, false);
     let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
     if (isPromise(outcome)) outcome = await outcome;

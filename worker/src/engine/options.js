@@ -8,6 +8,7 @@ import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js
 import { toKeyFunction } from "../http/keys.js";
 import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { normalizeOverrides } from "../features/overrides/overrides.js";
+import { isLiveTable } from "../features/overrides/live.js";
 
 /** @import { AlgorithmName } from "../../../wasm-bindings/sluice.js" */
 /** @import { KeyFunction, KeySource } from "../http/keys.js" */
@@ -35,9 +36,10 @@ import { normalizeOverrides } from "../features/overrides/overrides.js";
  *   quota would be whole again, if later), then starts at its full quota. Default: no block, only the excess is denied.
  *   Not with countDenied, store "kv" or leases. Give at most one of blockSec and blockMs.
  * @property {number} [blockMs] The block duration in milliseconds (see blockSec).
- * @property {import("../features/overrides/overrides.js").Override[]} [overrides] Per-key limits: `{ key, limit }` for
- *   an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key function produces them (the exact
- *   key wins, then the longest prefix). Each distinct limit counts apart. Not with a limit function.
+ * @property {import("../features/overrides/overrides.js").Override[] | ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} [overrides]
+ *   Per-key limits: `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key
+ *   function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a table changed without a
+ *   redeploy. Each distinct limit counts apart. Not with a limit function.
  */
 
 /**
@@ -136,6 +138,7 @@ import { normalizeOverrides } from "../features/overrides/overrides.js";
  * @property {"enforce" | "shadow"} mode
  * @property {number} rollout
  * @property {boolean} dynamic Whether some rule's limit is a function (the policy header is then per decision).
+ * @property {ReadonlyArray<ReturnType<typeof import("../features/overrides/live.js").liveOverrides>>} liveTables The live tables of overrides the rules read.
  * @property {import("../features/accuracy/probe.js").AccuracyProbe | null} accuracy
  */
 
@@ -409,7 +412,18 @@ function normalizeRule(spec, path, instance, declare) {
   const key = toKeyFunction(spec.key, `${path}key`);
   // Overrides: every limit they give is a rule made (and validated) now; the base limit is the rule itself.
   let overrideOf;
-  if (overrides !== undefined) {
+  let live;
+  if (isLiveTable(overrides)) {
+    // Limits from the live table are made rules when first seen (resolve): a value past the rule's
+    // MAX_LIMIT_VALUES is not applied (the rule's own limit decides), never a failed request.
+    live = overrides;
+    resolved.set(rule.limit, rule);
+    overrideOf = (keyText) => {
+      const limit = live.overrideOf(keyText);
+      if (limit === undefined || resolved.has(limit) || resolved.size < MAX_LIMIT_VALUES) return limit;
+      return undefined;
+    };
+  } else if (overrides !== undefined) {
     const normalized = normalizeOverrides(overrides, `${path}overrides`);
     resolved.set(rule.limit, rule);
     normalized.limits.forEach((limit, i) => {
@@ -430,7 +444,7 @@ function normalizeRule(spec, path, instance, declare) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve, overrideOf };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf, live };
 }
 
 function ruleSpecs(options) {
@@ -564,6 +578,8 @@ export function normalizeOptions(options, surface) {
   const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
     entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
+    // The live tables of overrides the rules read (refreshed before a request is decided).
+    liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,
     policy: dynamic ? "" : policyHeader(rules),
     dynamic,

@@ -114,6 +114,9 @@ function residentKeys(rule) {
  * then `this.persist(ruleId, key, index, expiresAtMs)` for every key they changed, and
  * `await this.flushed()` before answering.
  */
+// The live table of overrides is a Durable Object too: exported from this entry, beside the counting one.
+export { SluiceOverridesObject } from "../features/overrides/table-object.js";
+
 export class SluiceDurableObject extends DurableObject {
   /** persistence false keeps nothing in storage (the bench's "from memory" object). */
   static persistence = true;
