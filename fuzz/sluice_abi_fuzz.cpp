@@ -53,6 +53,7 @@ struct Rule {
   int64_t limit;
   int64_t window_ms;
   int64_t burst;  // capacity for the buckets
+  int64_t block_ms;  // 0: throttles; else a key that exceeds the rule is blocked (sluice/block.hpp)
 };
 
 struct Decision {
@@ -162,9 +163,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const bool bucket = r.algorithm >= 3;
     r.burst = bucket ? in.ConsumeIntegralInRange<int64_t>(0, 16) : 0;
     const uint32_t capacity = in.ConsumeIntegralInRange<uint32_t>(1, 40);
+    r.block_ms = !r.count_denied && in.ConsumeIntegralInRange(0, 2) == 0 ? in.ConsumeIntegralInRange<int64_t>(1, 3 * r.window_ms) : 0;
     const int32_t id = sluice_add_rule(r.algorithm | (r.count_denied ? SLUICE_RULE_COUNT_DENIED : 0u),
                                        static_cast<double>(r.limit), static_cast<double>(r.window_ms),
-                                       static_cast<double>(r.burst), capacity);
+                                       static_cast<double>(r.burst), capacity, static_cast<double>(r.block_ms));
     INVARIANT(id >= 0, "a valid rule was refused: %d", id);
     r.id = static_cast<uint32_t>(id);
     if (r.burst == 0) r.burst = r.limit;
@@ -209,8 +211,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         record(r, key, cost);
         continue;
       }
-      if (!r.count_denied) INVARIANT(exported(r, key) == before, "a denied check changed its key");
+      if (!r.count_denied && (r.block_ms == 0 || checked.retry_after_ms < 0)) {
+        INVARIANT(exported(r, key) == before, "a denied check changed its key");
+      }
       if (checked.retry_after_ms < 0 || r.count_denied) continue;
+      if (r.block_ms != 0) {
+        // Blocked: every request is denied until retry_after_ms, which is at least block_ms, and the key
+        // then starts afresh at its full quota.
+        Decision one{}, fresh{};
+        // A block this denial started (the key held no blocked form, whose first word is negative).
+        int64_t first_word = 0;
+        if (before.size() >= 16) std::memcpy(&first_word, before.data() + 8, 8);
+        if (first_word >= 0) {
+          INVARIANT(checked.retry_after_ms >= static_cast<double>(r.block_ms), "a block of %g ms, block_ms %lld",
+                    checked.retry_after_ms, (long long)r.block_ms);
+        }
+        INVARIANT(check_one(r, key, 1, t + checked.retry_after_ms - 1, false, &one) >= 0, "peek failed");
+        INVARIANT(!one.allowed && one.retry_after_ms == 1, "a blocked key admitted 1 ms before its block ended");
+        INVARIANT(check_one(r, key, 1, t + checked.retry_after_ms, false, &fresh) >= 0, "peek failed");
+        INVARIANT(fresh.allowed && fresh.remaining == static_cast<double>(r.burst - 1),
+                  "a key is not at full quota when its block ends");
+      }
       INVARIANT(checked.retry_after_ms > 0, "denied with retry_after 0");
       Decision later{}, sooner{};
       INVARIANT(check_one(r, key, cost, t + checked.retry_after_ms, false, &later) >= 0, "peek failed");
@@ -256,6 +277,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       } else {
         for (size_t i = 0; i < items.size(); ++i) {
           if (items[i].rule->count_denied) continue;
+          // A blocking rule's own denial blocks its key (checked as the single check's is, above).
+          const Decision own = decision_at(SLUICE_IO_DECISIONS_OFFSET + 40 * static_cast<uint32_t>(i));
+          if (items[i].rule->block_ms != 0 && !own.allowed && own.retry_after_ms > 0) {
+            Decision blocked{};
+            INVARIANT(check_one(*items[i].rule, items[i].key, 1, t + own.retry_after_ms - 1, false, &blocked) >= 0, "peek failed");
+            INVARIANT(!blocked.allowed, "a blocking rule's denial in a multi-check did not block check %zu", i);
+            continue;
+          }
           INVARIANT(exported(*items[i].rule, items[i].key) == before[i], "a denied multi-check charged check %zu", i);
         }
       }
@@ -306,6 +335,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const uint32_t wanted = in.ConsumeIntegralInRange<uint32_t>(0, 20);
       const double lease_ms = static_cast<double>(in.ConsumeIntegralInRange<int64_t>(1, 2 * r.window_ms));
       const int32_t units = sluice_lend(r.id, length, wanted, lease_ms, t);
+      if (r.block_ms != 0) {
+        INVARIANT(units == -10, "a blocking rule lent (%d)", units);  // kInvalidArgument: it does not lend
+        continue;
+      }
       INVARIANT(units >= 0 && units <= static_cast<int32_t>(wanted), "lend returned %d for %u wanted", units, wanted);
       if (units == 0) continue;
       const int64_t expires = static_cast<int64_t>(f64_at(SLUICE_IO_OUTCOME_OFFSET + 8));

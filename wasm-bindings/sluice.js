@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = /** @type {const} */ (5);
+export const ABI_VERSION = /** @type {const} */ (6);
 /** The most UTF-8 bytes a key may have. */
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 /** The most checks one checkAll takes. */
@@ -83,6 +83,7 @@ const STATUS_NAMES = Object.freeze(Object.fromEntries(Object.entries(Status).map
  * @property {number} [burst] Bucket capacity for token-bucket, leaky-bucket and gcra; 0 or absent means `limit`.
  * @property {number} keyCapacity How many keys the rule's table holds before it evicts the least used.
  * @property {boolean} [countDenied] sliding-counter only: denied requests count too (Cloudflare's semantics). Default false.
+ * @property {number} [blockMs] 0 (the default) throttles: only the excess is denied. Otherwise a key that exceeds the rule is denied every request for blockMs, or until its quota would be whole again if that is later, and then starts at its full quota (cpp/include/sluice/block.hpp). Not for concurrency rules or with countDenied.
  */
 
 /**
@@ -147,7 +148,7 @@ const KEY0_UNCHANGED = 2;
 
 // The core's field names, as the host's options spell them.
 /** @type {Readonly<Record<string, string>>} */
-const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity", count_denied: "countDenied" });
+const FIELD_NAMES = Object.freeze({ window_ms: "windowMs", key_capacity: "keyCapacity", count_denied: "countDenied", block_ms: "blockMs" });
 
 /** SluiceError is a call the core refused: a programming or configuration error, never a limit. */
 export class SluiceError extends Error {
@@ -294,10 +295,11 @@ export class SluiceCore {
    * Algorithm "concurrency" is the concurrency rule: at most `limit` units held at once, each leased for
    * `windowMs` (see acquire, release, renew).
    * countDenied (sliding counter only): denied requests count too, as in Cloudflare's counter.
+   * blockMs: a key that exceeds the rule is blocked for it (0 throttles).
    * @param {RuleSpec | (Omit<RuleSpec, "algorithm"> & { algorithm: "concurrency" })} rule
    * @returns {number}
    */
-  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity, countDenied = false }) {
+  addRule({ algorithm, limit, windowMs, burst = 0, keyCapacity, countDenied = false, blockMs = 0 }) {
     const index = algorithm === CONCURRENCY ? CONCURRENCY_ALGORITHM : ALGORITHMS.indexOf(/** @type {AlgorithmName} */ (algorithm));
     if (index < 0) {
       throw new SluiceError(Status.INVALID_RULE, `algorithm must be one of ${[...ALGORITHMS, CONCURRENCY].join(", ")}; got ${String(algorithm)}`, "algorithm");
@@ -306,7 +308,7 @@ export class SluiceCore {
       throw new SluiceError(Status.INVALID_RULE, `keyCapacity must be a whole number >= 1; got ${String(keyCapacity)}`, "keyCapacity");
     }
     // Numbers only: Number("5") would pass a string for a limit, and Number(null) for 0.
-    for (const [field, value] of /** @type {[string, unknown][]} */ ([["limit", limit], ["windowMs", windowMs], ["burst", burst]])) {
+    for (const [field, value] of /** @type {[string, unknown][]} */ ([["limit", limit], ["windowMs", windowMs], ["burst", burst], ["blockMs", blockMs]])) {
       if (typeof value !== "number") {
         throw new SluiceError(Status.INVALID_RULE, `${field} must be a number; got ${typeof value} ${String(value)}`, field);
       }
@@ -315,14 +317,14 @@ export class SluiceCore {
       throw new SluiceError(Status.INVALID_RULE, `countDenied must be true or false; got ${String(countDenied)}`, "countDenied");
     }
     const kind = countDenied ? index | RULE_COUNT_DENIED : index;
-    const result = this.#exports.sluice_add_rule(kind, limit, windowMs, burst, keyCapacity);
+    const result = this.#exports.sluice_add_rule(kind, limit, windowMs, burst, keyCapacity, blockMs);
     this.#refreshViews();
     if (result < 0) {
       const status = /** @type {StatusCode} */ (-result);
       if (status === Status.INVALID_RULE) {
         const coreField = this.#readCString(this.#exports.sluice_error_field());
         const field = FIELD_NAMES[coreField] ?? coreField;
-        const given = /** @type {Record<string, unknown>} */ ({ limit, windowMs, burst, keyCapacity, algorithm, countDenied })[field];
+        const given = /** @type {Record<string, unknown>} */ ({ limit, windowMs, burst, keyCapacity, algorithm, countDenied, blockMs })[field];
         throw new SluiceError(status, `${field} is out of range for ${algorithm}: ${String(given)}`, field);
       }
       this.#check(result, "addRule");

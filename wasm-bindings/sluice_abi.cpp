@@ -80,7 +80,8 @@ SLUICE_EXPORT(sluice_error_field) uint32_t sluice_error_field(void) {
 }
 
 SLUICE_EXPORT(sluice_add_rule)
-int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity) {
+int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity,
+                        double block_ms) {
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   g_error_field = "";
   sluice::RuleConfig config;
@@ -101,6 +102,10 @@ int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, doub
   }
   if (!to_int64(burst, 0, sluice::kMaxLimit, &config.burst)) {
     g_error_field = "burst";
+    return fail(Status::kInvalidRule);
+  }
+  if (!to_int64(block_ms, 0, sluice::kMaxWindowMs, &config.block_ms)) {
+    g_error_field = "block_ms";
     return fail(Status::kInvalidRule);
   }
   // Size the state area for the largest export of any rule before the rule exists, so that exports

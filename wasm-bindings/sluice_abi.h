@@ -12,12 +12,13 @@
  *                  written only when a call has several checks: a single check's decision is the outcome's
  * retry_after_ms is -1 for "never".
  * Version 5: sluice_add_rule takes SLUICE_RULE_COUNT_DENIED; sluice_stats writes 7 numbers, the fifth no
- * longer evictions of exhausted keys but evictions of still-restricting keys. */
+ * longer evictions of exhausted keys but evictions of still-restricting keys.
+ * Version 6: sluice_add_rule takes block_ms (0: throttle; else a key that exceeds the rule is blocked). */
 #ifndef SLUICE_ABI_H
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 5
+#define SLUICE_ABI_VERSION 6
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
@@ -45,8 +46,11 @@ uint32_t sluice_abi_version(void);
 int32_t sluice_init(uint32_t seed0, uint32_t seed1, uint32_t seed2, uint32_t seed3);
 uint32_t sluice_io_buffer(void);
 /* Adds a rule; returns its id (>= 0) or a negative status; on -2 (invalid rule),
- * sluice_error_field() points at the NUL-terminated name of the offending field. */
-int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity);
+ * sluice_error_field() points at the NUL-terminated name of the offending field. block_ms: 0 throttles
+ * (only the excess is denied); otherwise a key that exceeds the rule is denied everything for block_ms
+ * or until its quota would be whole again, whichever is later (sluice/block.hpp). */
+int32_t sluice_add_rule(uint32_t algorithm, double limit, double window_ms, double burst, uint32_t key_capacity,
+                        double block_ms);
 uint32_t sluice_error_field(void);
 /* Decides the `count` checks of the I/O area at now_ms. Flags: SLUICE_CHECK_CHARGE charges them (else
  * a peek); SLUICE_CHECK_KEY0_UNCHANGED says the bytes at the start of the key area were not rewritten

@@ -35,7 +35,7 @@ import { HOT_KEY, ORDER_LENGTH, arrivalOrder, keyList, keyOf, timeSync } from ".
 const slots = {};
 function raw() {
   const { exports: e } = new WebAssembly.Instance(wasmModule, { env: { emscripten_notify_memory_growth() {} }, wasi_snapshot_preview1: { proc_exit() {} } });
-  e._initialize(); e.sluice_init(1, 2, 3, 4); e.sluice_add_rule(0, 1e9, 3_600_000, 0, 1000);
+  e._initialize(); e.sluice_init(1, 2, 3, 4); e.sluice_add_rule(0, 1e9, 3_600_000, 0, 1000, 0);
   const io = e.sluice_io_buffer(); const bytes = new Uint8Array(e.memory.buffer);
   for (let i = 0; i < HOT_KEY.length; i++) bytes[io + i] = HOT_KEY.charCodeAt(i);
   new Uint32Array(e.memory.buffer, io + 8192, 4).set([0, 0, HOT_KEY.length, 1]);

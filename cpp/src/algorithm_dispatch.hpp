@@ -8,12 +8,15 @@
 #include "sluice/algorithms/sliding_counter.hpp"
 #include "sluice/algorithms/sliding_log.hpp"
 #include "sluice/algorithms/token_bucket.hpp"
+#include "sluice/block.hpp"
 #include "sluice/hot_path.hpp"
 
-// One switch per operation, so the limiter and the key table treat every algorithm alike.
+// One switch per operation, so the limiter and the key table treat every algorithm alike. The
+// algorithm_* functions are the algorithms alone; decide, charge, decide_and_charge, usage and
+// valid_state add a blocking rule's blocks (block.hpp) around them, so no caller sees a blocked form.
 namespace sluice::dispatch {
 
-inline Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+inline Decision algorithm_decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: return fixed_window::decide(rule, state, now, cost);
     case Algorithm::kSlidingLog: return sliding_log::decide(rule, state, ring, now, cost);
@@ -26,7 +29,7 @@ inline Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing r
   return Decision{};
 }
 
-inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+inline void algorithm_charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: fixed_window::charge(rule, state, now, cost); return;
     case Algorithm::kSlidingLog: sliding_log::charge(rule, state, ring, now, cost); return;
@@ -43,8 +46,8 @@ inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64
 
 // decide_and_charge is decide, then charge when the request is admitted and `charge` is set: one
 // switch for both, so that each algorithm's two halves are compiled together (the single check's path).
-SLUICE_HOT_INLINE inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring,
-                                                    int64_t now, int64_t cost, bool charge) {
+SLUICE_HOT_INLINE inline Decision algorithm_decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring,
+                                                              int64_t now, int64_t cost, bool charge) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: return fixed_window::admit(rule, state, now, cost, charge);
     case Algorithm::kSlidingLog: {
@@ -74,7 +77,7 @@ inline uint32_t ring_words(const Rule& rule) {
 
 // valid_state checks imported state words. The sliding log's are not KeyState words but an entry count
 // and entry times, which the limiter checks as it rebuilds the ring.
-inline bool valid_state(const Rule& rule, const KeyState& state) {
+inline bool algorithm_valid_state(const Rule& rule, const KeyState& state) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: return fixed_window::valid_state(rule, state);
     case Algorithm::kSlidingLog: return true;
@@ -87,7 +90,7 @@ inline bool valid_state(const Rule& rule, const KeyState& state) {
   return false;
 }
 
-inline double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
+inline double algorithm_usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
   switch (rule.algorithm) {
     case Algorithm::kFixedWindow: return fixed_window::usage(rule, state, now);
     case Algorithm::kSlidingLog: return sliding_log::usage(rule, state, ring, now);
@@ -98,6 +101,54 @@ inline double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring
     case Algorithm::kConcurrency: return concurrency::usage(rule, state, ring, now);
   }
   return 0;
+}
+
+// --- With blocks (block.hpp). A blocked form whose block has ended is a fresh key. ---
+
+// decide: the algorithm's decision, or the block's; a denial of a blocking rule reports the block it starts.
+inline Decision decide(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+  if (rule.block_ms == 0) return algorithm_decide(rule, state, ring, now, cost);
+  if (block::is_blocked_form(state)) {
+    if (now < block::until(state)) return block::blocked_decision(rule, block::until(state), now, cost);
+    return block::as_blocking(rule, algorithm_decide(rule, KeyState{}, ring, now, cost));
+  }
+  return block::as_blocking(rule, algorithm_decide(rule, state, ring, now, cost));
+}
+
+// charge records an admitted request: on a key whose block has ended, from a fresh state.
+inline void charge(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost) {
+  if (block::is_blocked_form(state)) state = KeyState{};
+  algorithm_charge(rule, state, ring, now, cost);
+}
+
+// block_key blocks the key of a blocking rule's charged denial `d` (block::starts_block), until the end
+// `d` reported: a key already blocked keeps the end it has.
+inline void block_key(KeyState& state, int64_t now, const Decision& d) {
+  state = block::blocked_until(now + d.retry_after_ms);
+}
+
+// decide_and_charge_blocking is decide_and_charge for a rule with block_ms (block.cpp): out of line, so
+// that the single check's path of every other rule stays as small as it was.
+Decision decide_and_charge_blocking(const Rule& rule, KeyState& state, SlidingLogRing ring, int64_t now, int64_t cost,
+                                    bool charge);
+
+// decide_and_charge: decide, then charge when admitted and `charge` is set; with `charge`, a blocking
+// rule's denial blocks the key.
+SLUICE_HOT_INLINE inline Decision decide_and_charge(const Rule& rule, KeyState& state, SlidingLogRing ring,
+                                                    int64_t now, int64_t cost, bool charge) {
+  if (rule.block_ms == 0) [[likely]] return algorithm_decide_and_charge(rule, state, ring, now, cost, charge);
+  return decide_and_charge_blocking(rule, state, ring, now, cost, charge);
+}
+
+inline bool valid_state(const Rule& rule, const KeyState& state) {
+  if (rule.block_ms != 0 && block::is_blocked_form(state)) return block::valid_blocked_state(state);
+  return algorithm_valid_state(rule, state);
+}
+
+// usage: a blocked key is wholly used until its block ends, then idle.
+inline double usage(const Rule& rule, const KeyState& state, SlidingLogRing ring, int64_t now) {
+  if (block::is_blocked_form(state)) return now < block::until(state) ? 1.0 : 0.0;
+  return algorithm_usage(rule, state, ring, now);
 }
 
 }  // namespace sluice::dispatch

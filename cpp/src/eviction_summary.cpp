@@ -125,7 +125,10 @@ bool is_zero(const KeyState& s) { return s.a == 0 && s.b == 0; }
 
 }  // namespace
 
-EvictionSummary::~EvictionSummary() { std::free(cells_array_); }
+EvictionSummary::~EvictionSummary() {
+  std::free(cells_array_);
+  std::free(blocks_);
+}
 
 uint32_t EvictionSummary::cells_for(uint32_t key_capacity) {
   uint32_t cells = kMinCells;
@@ -133,11 +136,19 @@ uint32_t EvictionSummary::cells_for(uint32_t key_capacity) {
   return cells;
 }
 
-Status EvictionSummary::init(uint32_t key_capacity) {
+Status EvictionSummary::init(uint32_t key_capacity, bool with_blocks) {
   if (cells_array_ != nullptr) return Status::kInvalidArgument;
   const uint32_t cells = cells_for(key_capacity);
   cells_array_ = static_cast<KeyState*>(std::calloc(static_cast<size_t>(kRows) * cells, sizeof(KeyState)));
   if (cells_array_ == nullptr) return Status::kOutOfMemory;
+  if (with_blocks) {
+    blocks_ = static_cast<int64_t*>(std::calloc(static_cast<size_t>(kRows) * cells, sizeof(int64_t)));
+    if (blocks_ == nullptr) {
+      std::free(cells_array_);
+      cells_array_ = nullptr;
+      return Status::kOutOfMemory;
+    }
+  }
   cells_ = cells;
   return Status::kOk;
 }
@@ -148,6 +159,22 @@ void EvictionSummary::fold(const Rule& rule, uint64_t hash, const KeyState& summ
     c = merge(rule, c, summarized);
   }
   ++folds_;
+}
+
+void EvictionSummary::fold_block(uint64_t hash, int64_t until_ms) {
+  if (blocks_ == nullptr) return;
+  for (uint32_t row = 0; row < kRows; ++row) {
+    int64_t& end = blocks_[cell(row, hash)];
+    end = detail::max64(end, until_ms);
+  }
+  ++folds_;
+}
+
+int64_t EvictionSummary::blocked_until(uint64_t hash) const {
+  if (blocks_ == nullptr || folds_ == 0) return 0;
+  int64_t end = blocks_[cell(0, hash)];
+  for (uint32_t row = 1; row < kRows; ++row) end = detail::min64(end, blocks_[cell(row, hash)]);
+  return end;
 }
 
 bool EvictionSummary::start_for(const Rule& rule, uint64_t hash, KeyState* summarized) const {

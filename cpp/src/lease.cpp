@@ -62,7 +62,8 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   if (wanted < 0 || wanted > kMaxCost) return Status::kInvalidCost;
   RuleTable& rt = rules_[rule_id];
   const Rule& rule = rt.rule;
-  if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
+  // A blocking rule does not lend: units decided in an isolate could not block the key (block.hpp).
+  if (!can_lend(rule.algorithm) || rule.block_ms != 0) return Status::kInvalidArgument;
   uint32_t slot = rt.table.find(hash);
   if (rule.algorithm == Algorithm::kSlidingLog) return lend_from_log(rt, slot, hash, wanted, lease_ms, now_ms, out);
   // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
@@ -126,7 +127,8 @@ Status Limiter::give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_
   if (units < 0 || units > kMaxCost) return Status::kInvalidCost;
   RuleTable& rt = rules_[rule_id];
   const Rule& rule = rt.rule;
-  if (!can_lend(rule.algorithm)) return Status::kInvalidArgument;
+  // A blocking rule does not lend: units decided in an isolate could not block the key (block.hpp).
+  if (!can_lend(rule.algorithm) || rule.block_ms != 0) return Status::kInvalidArgument;
   *returned = 0;
   // A bucket drains unused units by itself; taking them back could undercount (lease.hpp).
   if (lends_as_bucket(rule.algorithm)) return Status::kOk;

@@ -4,6 +4,8 @@
 #include <new>
 
 #include "algorithm_dispatch.hpp"
+#include "sluice/arithmetic.hpp"
+#include "sluice/block.hpp"
 #include "sluice/hot_path.hpp"
 #include "sluice/lease.hpp"
 
@@ -18,7 +20,9 @@ constexpr int64_t kLentTimeFlag = int64_t{1} << 62;
 uint32_t rule_signature(const Rule& rule) {
   // A rule that counts denied requests keeps counts a plain one would refuse: another signature (and
   // the same one as before for every plain rule).
-  const int64_t kind = static_cast<int64_t>(rule.algorithm) | (rule.count_denied ? 0x100 : 0);
+  // A blocking rule's states may be blocked forms (block.hpp), which a rule without blocks would refuse,
+  // and its block_ms is part of what they mean: it goes into the kind (0 for every other rule).
+  const int64_t kind = static_cast<int64_t>(rule.algorithm) | (rule.count_denied ? 0x100 : 0) | (rule.block_ms << 16);
   const int64_t words[4] = {kind, rule.limit, rule.window_ms, rule.capacity};
   return static_cast<uint32_t>(
       siphash13(SipHashKey{}, reinterpret_cast<const uint8_t*>(words), sizeof(words)));
@@ -66,7 +70,7 @@ Status Limiter::add_rule(const RuleConfig& config, uint32_t key_capacity, uint32
   RuleTable& slot = rules_[rule_count_];
   const Status allocated = slot.table.init(key_capacity, dispatch::ring_words(rule));
   if (allocated != Status::kOk) return allocated;
-  const Status summarized = slot.summary.init(key_capacity);
+  const Status summarized = slot.summary.init(key_capacity, rule.block_ms != 0);
   if (summarized != Status::kOk) {
     slot.table.~KeyTable();
     new (&slot.table) KeyTable();
@@ -157,7 +161,7 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
     if (charge) {
       // Every new key gets its slot before anything changes, so that a call whose key finds no slot
       // changes nothing: all or nothing holds even then.
-      const Status placed = place_new_keys(checks, count, hashes, slots, group_leader, starts, now_ms, false);
+      const Status placed = place_new_keys(checks, count, hashes, slots, group_leader, starts, now_ms, false, per_check);
       if (placed != Status::kOk) return placed;
       for (uint32_t i = 0; i < count; ++i) {
         if (group_leader[i] != static_cast<int32_t>(i)) continue;
@@ -182,13 +186,16 @@ Status Limiter::run(const Check* checks, uint32_t count, int64_t now_ms, bool ch
       const SlidingLogRing ring = slots[i] == KeyTable::kMissing ? start.ring : rt.table.ring(slots[i]);
       per_check[i] = dispatch::decide(rt.rule, state, ring, now_ms, 0);
     }
-    // Rules that count denied requests count this one all the same (every one of their checks here).
+    // Rules that count denied requests count this one all the same (every one of their checks here),
+    // and a blocking rule that denied it blocks the key (block.hpp).
     if (charge) {
-      const Status placed = place_new_keys(checks, count, hashes, slots, group_leader, starts, now_ms, true);
+      const Status placed = place_new_keys(checks, count, hashes, slots, group_leader, starts, now_ms, true, per_check);
       if (placed != Status::kOk) return placed;
       for (uint32_t i = 0; i < count; ++i) {
-        if (group_leader[i] != static_cast<int32_t>(i) || !rules_[checks[i].rule].rule.count_denied) continue;
-        count_denied(rules_[checks[i].rule], slots[i], now_ms, group_cost[i]);
+        if (group_leader[i] != static_cast<int32_t>(i)) continue;
+        RuleTable& rt = rules_[checks[i].rule];
+        if (rt.rule.count_denied) count_denied(rt, slots[i], now_ms, group_cost[i]);
+        if (block::starts_block(rt.rule, per_check[i])) dispatch::block_key(rt.table.state(slots[i]), now_ms, per_check[i]);
       }
     }
   }
@@ -222,18 +229,21 @@ SLUICE_HOT_INLINE Status Limiter::check_one(uint32_t rule_id, uint64_t h, int64_
     *out = dispatch::decide_and_charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost, charge);
     if (!out->allowed && charge && rt.rule.count_denied) count_denied(rt, slot, now_ms, cost);
   } else {
+    // (decide_and_charge blocked the key above if this denial blocks it.)
     const Start start = start_of(rt, h, now_ms, charge);
     *out = dispatch::decide(rt.rule, start.state, start.ring, now_ms, cost);
-    // Only admitted requests take a slot (and those a rule counts even when denied), so denied traffic
-    // never evicts anyone.
-    if (charge && (out->allowed || rt.rule.count_denied)) {
+    // Only admitted requests take a slot (and those a rule counts even when denied, or that block the
+    // key), so denied traffic never evicts anyone but keys it blocks.
+    if (charge && (out->allowed || rt.rule.count_denied || block::starts_block(rt.rule, *out))) {
       slot = choose_slot(rt, h, now_ms, nullptr, 0);
       if (slot == KeyTable::kMissing) return Status::kOutOfMemory;
       place_key(rt, slot, h, start, now_ms);
       if (out->allowed) {
         dispatch::charge(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms, cost);
-      } else {
+      } else if (rt.rule.count_denied) {
         count_denied(rt, slot, now_ms, cost);
+      } else {
+        dispatch::block_key(rt.table.state(slot), now_ms, *out);
       }
     }
   }
@@ -256,7 +266,7 @@ Status Limiter::reset(uint32_t rule_id, const uint8_t* key, uint32_t key_length)
   // state that was ever charged counts as still restricting, so a key evicted here is folded, never lost.
   if (!rt.summary.empty()) {
     KeyState summarized;
-    if (rt.summary.start_for(rt.rule, h, &summarized)) {
+    if (rt.summary.start_for(rt.rule, h, &summarized) || rt.summary.blocked_until(h) > 0) {
       const uint32_t fresh = choose_slot(rt, h, 0, nullptr, 0);
       if (fresh != KeyTable::kMissing) place_key(rt, fresh, h, Start{}, 0);
     }
@@ -286,7 +296,8 @@ Status Limiter::export_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   if (slot == KeyTable::kMissing) return Status::kNotFound;
   if (rt.rule.algorithm == Algorithm::kConcurrency) return export_concurrency(rt, slot, out, out_capacity, written);
   const KeyState& state = rt.table.state(slot);
-  const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
+  // A blocked log holds no entries: its blocked form goes out as the words themselves (block.hpp).
+  const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog && !block::is_blocked_form(state);
   const uint32_t entries = is_log ? sliding_log::count(state) : 0;
   *written = kStateHeaderBytes + 8 * entries;
   if (out == nullptr || out_capacity < *written) return Status::kBufferTooSmall;
@@ -317,7 +328,8 @@ Status Limiter::import_state(uint32_t rule_id, const uint8_t* key, uint32_t key_
   }
   if (rt.rule.algorithm == Algorithm::kConcurrency) return import_concurrency(rt, key_hash(key, key_length), bytes, length);
   KeyState state{get64(bytes + 8), get64(bytes + 16)};
-  const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog;
+  const bool blocked = rt.rule.block_ms != 0 && block::is_blocked_form(state);
+  const bool is_log = rt.rule.algorithm == Algorithm::kSlidingLog && !blocked;
   const int64_t entries = is_log ? state.b : 0;
   if (is_log && (state.a != 0 || entries < 0 || entries > rt.rule.limit)) return Status::kInvalidState;
   if (length != kStateHeaderBytes + 8 * static_cast<uint64_t>(entries)) return Status::kInvalidState;
@@ -388,9 +400,11 @@ Limiter::Start Limiter::start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, b
   Start start;
   if (rt.summary.empty()) return start;  // nothing was ever folded: every new key is fresh
   KeyState summarized;
-  if (!rt.summary.start_for(rt.rule, hash, &summarized)) return start;
+  const bool owes = rt.summary.start_for(rt.rule, hash, &summarized);
+  const int64_t blocked_until = rt.summary.blocked_until(hash);
+  if (!owes && blocked_until <= now_ms) return start;
   if (rt.rule.algorithm == Algorithm::kSlidingLog) {
-    start.state = sliding_log::from_summary(summarized);
+    start.state = owes ? sliding_log::from_summary(summarized) : KeyState{};
     start.ring = rt.table.zero_ring();
   } else if (rt.rule.algorithm == Algorithm::kConcurrency) {
     // `b` units held by the anonymous holder (no holder can release them: they only expire), all
@@ -398,9 +412,17 @@ Limiter::Start Limiter::start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, b
     start.state = KeyState{summarized.a, summarized.b};
     start.ring = rt.table.zero_ring();
   } else {
-    start.state = summarized;
+    start.state = owes ? summarized : KeyState{};
   }
-  start.summarized = summarized;
+  start.summarized = owes ? summarized : KeyState{};
+  if (blocked_until > now_ms) {
+    // The cells hold a block: the key may be one of the blocked keys folded there, or one whose state
+    // the cells hold. Blocked until the later of the block's end and the time the cells' state is back
+    // to its full quota, then fresh, is at least as restrictive as either (block.hpp).
+    const Decision as_is = dispatch::algorithm_decide(rt.rule, start.state, start.ring, now_ms, 0);
+    start.state = block::blocked_until(detail::max64(blocked_until, now_ms + as_is.reset_ms));
+    start.summarized = KeyState{};  // a blocked form has no ring entries to zero
+  }
   start.restricted = dispatch::usage(rt.rule, start.state, start.ring, now_ms) > 0;
   if (!start.restricted) return Start{};
   if (counted) ++rt.summary_starts;
@@ -419,7 +441,9 @@ void Limiter::place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start
   if (rt.table.occupied(slot)) {
     const KeyState& evicted = rt.table.state(slot);
     const SlidingLogRing ring = rt.table.ring(slot);
-    if (dispatch::usage(rt.rule, evicted, ring, now_ms) > 0) {
+    if (dispatch::usage(rt.rule, evicted, ring, now_ms) > 0 && block::is_blocked_form(evicted)) {
+      rt.summary.fold_block(rt.table.hash_at(slot), block::until(evicted));
+    } else if (dispatch::usage(rt.rule, evicted, ring, now_ms) > 0) {
       const KeyState summarized = summary_form(rt.rule, evicted, ring, now_ms);
       rt.summary.fold(rt.rule, rt.table.hash_at(slot), summarized);
     }
@@ -440,7 +464,7 @@ void Limiter::count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t
 
 Status Limiter::place_new_keys(const Check* checks, uint32_t count, const uint64_t* hashes, uint32_t* slots,
                                const int32_t* group_leader, const Start* starts, int64_t now_ms,
-                               bool counting_rules_only) {
+                               bool counting_rules_only, const Decision* per_check) {
   // First choose every slot, changing nothing; a check pins the slots of its own rule's table that this
   // call already holds or chose (slot numbers of other rules' tables are other slots).
   uint32_t chosen[kMaxChecksPerCall];
@@ -449,7 +473,7 @@ Status Limiter::place_new_keys(const Check* checks, uint32_t count, const uint64
   for (uint32_t i = 0; i < count; ++i) {
     if (group_leader[i] != static_cast<int32_t>(i) || slots[i] != KeyTable::kMissing) continue;
     RuleTable& rt = rules_[checks[i].rule];
-    if (counting_rules_only && !rt.rule.count_denied) continue;
+    if (counting_rules_only && !rt.rule.count_denied && !block::starts_block(rt.rule, per_check[i])) continue;
     uint32_t pinned[kMaxChecksPerCall];
     uint32_t pinned_count = 0;
     for (uint32_t j = 0; j < count; ++j) {

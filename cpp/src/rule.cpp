@@ -35,6 +35,13 @@ Status make_rule(const RuleConfig& config, Rule* out, const char** field) {
   if (config.burst < 0 || config.burst > kMaxLimit) return reject("burst", field);
   if (config.burst != 0 && !is_bucket(config.algorithm)) return reject("burst", field);
   if (config.count_denied && config.algorithm != Algorithm::kSlidingCounter) return reject("count_denied", field);
+  // A block is at most as long as the longest window, so a block's end stays an exact double. The
+  // concurrency rule is not a rate (nothing "exceeds" it over time), and a rule counting denied requests
+  // would count them into a blocked key's state, which holds no counts.
+  if (config.block_ms < 0 || config.block_ms > kMaxWindowMs) return reject("block_ms", field);
+  if (config.block_ms != 0 && (config.algorithm == Algorithm::kConcurrency || config.count_denied)) {
+    return reject("block_ms", field);
+  }
   // The sliding counter multiplies counts by window lengths.
   if (config.limit > kMaxProduct / config.window_ms) return reject("window_ms", field);
   // The log keeps 32-bit offsets inside one window.
@@ -57,6 +64,7 @@ Status make_rule(const RuleConfig& config, Rule* out, const char** field) {
   rule.rate_tokens = config.limit / divisor;
   rule.rate_ms = config.window_ms / divisor;
   rule.count_denied = config.count_denied;
+  rule.block_ms = config.block_ms;
   if (is_bucket(config.algorithm)) {
     // Bucket levels are counted in 1/rate_ms of a token: capacity * rate_ms must fit.
     if (rule.capacity > kMaxProduct / rule.rate_ms) return reject("burst", field);

@@ -120,10 +120,12 @@ class Harness {
   explicit Harness(SipHashKey seed = kTestSeed) : limiter(seed) {}
 
   uint32_t add(Algorithm algorithm, int64_t limit, int64_t window_ms, int64_t burst = 0,
-               uint32_t key_capacity = 100) {
+               uint32_t key_capacity = 100, int64_t block_ms = 0) {
     uint32_t id = 0;
     const char* field = nullptr;
-    const Status status = limiter.add_rule(RuleConfig{algorithm, limit, window_ms, burst}, key_capacity, &id, &field);
+    RuleConfig config{algorithm, limit, window_ms, burst};
+    config.block_ms = block_ms;
+    const Status status = limiter.add_rule(config, key_capacity, &id, &field);
     INFO("add_rule " << name_of(algorithm) << " limit " << limit << " window " << window_ms << " burst " << burst
                      << " failed on field " << (field == nullptr ? "?" : field));
     REQUIRE(status == Status::kOk);

@@ -81,7 +81,7 @@ class VectorRunner {
   VectorRunner(const json& vector) : vector_(vector), harness_(std::make_unique<Harness>()) {
     for (const json& rule : vector.at("rules")) {
       harness_->add(algorithm_named(rule.at("algorithm")), rule.at("limit"), rule.at("windowMs"), rule.value("burst", 0),
-                    rule.at("keyCapacity"));
+                    rule.at("keyCapacity"), rule.value("blockMs", 0));
     }
   }
 

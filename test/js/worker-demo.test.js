@@ -166,6 +166,7 @@ test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30", asyn
   const denied = await post("/auth/login", "192.0.2.30");
   assert.equal(denied.status, 429);
   assert.match(denied.headers.get("ratelimit-policy"), /^"login";q=10;w=60$/);
+  assert.equal(denied.headers.get("retry-after"), "300", "exceeding the login limit blocks the IP for 5 minutes");
   assert.equal((await post("/auth/login", "192.0.2.31")).status, 200, "another IP has its own limit");
   assert.equal((await post("/auth/refresh", "192.0.2.30")).status, 200, "refresh is limited apart from login");
 
@@ -325,6 +326,7 @@ describe("the shipped Worker: the gateway in front of the demo upstream", () => 
     assert.deepEqual(result.login.map((r) => r.status), [...Array(10).fill(200), 429]);
     assert.deepEqual(await result.login[0].json(), { ok: true, action: "login" });
     assert.equal(result.login[10].headers.get("ratelimit-policy"), '"login";q=10;w=60');
+    assert.equal(result.login[10].headers.get("retry-after"), "300", "the gateway's login rule blocks for blockSec: 300");
     assert.deepEqual(result.refresh.map((r) => r.status), [...Array(30).fill(200), 429], "refresh is limited apart from login");
     assert.equal(result.other.status, 200, "another IP has its own limit");
   });

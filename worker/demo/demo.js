@@ -1,7 +1,8 @@
 // The demo API with the seeds' tiers, as a Hono app using the middleware: the example of sluice/hono
 // (README.md) and a fixture of the tests. The shipped Worker serves the same tiers as a gateway
 // (index.js, gateway.config.json).
-//   POST /auth/login    10 per minute per IP; JSON { username, password }: 200 for the password
+//   POST /auth/login    10 per minute per IP, and an IP that exceeds it is blocked for 5 minutes;
+//                       JSON { username, password }: 200 for the password
 //                       "correct horse battery staple", else 401. 5 failures for one account from one
 //                       IP in 15 minutes lock that (account, IP) for 15 minutes; 20 from any IPs lock
 //                       the account (lockout, counted by the Durable Object; docs/lockout.md)
@@ -33,7 +34,7 @@ export function createDemoApp({ clock, storeTimeoutMs } = {}) {
   app.get("/", (c) =>
     c.json({
       routes: {
-        "POST /auth/login": "10 per minute per IP; 5 failures per account and IP (20 per account) in 15 minutes lock for 15 minutes",
+        "POST /auth/login": "10 per minute per IP (exceeding it blocks the IP for 5 minutes); 5 failures per account and IP (20 per account) in 15 minutes lock for 15 minutes",
         "POST /auth/refresh": "30 per minute per IP",
         "/api/*": "120 per minute per user (bearer token), else per IP",
         "POST /api/checkout": "also 5 per minute per user, counted by the Durable Object",
@@ -56,7 +57,8 @@ export function createDemoApp({ clock, storeTimeoutMs } = {}) {
     ...(clock === undefined ? {} : { clock }),
     ...timeout,
   });
-  app.post("/auth/login", limit({ name: "login", key: ip(), limit: 10, windowSec: 60 }), guard, async (c) => {
+  // An IP that exceeds 10 logins a minute is blocked for 5 minutes (a block duration), not merely throttled.
+  app.post("/auth/login", limit({ name: "login", key: ip(), limit: 10, windowSec: 60, blockSec: 300 }), guard, async (c) => {
     const { password } = await c.req.json();
     if (password !== DEMO_PASSWORD) return c.json({ error: "invalid credentials" }, 401);
     return c.json({ ok: true, action: "login" });

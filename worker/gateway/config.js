@@ -137,6 +137,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly store: Store;
  *   readonly mode: Mode;
  *   readonly rollout: number;
+ *   readonly overrides?: readonly import("../src/features/overrides/overrides.js").Override[];
  * }} GatewayRule
  */
 /**

@@ -114,6 +114,8 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = nu
         limit: rule.limit,
         windowMs: rule.windowMs,
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
+        ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
+        ...(rule.overrides !== undefined ? { overrides: rule.overrides } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),

@@ -4,6 +4,7 @@
 
 import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { normalizeRuleSpec } from "../src/engine/options.js";
+import { normalizeOverrides } from "../src/features/overrides/overrides.js";
 import { MODES } from "../src/engine/mode.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
 import {
@@ -26,7 +27,7 @@ export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>"
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
-const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity"];
+const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity", "blockSec", "blockMs", "overrides"];
 const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout"];
 // Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
 // than the host's printable ASCII.
@@ -72,10 +73,18 @@ export function validateRule(raw, path) {
   if (raw.algorithm === undefined) throw new ConfigError(fieldPath(path, "algorithm"), `is required: one of ${ALGORITHMS.join(", ")}`);
   const spec = {};
   for (const field of LIMITER_FIELDS) if (raw[field] !== undefined) spec[field] = raw[field];
-  const limiterRule = hostValidated(path, () => normalizeRuleSpec(spec));
+  const { overrides, ...counted } = spec;
+  const limiterRule = hostValidated(path, () => normalizeRuleSpec(counted));
+  // Checked here, at start-up; the limiter makes each override limit a rule of its own when it is built.
+  if (overrides !== undefined) hostValidated(path, () => normalizeOverrides(overrides, "overrides"));
   if (raw.key === undefined) throw new ConfigError(fieldPath(path, "key"), `is required: one of ${KEY_PARTS.join(", ")}, or a list of them`);
   const key = Object.freeze(validateKey(raw.key, fieldPath(path, "key")));
   const store = raw.store === undefined ? "memory" : expectOneOf(raw.store, fieldPath(path, "store"), STORES);
+  // KV keeps fixed-window counts, not the core's state bytes: it has nowhere to keep a block. Said at
+  // start-up rather than by the store's first request.
+  if (limiterRule.blockMs !== undefined && store === "kv") {
+    throw new ConfigError(fieldPath(path, raw.blockMs !== undefined ? "blockMs" : "blockSec"), 'applies to the stores "memory" and "durable", not "kv"');
+  }
   const mode = raw.mode === undefined ? "enforce" : expectOneOf(raw.mode, fieldPath(path, "mode"), MODES);
   let rollout = 1;
   if (raw.rollout !== undefined) {
@@ -84,7 +93,7 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
-  return Object.freeze({ ...limiterRule, key, store, mode, rollout });
+  return Object.freeze({ ...limiterRule, key, store, mode, rollout, ...(overrides !== undefined ? { overrides } : {}) });
 }
 
 /** Two rules that would share limiter state (same name) must be the same rule. */

@@ -8,6 +8,8 @@ import { withHeaders } from "./http/headers.js";
 import { createEngine, responseHeaders } from "./engine/limiter.js";
 import { limitedResponse } from "./http/responses.js";
 import { executionContextOf } from "./engine/execution-context.js";
+import { responseCounting } from "./features/response-count/options.js";
+import { countingMiddleware } from "./features/response-count/hono.js";
 
 import { user as keyOfUser } from "./http/keys.js";
 
@@ -15,6 +17,7 @@ export { apiKey, compose, firstOf, ip, route } from "./http/keys.js";
 export { cf, cookie, query } from "./http/characteristics.js";
 export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
+export { liveOverrides } from "./features/overrides/live.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";
@@ -24,6 +27,7 @@ export { concurrency } from "./features/concurrency/hono.js";
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "./engine/options.js" */
 /** @import { KeyPart } from "./http/keys.js" */
+/** @import { ResponseCountOptions } from "./features/response-count/options.js" */
 
 // The types users of sluice/hono need, re-exported from the modules that define them.
 /** @typedef {import("./features/concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
@@ -72,6 +76,8 @@ export function user(identify) {
  * @property {(c: Context<E>) => Promise<import("./engine/limiter.js").RateLimitDecision>} peek
  * @property {(c: Context<E>) => Promise<CheckedDecision>} get
  * @property {(c: Context<E>) => Promise<void>} reset
+ * @property {import("./features/response-count/cost.js").CostCounters | null} costCounters With costFrom: how the
+ *   responses' costs were read (from the header, clamped to max, missing, invalid, exhausting the key); else null.
  */
 
 /**
@@ -85,7 +91,7 @@ export function user(identify) {
 /**
  * The middleware's options: key, cost and skip functions receive the context.
  * @template {Env} [E=Env]
- * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
+ * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} RateLimitOptions
  */
 
 /**
@@ -94,15 +100,18 @@ export function user(identify) {
  *
  * The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
  * user((c) => ...) in `key` as Context<never>, and refuses it.
+ * With countWhen, skipSuccessfulRequests or skipFailedRequests, the rules count only the responses
+ * that match: checked before the handler, charged after it (features/response-count/hono.js).
  * @template {Env} [E=Env]
- * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
+ * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} options
  * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */
 export function rateLimit(options) {
-  const { settings, evaluate, get, reset } = createEngine(options, "hono");
+  const { counts, cost, pendingCost, limiterOptions } = responseCounting(options);
+  const { settings, evaluate, get, reset } = createEngine(limiterOptions, "hono");
   const { onLimited } = settings;
   /** @type {MiddlewareHandler<E>} */
-  const middleware = async function rateLimit(c, next) {
+  const middleware = counts !== null ? countingMiddleware({ settings, evaluate, counts, cost, pendingCost }) : async function rateLimit(c, next) {
 
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();
@@ -125,6 +134,7 @@ export function rateLimit(options) {
     peek: (c) => evaluate([c], c.env, executionContextOf(c), true),
     get: (c) => get([c], c.env, executionContextOf(c)),
     reset: (c) => reset([c], c.env, executionContextOf(c)),
+    costCounters: cost === null ? null : cost.counters,
   };
   return Object.assign(middleware, handle);
 }

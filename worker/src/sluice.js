@@ -18,6 +18,9 @@ export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { createLockout } from "./features/lockout/lockout.js";
+export { createResponseLimiter } from "./features/response-count/limiter.js";
+export { liveOverrides } from "./features/overrides/live.js";
+export { overridesAdmin } from "./features/overrides/admin.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 
 // The public types, defined in JSDoc beside the code they describe and re-exported here.

@@ -25,6 +25,8 @@ namespace sluice {
 // eviction never raises any key's remaining quota. The price is false limiting: a newcomer whose cells
 // all hold folded use starts with that use (measured in docs/core.md).
 //
+// A blocking rule's summary also keeps, per cell, the latest end of a block folded there (block.hpp).
+//
 // Cells hold each algorithm's state words, except the sliding log's: a = the newest live entry's time,
 // b = the number of live entries, read as that many entries all at that time (they expire no earlier
 // than the real ones did). All zeros is a fresh key for every algorithm, so the cells start zeroed.
@@ -51,7 +53,8 @@ class EvictionSummary {
     return uint64_t{kRows} * cells_for(key_capacity) * sizeof(KeyState);
   }
 
-  Status init(uint32_t key_capacity);
+  // init allocates the cells; `with_blocks` (a blocking rule) also a block end per cell.
+  Status init(uint32_t key_capacity, bool with_blocks = false);
 
   // fold merges `summarized` (a still-restricting state in summary form, see above) into the cells of
   // `hash`, keeping in each the more restrictive of the two.
@@ -61,9 +64,19 @@ class EvictionSummary {
   // from, and returns false when that is a fresh key (nothing folded applies). Nothing changes.
   bool start_for(const Rule& rule, uint64_t hash, KeyState* summarized) const;
 
+  // fold_block merges the block of an evicted blocked key (block.hpp), ending at `until_ms`, into the
+  // block ends of the cells of `hash`, keeping in each the later end.
+  void fold_block(uint64_t hash, int64_t until_ms);
+
+  // blocked_until is the end of the block a key of `hash` not in the table starts with: the earliest of
+  // its cells' ends, each at least as late as the block of any key folded there (0: none).
+  int64_t blocked_until(uint64_t hash) const;
+
   bool empty() const { return folds_ == 0; }
   uint64_t folds() const { return folds_; }
-  size_t memory_bytes() const { return static_cast<size_t>(kRows) * cells_ * sizeof(KeyState); }
+  size_t memory_bytes() const {
+    return static_cast<size_t>(kRows) * cells_ * (sizeof(KeyState) + (blocks_ != nullptr ? sizeof(int64_t) : 0));
+  }
 
  private:
   uint32_t cell(uint32_t row, uint64_t hash) const {
@@ -72,6 +85,7 @@ class EvictionSummary {
   }
 
   KeyState* cells_array_ = nullptr;
+  int64_t* blocks_ = nullptr;  // a blocking rule's block ends, one per cell (0: none)
   uint32_t cells_ = 0;
   uint64_t folds_ = 0;
 };

@@ -113,7 +113,7 @@ class Limiter {
   // lend lends up to `wanted` units of the key whose key_hash() is `hash` for at most `lease_ms` from
   // `now_ms` (lease.hpp): min(wanted, what is left / kLendShare), charged to the key now. Nothing is
   // lent (units 0) when the key is in a later window than now's (time ran backwards), and a rule
-  // whose algorithm cannot lend is kInvalidArgument. A sliding log lends only once the key has a
+  // whose algorithm cannot lend, or that blocks (block.hpp), is kInvalidArgument. A sliding log lends only once the key has a
   // direct admission, and not when `now_ms` is before its newest one (sliding_log::lend).
   Status lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out);
 
@@ -161,10 +161,12 @@ class Limiter {
   static void count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t cost);
 
   // place_new_keys gives every key of `checks` that has no slot yet (group leaders only; with
-  // counting_rules_only, only those of rules that count denied requests) a slot and its start, choosing
-  // all slots before changing anything: on kOutOfMemory nothing has changed.
+  // counting_rules_only, only those of rules that count denied requests, and of blocking rules whose
+  // decision in `per_check` blocks the key) a slot and its start, choosing all slots before changing
+  // anything: on kOutOfMemory nothing has changed.
   Status place_new_keys(const Check* checks, uint32_t count, const uint64_t* hashes, uint32_t* slots,
-                        const int32_t* group_leader, const Start* starts, int64_t now_ms, bool counting_rules_only);
+                        const int32_t* group_leader, const Start* starts, int64_t now_ms, bool counting_rules_only,
+                        const Decision* per_check);
 
   Status run(const Check* checks, uint32_t count, int64_t now_ms, bool charge, Decision* per_check,
              Outcome* outcome);

@@ -25,12 +25,16 @@ inline constexpr int kAlgorithmCount = 7;
 //    client that keeps sending while limited stays limited. Without it only admitted requests count.
 //  - Concurrency: at most `limit` units held at once; a unit not renewed expires `window_ms` (the lease)
 //    after it was acquired or last renewed.
+//  - block_ms (rate rules, not with count_denied): a key that exceeds the rule is denied everything for
+//    block_ms, or until the algorithm would have restored its full quota if that is later, and then
+//    starts afresh (block.hpp). 0, the default, throttles: only the excess is denied.
 struct RuleConfig {
   Algorithm algorithm = Algorithm::kFixedWindow;
   int64_t limit = 0;
   int64_t window_ms = 0;
   int64_t burst = 0;
   bool count_denied = false;
+  int64_t block_ms = 0;
 };
 
 // Rule is a validated RuleConfig with the integer constants the algorithms need, derived once.
@@ -44,6 +48,7 @@ struct Rule {
   int64_t rate_tokens = 0; // limit / gcd(limit, window_ms)
   int64_t rate_ms = 0;     // window_ms / gcd(limit, window_ms)
   bool count_denied = false;
+  int64_t block_ms = 0;    // 0: throttle; otherwise a key that exceeds the rule is blocked (block.hpp)
 };
 
 // Bounds chosen so that no intermediate product overflows int64 (see make_rule). They are far above
@@ -58,7 +63,7 @@ inline constexpr int64_t kMaxTimeMs = int64_t{1} << 42;
 inline constexpr int64_t kMaxExactInteger = int64_t{1} << 53;
 
 // make_rule validates `config` and derives a Rule. On failure it returns kInvalidRule and sets
-// `field` to the name of the offending field ("limit", "window_ms", "burst", "algorithm").
+// `field` to the name of the offending field ("limit", "window_ms", "burst", "algorithm", "block_ms").
 Status make_rule(const RuleConfig& config, Rule* out, const char** field);
 
 }  // namespace sluice

@@ -329,12 +329,12 @@ const VALIDATION_SEED = new Uint32Array(4);
 /**
  * validateRule asks the core whether it accepts `rule`'s algorithm, limit, window and burst; it throws
  * the core's SluiceError (with `field`) if not. Key capacity is not exercised here.
- * @param {Pick<NormalizedRule, "algorithm" | "limit" | "windowMs" | "burst" | "countDenied">} rule
+ * @param {Pick<NormalizedRule, "algorithm" | "limit" | "windowMs" | "burst" | "countDenied" | "blockMs">} rule
  * @returns {void}
  */
 export function validateRule(rule) {
-  const { algorithm, limit, windowMs, burst, countDenied = false } = rule;
-  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, countDenied, keyCapacity: 1 });
+  const { algorithm, limit, windowMs, burst, countDenied = false, blockMs = 0 } = rule;
+  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, countDenied, blockMs, keyCapacity: 1 });
 }
 
 /**

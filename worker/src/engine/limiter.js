@@ -142,6 +142,8 @@ export function createEngine(options, surface) {
       if (skipping) return skipped;
     }
 
+    // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
+    for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
     const { checks, keys, checkedRules } = await prepare(args, false);
     let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
     if (isPromise(outcome)) outcome = await outcome;
@@ -192,7 +194,12 @@ export function createEngine(options, surface) {
     let hashing = false;
     for (let i = 0; i < count; i++) {
       const entry = entries[i];
-      const rule = entry.limitOf === undefined ? entry.rule : entry.resolve(limits[i]);
+      let rule = entry.limitOf === undefined ? entry.rule : entry.resolve(limits[i]);
+      // An override for this key (features/overrides/overrides.js): its limit's rule, made at construction.
+      if (entry.overrideOf !== undefined) {
+        const overridden = entry.overrideOf(keys[i]);
+        if (overridden !== undefined) rule = entry.resolve(overridden);
+      }
       const key = storeKey(keys[i]);
       hashing = hashing || isPromise(key);
       checks[i] = { rule, key: /** @type {string} */ (key), cost: unitCost || typeof entry.cost === "number" ? costs[i] : requestCost(costs[i], rule) };

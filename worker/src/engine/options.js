@@ -9,6 +9,8 @@ import { HEADER_MODES, policyHeader } from "../http/headers.js";
 import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "../http/keys.js";
 import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
+import { normalizeOverrides } from "../features/overrides/overrides.js";
+import { isLiveTable } from "../features/overrides/live.js";
 
 /** @import { AlgorithmName } from "../../../wasm-bindings/sluice.js" */
 /** @import { KeyFunction, KeySource } from "../http/keys.js" */
@@ -33,6 +35,14 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {number | ((...args: Args) => number | Promise<number>)} [cost] What a request costs; default 1. A function's fractions round up.
  * @property {number} [keyCapacity] Keys the rule's table holds before evicting the least used; default 50,000 (fewer for big sliding logs).
  * @property {boolean} [countDenied] sliding-counter only: denied requests count too (Cloudflare's counter); not with store "kv". Default false.
+ * @property {number} [blockSec] Block duration: a key that exceeds the rule is denied every request for this long (or until its
+ *   quota would be whole again, if later), then starts at its full quota. Default: no block, only the excess is denied.
+ *   Not with countDenied, store "kv" or leases. Give at most one of blockSec and blockMs.
+ * @property {number} [blockMs] The block duration in milliseconds (see blockSec).
+ * @property {import("../features/overrides/overrides.js").Override[] | ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} [overrides]
+ *   Per-key limits: `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key
+ *   function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a table changed without a
+ *   redeploy. Each distinct limit counts apart. Not with a limit function.
  */
 
 /**
@@ -114,6 +124,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {NormalizedRule} rule The rule; for a limit function, the rule as validated with a limit of 1.
  * @property {LimitFunction<any[]> | undefined} limitOf The limit function, if the limit is one.
  * @property {(value: unknown) => NormalizedRule} resolve The rule for a value the limit function returned.
+ * @property {((keyText: unknown) => number | undefined) | undefined} overrideOf The limit an override gives a key, if the rule has overrides.
  * @property {KeyFunction} key
  * @property {number | ((...args: any[]) => number | Promise<number>)} cost
  */
@@ -136,6 +147,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {"enforce" | "shadow"} mode
  * @property {number} rollout
  * @property {boolean} dynamic Whether some rule's limit is a function (the policy header is then per decision).
+ * @property {ReadonlyArray<ReturnType<typeof import("../features/overrides/live.js").liveOverrides>>} liveTables The live tables of overrides the rules read.
  * @property {import("../features/accuracy/probe.js").AccuracyProbe | null} accuracy
  */
 
@@ -158,7 +170,7 @@ export const DEFAULT_CODE = "rate_limited";
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs", "overrides"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "legacyReset", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
@@ -245,7 +257,22 @@ function userField(coreField, spec) {
     return spec.windowMs !== undefined ? "windowMs" : "windowSec";
   }
   if (coreField === "limit" && spec.rate !== undefined) return "rate";
+  if (coreField === "blockMs") return spec.blockMs !== undefined ? "blockMs" : "blockSec";
   return coreField;
+}
+
+// The block duration in milliseconds, from blockSec (whole milliseconds) or blockMs, at most one of them;
+// 0 when neither is given (throttling). Its upper bound is the core's (validateRule).
+function ruleBlockMs(spec, path) {
+  if (spec.blockMs !== undefined) {
+    if (spec.blockSec !== undefined) throw new SluiceConfigError(`${path}blockMs`, "cannot be given with blockSec: give one of them");
+    if (!Number.isSafeInteger(spec.blockMs) || spec.blockMs < 1) {
+      throw new SluiceConfigError(`${path}blockMs`, `must be a whole number of milliseconds, at least 1; got ${describe(spec.blockMs)}`);
+    }
+    return spec.blockMs;
+  }
+  if (spec.blockSec === undefined) return 0;
+  return windowAsMs(spec.blockSec, `${path}blockSec`);
 }
 
 // The window in milliseconds, from windowSec (whole milliseconds) or windowMs, exactly one of them.
@@ -311,6 +338,11 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
     throw new SluiceConfigError(`${path}countDenied`, `applies to sliding-counter only, not ${algorithm}`);
   }
 
+  const blockMs = ruleBlockMs(spec, path);
+  if (blockMs > 0 && countDenied) {
+    throw new SluiceConfigError(`${path}${spec.blockMs !== undefined ? "blockMs" : "blockSec"}`, "cannot be given with countDenied: a blocked key is denied everything, counted or not");
+  }
+
   const name = spec.name ?? `${limit}-per-${windowMs / 1000}s`;
   if (typeof name !== "string" || !RULE_NAME.test(name)) {
     throw new SluiceConfigError(`${path}name`, `must be 1 to 64 printable ASCII characters without '"', '\\' or '|'; got ${describe(name)}`);
@@ -332,7 +364,8 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
 
   const rule = Object.freeze({
     // A rule that counts denied requests is another count: its own id (and table).
-    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${countDenied ? "|all" : ""}${spec.name === undefined && instance !== undefined ? `|#${instance}` : ""}`,
+    // A blocking rule is another count too (its states may be blocks): its own id.
+    id: `${name}|${algorithm}|${limit}|${windowMs}|${burst}${countDenied ? "|all" : ""}${blockMs > 0 ? `|block${blockMs}` : ""}${spec.name === undefined && instance !== undefined ? `|#${instance}` : ""}`,
     name,
     algorithm,
     limit,
@@ -341,6 +374,7 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
     keyCapacity,
     // Present only when set, so plain rules keep the shape they always had.
     ...(countDenied ? { countDenied } : {}),
+    ...(blockMs > 0 ? { blockMs } : {}),
   });
   try {
     validateRule(rule);
@@ -363,6 +397,9 @@ function normalizeRule(spec, path, instance, declare) {
   if (limitOf !== undefined && spec.rate !== undefined) throw new SluiceConfigError(`${path}rate`, "cannot be given with limit: give rate, or limit and windowSec");
   // A limit function's rule is validated now, as if its limit were 1; each value it returns later is
   // validated like a configured limit, once, and becomes a rule of its own.
+  const { overrides, ...ruleSpec } = spec;
+  if (overrides !== undefined && limitOf !== undefined) throw new SluiceConfigError(`${path}overrides`, "cannot be given with a limit function: the function decides the limit");
+  spec = ruleSpec;
   const rule = normalizeRuleSpec(limitOf === undefined ? spec : { ...spec, limit: 1 }, path, instance);
   if (limitOf === undefined) declare(rule, path);
   /** @type {Map<unknown, NormalizedRule>} */
@@ -386,6 +423,32 @@ function normalizeRule(spec, path, instance, declare) {
     throw new SluiceConfigError(`${path}key`, "is missing: give a key function such as ip(), user(fn), apiKey() or route()");
   }
   const key = toKeyFunction(spec.key, `${path}key`);
+  // Overrides: every limit they give is a rule made (and validated) now; the base limit is the rule itself.
+  let overrideOf;
+  let live;
+  if (isLiveTable(overrides)) {
+    // Limits from the live table are made rules when first seen (resolve): a value past the rule's
+    // MAX_LIMIT_VALUES is not applied (the rule's own limit decides), never a failed request.
+    live = overrides;
+    resolved.set(rule.limit, rule);
+    overrideOf = (keyText) => {
+      const limit = live.overrideOf(keyText);
+      if (limit === undefined || resolved.has(limit) || resolved.size < MAX_LIMIT_VALUES) return limit;
+      return undefined;
+    };
+  } else if (overrides !== undefined) {
+    const normalized = normalizeOverrides(overrides, `${path}overrides`);
+    resolved.set(rule.limit, rule);
+    normalized.limits.forEach((limit, i) => {
+      try {
+        resolve(limit);
+      } catch (error) {
+        if (!(error instanceof SluiceConfigError)) throw error;
+        throw new SluiceConfigError(`${path}overrides`, `limit ${limit} (the ${i + 1}th distinct one) is refused: ${error.message}`);
+      }
+    });
+    overrideOf = normalized.overrideOf;
+  }
   let cost;
   if (spec.cost === undefined) {
     cost = 1;
@@ -394,7 +457,7 @@ function normalizeRule(spec, path, instance, declare) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf, live };
 }
 
 function ruleSpecs(options) {
@@ -503,6 +566,16 @@ export function normalizeOptions(options, surface) {
     instance = ++unnamedLimiters;
   }
   const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
+  // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
+  // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
+  if (options.store === "kv") {
+    entries.forEach(({ rule }, i) => {
+      if (rule.blockMs === undefined) return;
+      const path = options.rules === undefined ? "" : `rules[${i}].`;
+      const field = specs[i].spec.blockMs !== undefined ? "blockMs" : "blockSec";
+      throw new SluiceConfigError(`${path}${field}`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
+    });
+  }
   const names = new Set();
   entries.forEach(({ rule, limitOf }, i) => {
     if (limitOf !== undefined) return; // its names are its values'
@@ -511,9 +584,11 @@ export function normalizeOptions(options, surface) {
   });
 
   const rules = Object.freeze(entries.filter((entry) => entry.limitOf === undefined).map((entry) => entry.rule));
-  const dynamic = entries.some((entry) => entry.limitOf !== undefined);
+  const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
-    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve }) => Object.freeze({ rule, key, cost, limitOf, resolve }))),
+    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
+    // The live tables of overrides the rules read (refreshed before a request is decided).
+    liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,
     policy: dynamic ? "" : policyHeader(rules),
     dynamic,

@@ -128,6 +128,9 @@ function residentKeys(rule) {
  * then `this.persist(ruleId, key, index, expiresAtMs)` for every key they changed, and
  * `await this.flushed()` before answering.
  */
+// The live table of overrides is a Durable Object too: exported from this entry, beside the counting one.
+export { SluiceOverridesObject } from "../features/overrides/table-object.js";
+
 export class SluiceDurableObject extends DurableObject {
   /** persistence false keeps nothing in storage (the bench's "from memory" object). */
   static persistence = true;
@@ -138,6 +141,7 @@ export class SluiceDurableObject extends DurableObject {
     windowMs: rule.windowMs,
     burst: rule.burst,
     countDenied: rule.countDenied ?? false,
+    blockMs: rule.blockMs ?? 0,
     keyCapacity: residentKeys(rule),
   }));
   /** @type {SqlStorage} */
@@ -236,6 +240,10 @@ export class SluiceDurableObject extends DurableObject {
     /** @type {ObjectOutcome} */
     const outcome = core.checkAll(coreChecks, nowMs, { peek });
     if (returned !== null) outcome.returned = returned;
+    // A blocking rule's denial blocked its key (cpp/include/sluice/block.hpp): stored before the answer,
+    // so that the block outlives the object's memory as a charge does.
+    const blocked = peek || outcome.allowed ? false : this.#persistBlocks(checks, indices, outcome, nowMs);
+    if (blocked) return this.flushed().then(() => outcome);
     if (!outcome.allowed || peek) {
       // Units given back in this call are queued all the same: losing them to a crash only strands
       // them (the count errs high, never low), so nothing waits for them.
@@ -365,6 +373,19 @@ export class SluiceDurableObject extends DurableObject {
     return lender;
   }
 
+  // Stores the keys that this denied call blocked: each blocking rule's check whose own decision was a
+  // denial with a finite wait. Returns whether it stored any.
+  #persistBlocks(checks, indices, outcome, nowMs) {
+    let any = false;
+    for (let i = 0; i < checks.length; i++) {
+      const own = outcome.checks[i];
+      if (checks[i].rule.blockMs === undefined || own.allowed || own.retryAfterMs === Infinity || isRepeat(checks, i)) continue;
+      this.persist(checks[i].rule.id, checks[i].key, indices[i], nowMs + own.resetMs);
+      any = true;
+    }
+    return any && this.#pending.size > 0;
+  }
+
   // Decides a plain call from reservations when every check's key holds enough reserved units
   // (already stored: nothing to write); else returns null. Counts the call in each key's demand.
   #spendReserved(checks, nowMs, undoable) {
@@ -372,7 +393,8 @@ export class SluiceDurableObject extends DurableObject {
     const entries = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
       const { rule, key, cost = 1 } = checks[i];
-      if (!RESERVING_ALGORITHMS.includes(rule.algorithm)) {
+      // A blocking rule's keys are decided by the core every time: a denial there blocks the key.
+      if (!RESERVING_ALGORITHMS.includes(rule.algorithm) || rule.blockMs !== undefined) {
         covered = false;
         continue;
       }
@@ -432,7 +454,7 @@ export class SluiceDurableObject extends DurableObject {
   // Reserves units of an admitted check's warm key (charged now, in memory; stored by this call's
   // flush). Returns how many.
   #reserve(check, index, nowMs) {
-    if (!RESERVING_ALGORITHMS.includes(check.rule.algorithm)) return 0;
+    if (!RESERVING_ALGORITHMS.includes(check.rule.algorithm) || check.rule.blockMs !== undefined) return 0;
     const entry = this.#reserved.get(`${check.rule.id}\n${check.key}`);
     if (entry === undefined) return 0;
     const wanted = unitsWanted(entry, nowMs, RESERVE_PERIOD_MS, MAX_RESERVE_UNITS);
@@ -484,7 +506,8 @@ export class SluiceDurableObject extends DurableObject {
     const leases = new Array(checks.length).fill(null);
     for (let i = 0; i < checks.length; i++) {
       const units = wanted?.[i] ?? 0;
-      if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm)) continue;
+      // A blocking rule does not lend (the core refuses it): its requests all come here.
+      if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) || checks[i].rule.blockMs !== undefined) continue;
       const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
       // endsWithWindow: cut short by the key's window, so a later lease in this window would end there
       // too (leases.js then renews it for its units only, never for its time).

@@ -173,6 +173,9 @@ function viewSpec(rule) {
   if (rule.countDenied === true) {
     throw new SluiceConfigError("countDenied", "applies to the memory and durable stores; KV counts admitted requests only");
   }
+  // KV keeps fixed-window counts, not the core's state bytes: it has nowhere to keep a block. A limiter
+  // whose primary store is KV refuses blocking rules (options.js); as the fallback of a durable or redis
+  // store, during their outage, KV throttles a blocking rule (the view below has no blockMs).
   return { algorithm: "fixed-window", limit: rule.limit, windowMs: rule.windowMs, keyCapacity: rule.keyCapacity + 1 };
 }
 

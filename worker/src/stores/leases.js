@@ -268,7 +268,8 @@ export function createLeasedStore(options) {
 
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
   function wish(entry, nowMs) {
-    if (nowMs < entry.askingUntilMs || !LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return 0;
+    // A blocking rule is never leased: a denial must reach the object, where it blocks the key.
+    if (nowMs < entry.askingUntilMs || !LENDING_ALGORITHMS.includes(entry.rule.algorithm) || entry.rule.blockMs !== undefined) return 0;
     return unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits);
   }
 

@@ -129,6 +129,7 @@ export function createRedisStore(options = {}) {
     limit: rule.limit,
     windowMs: rule.windowMs,
     burst: rule.burst,
+    blockMs: rule.blockMs ?? 0,
     keyCapacity: SCRATCH_KEYS_PER_RULE,
   }));
   /** @type {RedisStoreCounters} */
@@ -291,9 +292,12 @@ export function createRedisStore(options = {}) {
       const next = new Array(unique).fill("");
       /** @type {number[]} */
       const expiresAtMs = new Array(unique).fill(0);
-      if (outcome.allowed && !peek) {
+      if (!peek) {
         for (let u = 0; u < unique; u++) {
           const i = firstCheck[u];
+          // A denial writes only the keys it blocked (a blocking rule's own denial with a finite wait).
+          const own = outcome.checks[i];
+          if (!outcome.allowed && (checks[i].rule.blockMs === undefined || own.allowed || own.retryAfterMs === Infinity)) continue;
           const bytes = core.exportState(indices[i], checks[i].key);
           if (bytes === null) continue;
           next[u] = toBase64(bytes);

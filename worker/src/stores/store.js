@@ -16,6 +16,7 @@
  * @property {number} burst Bucket capacity for token-bucket, leaky-bucket and gcra; 0 means `limit`.
  * @property {number} keyCapacity
  * @property {boolean} [countDenied] sliding-counter only: denied requests count too (absent when false).
+ * @property {number} [blockMs] A key that exceeds the rule is blocked this long, or until its quota is whole again (absent: throttles).
  */
 
 /**

@@ -1,0 +1,97 @@
+// The rate-limit middleware's flow when a rule counts on the response (options.js): checked before
+// the handler, charged after it, as lockout does.
+//
+// Before: a peek. A key with nothing left is refused (429) and the handler does not run; that refusal
+// is then decided for real, so that it is counted and a blocking rule's denial blocks the key (were
+// the key to be admitted by then, its window having turned, this request is the one counted). After:
+// a charge, only when the response matches.
+//
+// What it does not bound: requests in flight at the same moment are all judged on the count before
+// them, so up to limit + (requests in flight at once) matching responses can be produced in a window;
+// the charges beyond the limit are denied (a blocking rule then blocks the key). Sequential requests,
+// across isolates on the durable store, are exact.
+import { withHeaders } from "../../http/headers.js";
+import { responseHeaders } from "../../engine/limiter.js";
+import { limitedResponse } from "../../http/responses.js";
+import { executionContextOf } from "../../engine/execution-context.js";
+
+/** @import { Context, MiddlewareHandler } from "hono" */
+
+/**
+ * countingMiddleware is rateLimit's middleware for rules that count on the response.
+ * @param {{ settings: any, evaluate: (args: readonly unknown[], env: any, ctx: any, peek?: boolean) => Promise<any>, counts: (response: Response, args: unknown[]) => boolean | Promise<boolean>, cost: null | ReturnType<typeof import("./cost.js").normalizeCostFrom>, pendingCost: WeakMap<object, number> }} engine
+ * @returns {MiddlewareHandler}
+ */
+export function countingMiddleware({ settings, evaluate, counts, cost, pendingCost }) {
+  const { onLimited } = settings;
+  return async function rateLimitOnResponse(c, next) {
+    const args = [c];
+    const ctx = executionContextOf(c);
+    let decision = await evaluate(args, c.env, ctx, true);
+    if (decision.skipped) return next();
+    let charged = false;
+    if (!decision.allowed) {
+      decision = await evaluate(args, c.env, ctx);
+      charged = decision.allowed;
+    }
+    c.set("rateLimit", decision);
+    if (!decision.allowed) {
+      const custom = onLimited === undefined ? undefined : await onLimited(c, decision);
+      const headers = responseHeaders(decision, settings);
+      if (custom === undefined) return limitedResponse(decision, settings);
+      return withHeaders(custom, custom.headers.has("cache-control") ? headers : [...headers, ["cache-control", "no-store"]]);
+    }
+    await next();
+    if (!charged && (await counts(c.res, args))) {
+      const after = await chargeAfter(evaluate, args, c.env, ctx, c.res, cost, pendingCost);
+      // A charge refused here (requests in flight took the last units) leaves the response as it is.
+      if (after.allowed) {
+        if (c.get("rateLimit") === decision) c.set("rateLimit", after);
+        decision = after;
+      }
+    }
+    if (cost !== null && c.res.headers.has(cost.header)) {
+      // In place when the headers are mutable: Hono's c.res setter copies the old response's headers back.
+      try {
+        c.res.headers.delete(cost.header);
+      } catch {
+        const stripped = withoutHeader(c.res, cost.header);
+        c.res = undefined;
+        c.res = stripped;
+      }
+    }
+    const response = withHeaders(c.res, responseHeaders(decision, settings), c.get("rateLimit") !== decision);
+    if (response !== c.res) c.res = response;
+  };
+}
+
+/**
+ * chargeAfter charges a request whose response counts: its cost from the response when costFrom is
+ * set (cost.js), else the rules' own. A cost above what the key has left charges what it has (the core
+ * cannot go below zero, and charges all or nothing), counted as exhausted.
+ * @param {(args: readonly unknown[], env: any, ctx: any, peek?: boolean) => Promise<any>} evaluate
+ * @param {unknown[]} args @param {any} env @param {any} ctx @param {Response} response
+ * @param {null | ReturnType<typeof import("./cost.js").normalizeCostFrom>} cost
+ * @param {WeakMap<object, number>} pendingCost
+ */
+export async function chargeAfter(evaluate, args, env, ctx, response, cost, pendingCost) {
+  if (cost === null) return evaluate(args, env, ctx);
+  const key = /** @type {object} */ (args[0]);
+  pendingCost.set(key, cost.costOf(response));
+  try {
+    const after = await evaluate(args, env, ctx);
+    if (after.allowed || !(after.remaining >= 1)) return after;
+    cost.counters.exhausted++;
+    pendingCost.set(key, after.remaining);
+    return await evaluate(args, env, ctx);
+  } finally {
+    pendingCost.delete(key);
+  }
+}
+
+/** withoutHeader is `response` without header `name` (the origin's cost is not the client's business). */
+export function withoutHeader(response, name) {
+  const headers = new Headers(response.headers);
+  headers.delete(name);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
