@@ -1,0 +1,41 @@
+// A logged request dressed as the Request the Worker's key functions read: they call
+// request.headers.get(name) and nothing else (keys.js), so this carries the log's fields under the
+// names the edge gives them (cf-connecting-ip is ClientIP, host is ClientRequestHost) and the logged
+// request headers, without building a real Request per line.
+
+/** @import { LogRecord } from "./formats/record.js" */
+
+class LogHeaders {
+  /** @param {LogRecord} record */
+  constructor(record) {
+    this.record = record;
+  }
+
+  /** @param {string} name @returns {string | null} */
+  get(name) {
+    const lower = name.toLowerCase();
+    if (lower === "cf-connecting-ip") return this.record.ip;
+    if (lower === "host") return this.record.host === "" ? null : this.record.host;
+    return this.record.headers?.[lower] ?? null;
+  }
+
+  /** @param {string} name */
+  has(name) {
+    return this.get(name) !== null;
+  }
+}
+
+/** LogRequest is the Request-shaped view of one LogRecord. */
+export class LogRequest {
+  /** @param {LogRecord} record */
+  constructor(record) {
+    this.record = record;
+    this.method = record.method;
+    this.headers = new LogHeaders(record);
+  }
+
+  /** The URL the edge received (a placeholder host when the log has none). */
+  get url() {
+    return `https://${this.record.host === "" ? "replay.invalid" : this.record.host}${this.record.uri}`;
+  }
+}

@@ -1,0 +1,111 @@
+// Replays requests through --rule rules with the library's createLimiter: the rules a request matches
+// (prefix, methods) are checked in one all-or-nothing call, as a createLimiter with those rules does,
+// on a clock that reads the log line's time. Keys are the library's key helpers (keys.js), fed by the
+// log's fields through LogRequest; costs are the rules' own.
+import { apiKey, bearerToken, compose, createLimiter, createRouter, firstOf, ip, user } from "./library.js";
+import { requestPath } from "./path.js";
+import { LogRequest } from "./request.js";
+
+/** @import { CliRule } from "./rules.js" */
+/** @import { LogRecord } from "./formats/record.js" */
+/** @import { ReplayRule, RequestOutcome, VerdictSink } from "./gateway-engine.js" */
+
+const clientIp = ip();
+const userOrIp = firstOf(user(bearerToken), clientIp);
+
+// The canonical path a request was keyed on: requestPath ran once for the request, before the keys.
+/** @type {(request: any) => string | undefined} */
+const canonicalPathOf = (request) => request.canonicalPath;
+
+/** @param {string} part */
+function keyPart(part) {
+  if (part === "ip") return clientIp;
+  if (part === "user") return userOrIp;
+  if (part === "path") return canonicalPathOf;
+  return apiKey(part.slice("apiKey:".length));
+}
+
+/**
+ * createRuleEngine builds the engine of parsed --rule rules. Returns { rules, decide(record, sink) }.
+ * @param {readonly CliRule[]} cliRules
+ */
+export function createRuleEngine(cliRules) {
+  let now = 0;
+  const clock = () => now;
+  const specs = cliRules.map((rule) => {
+    const parts = rule.key.map(keyPart);
+    return {
+      name: rule.name,
+      algorithm: rule.algorithm,
+      limit: rule.limit,
+      windowMs: rule.windowMs,
+      ...(rule.burst > 0 ? { burst: rule.burst } : {}),
+      ...(rule.countDenied ? { countDenied: true } : {}),
+      keyCapacity: rule.keyCapacity,
+      cost: rule.cost,
+      key: parts.length === 1 ? parts[0] : compose(...parts),
+    };
+  });
+  // One limiter per set of rules a request can match; rules are registered by their stable id, so
+  // every limiter that has a rule shares its counts (options.js, isolate.js).
+  const limiters = new Map();
+  /** @param {number[]} indexes */
+  const limiterFor = (indexes) => {
+    const id = indexes.join(",");
+    let limiter = limiters.get(id);
+    if (limiter === undefined) {
+      limiter = createLimiter({ rules: indexes.map((i) => specs[i]), clock });
+      limiters.set(id, limiter);
+    }
+    return limiter;
+  };
+  // Build every rule's limiter now: what the library refuses (a table too big) fails before any line.
+  cliRules.forEach((_, i) => limiterFor([i]));
+  const filters = cliRules.map((rule) => ({ match: createRouter([{ prefix: rule.prefix }]), methods: rule.methods }));
+  const allRules = cliRules.map((_, i) => i);
+  const unfiltered = cliRules.every((rule) => rule.prefix === "/" && rule.methods === null);
+
+  /** @type {ReplayRule[]} */
+  const rules = cliRules.map((rule) => ({
+    name: rule.name,
+    algorithm: rule.algorithm,
+    limit: rule.limit,
+    windowMs: rule.windowMs,
+    burst: rule.burst,
+    cost: rule.cost,
+    countDenied: rule.countDenied,
+    keyCapacity: rule.keyCapacity,
+    key: rule.key,
+    mode: "enforce",
+    routes: [rule.prefix],
+    store: "memory",
+  }));
+
+  /**
+   * @param {LogRecord} record
+   * @param {VerdictSink} sink
+   * @returns {Promise<{ outcome: RequestOutcome, blocked: boolean }>}
+   */
+  async function decideRecord(record, sink) {
+    const canonical = requestPath(record.uri);
+    if (canonical.problem !== undefined) return { outcome: "bad_path", blocked: false };
+    const path = /** @type {string} */ (canonical.path);
+    const matching = unfiltered
+      ? allRules
+      : allRules.filter((i) => filters[i].match(path) !== null && (filters[i].methods === null || filters[i].methods.includes(record.method)));
+    if (matching.length === 0) return { outcome: "no_route", blocked: false };
+    now = record.timeMs;
+    const request = /** @type {any} */ (new LogRequest(record));
+    request.canonicalPath = path;
+    const decision = await limiterFor(matching).limit(request, undefined, undefined);
+    const checks = /** @type {any} */ (decision).checks;
+    const keys = /** @type {any} */ (decision).keys;
+    for (let j = 0; j < matching.length; j++) {
+      const rule = matching[j];
+      sink(rule, keys[j], checks[j].allowed ? "admitted" : "denied", cliRules[rule].cost);
+    }
+    return { outcome: "checked", blocked: !decision.allowed };
+  }
+
+  return { rules, lockoutRules: 0, decide: decideRecord };
+}
