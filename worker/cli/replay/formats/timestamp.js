@@ -29,8 +29,10 @@ export function timestampMs(value) {
 /** @param {number} n */
 function numberMs(n) {
   if (!Number.isFinite(n) || n < 0) return NaN;
-  if (n > 1e17) return Math.floor(n / 1e6);
-  if (n > 1e14) return Math.floor(n / 1e3);
+  // Through whole microseconds: 1795996915.306 * 1000 is 1795996915305.9998 as a double, and a
+  // plain floor would lose the millisecond the log wrote.
+  if (n > 1e17) return Math.floor(Math.round(n / 1e3) / 1e3);
+  if (n > 1e14) return Math.floor(Math.round(n) / 1e3);
   if (n > 1e11) return Math.floor(n);
-  return Math.floor(n * 1000);
+  return Math.floor(Math.round(n * 1e6) / 1e3);
 }
