@@ -13,9 +13,9 @@ import { after, before, describe, test } from "node:test";
 import { createGatewayEngine } from "../../worker/cli/replay/gateway-engine.js";
 import { createRuleEngine } from "../../worker/cli/replay/rule-engine.js";
 import { parseRule } from "../../worker/cli/replay/rules.js";
-import { isolateTestHooks } from "../../worker/src/isolate.js";
-import { apiKey, bearerToken, compose, firstOf, ip, user } from "../../worker/src/keys.js";
-import { createLimiter } from "../../worker/src/limiter.js";
+import { isolateTestHooks } from "../../worker/src/engine/isolate.js";
+import { apiKey, bearerToken, compose, firstOf, ip, user } from "../../worker/src/http/keys.js";
+import { createLimiter } from "../../worker/src/engine/limiter.js";
 import { startGateway } from "./fixtures/gateway/harness.js";
 import { traffic } from "./fixtures/replay/traffic.js";
 

@@ -14,7 +14,7 @@ const BASE = "https://replay.invalid";
  * requestPath gives the canonical path of a logged request target (path and query), or why the
  * gateway would refuse it: { path } or { problem }.
  * @param {string} uri
- * @returns {import("../../src/paths.js").CanonicalPath}
+ * @returns {import("../../src/http/paths.js").CanonicalPath}
  */
 export function requestPath(uri) {
   const end = endOfPath(uri);

@@ -26,8 +26,8 @@
 //
 // Requests of one isolate on the same key wait for each other (one script call in flight per key per
 // isolate), so a hot key does not make an isolate race itself.
-import { nowMs as wallClockMs } from "../clock.js";
-import { SluiceConfigError, describe } from "../errors.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkTimeout } from "./deadline.js";
 import { REDIS_CAS_SCRIPT } from "./redis-cas-script.js";
 import { RuleCore } from "./rule-core.js";
