@@ -14,7 +14,7 @@ import { createGatewayEngine } from "../../worker/cli/replay/gateway-engine.js";
 import { createRuleEngine } from "../../worker/cli/replay/rule-engine.js";
 import { parseRule } from "../../worker/cli/replay/rules.js";
 import { isolateTestHooks } from "../../worker/src/engine/isolate.js";
-import { apiKey, bearerToken, compose, firstOf, ip, user } from "../../worker/src/http/keys.js";
+import { apiKey, bearerToken, compose, firstOf, ip, route, user } from "../../worker/src/http/keys.js";
 import { createLimiter } from "../../worker/src/engine/limiter.js";
 import { startGateway } from "./fixtures/gateway/harness.js";
 import { traffic } from "./fixtures/replay/traffic.js";
@@ -137,7 +137,7 @@ describe("--rule: the replay decides as createLimiter with the same rules and cl
 
   // The limiter the rules describe, built as a user of the library would: key helpers, a clock.
   function libraryLimiter(indexes, clock) {
-    const keyOf = (part) => (part === "ip" ? ip() : part === "user" ? firstOf(user(bearerToken), ip()) : part === "path" ? (request) => new URL(request.url).pathname : apiKey(part.slice(7)));
+    const keyOf = (part) => (part === "ip" ? ip() : part === "user" ? firstOf(user(bearerToken), ip()) : part === "path" ? route() : apiKey(part.slice(7)));
     return createLimiter({
       clock,
       rules: indexes.map((i) => {

@@ -94,6 +94,8 @@ export function createGatewayEngine(raw, source) {
       return limiter;
     };
   });
+  // One request object, pointed at each record in turn (requests are decided one after another).
+  const request = /** @type {any} */ (new LogRequest(/** @type {LogRecord} */ ({})));
   const env = Object.freeze({});
   const ctx = Object.freeze({ waitUntil() {}, passThroughOnException() {} });
 
@@ -111,7 +113,8 @@ export function createGatewayEngine(raw, source) {
     const { route } = matched;
     if (!route.methods.includes(/** @type {any} */ (record.method))) return { outcome: "method", blocked: false };
     now = record.timeMs;
-    const verdict = await decide(route, limiterForRoute[route.index], new LogRequest(record), env, ctx);
+    request.record = record;
+    const verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
     const indexes = ruleIndexes[route.index];
     for (let i = 0; i < verdict.verdicts.length; i++) {
       const { event, key } = verdict.verdicts[i];

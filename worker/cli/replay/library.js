@@ -2,7 +2,7 @@
 // the Worker's own modules (routing, canonical paths, key functions, rule validation, the limiter and
 // the core), never with copies of them.
 export { canonicalPath } from "../../src/http/paths.js";
-export { apiKey, bearerToken, compose, firstOf, ip, user } from "../../src/http/keys.js";
+export { apiKey, bearerToken, compose, firstOf, ip, route, user } from "../../src/http/keys.js";
 export { createLimiter } from "../../src/engine/limiter.js";
 export { SluiceConfigError } from "../../src/engine/errors.js";
 export { tableBytes } from "../../src/engine/isolate.js";

@@ -9,6 +9,11 @@ import { canonicalPath } from "./library.js";
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,=:@/]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
 const BASE = "https://replay.invalid";
+// Paths repeat (an API's endpoints, static files): the last few thousand answers are kept, and all
+// forgotten at once when there are more, so the memory stays fixed whatever the log.
+const REMEMBERED = 8192;
+/** @type {Map<string, import("../../src/http/paths.js").CanonicalPath>} */
+let remembered = new Map();
 
 /**
  * requestPath gives the canonical path of a logged request target (path and query), or why the
@@ -19,10 +24,21 @@ const BASE = "https://replay.invalid";
 export function requestPath(uri) {
   const end = endOfPath(uri);
   const raw = end === uri.length ? uri : uri.slice(0, end);
+  let answer = remembered.get(raw);
+  if (answer === undefined) {
+    answer = canonicalOf(raw);
+    if (remembered.size >= REMEMBERED) remembered = new Map();
+    remembered.set(raw, answer);
+  }
+  return answer;
+}
+
+/** @param {string} raw The path as logged, without its query. */
+function canonicalOf(raw) {
   if (PLAIN_PATH.test(raw) && !DOT_SEGMENT.test(raw)) return canonicalPath(raw);
   let pathname;
   try {
-    pathname = new URL(BASE + uri).pathname;
+    pathname = new URL(BASE + raw).pathname;
   } catch {
     return { problem: "not a URL path" };
   }

@@ -79,7 +79,7 @@ export async function replay({ inputs, format, columns, engine, maxClients = nul
       const line = batch.lines[i];
       lines.total++;
       if ((lines.total & (PROGRESS_EVERY - 1)) === 0) onProgress?.(lines.total, progress);
-      if (line.trim() === "") {
+      if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === "")) {
         lines.blank++;
         continue;
       }

@@ -6,17 +6,18 @@
 /** @import { LogRecord } from "./formats/record.js" */
 
 class LogHeaders {
-  /** @param {LogRecord} record */
-  constructor(record) {
-    this.record = record;
+  /** @param {LogRequest} request */
+  constructor(request) {
+    this.request = request;
   }
 
   /** @param {string} name @returns {string | null} */
   get(name) {
+    const record = this.request.record;
     const lower = name.toLowerCase();
-    if (lower === "cf-connecting-ip") return this.record.ip;
-    if (lower === "host") return this.record.host === "" ? null : this.record.host;
-    return this.record.headers?.[lower] ?? null;
+    if (lower === "cf-connecting-ip") return record.ip;
+    if (lower === "host") return record.host === "" ? null : record.host;
+    return record.headers?.[lower] ?? null;
   }
 
   /** @param {string} name */
@@ -29,9 +30,13 @@ class LogHeaders {
 export class LogRequest {
   /** @param {LogRecord} record */
   constructor(record) {
+    /** The record this request stands for; replaceable, so one object can serve a whole replay. */
     this.record = record;
-    this.method = record.method;
-    this.headers = new LogHeaders(record);
+    this.headers = new LogHeaders(this);
+  }
+
+  get method() {
+    return this.record.method;
   }
 
   /** The URL the edge received (a placeholder host when the log has none). */

@@ -1,8 +1,9 @@
 // Replays requests through --rule rules with the library's createLimiter: the rules a request matches
 // (prefix, methods) are checked in one all-or-nothing call, as a createLimiter with those rules does,
-// on a clock that reads the log line's time. Keys are the library's key helpers (keys.js), fed by the
-// log's fields through LogRequest; costs are the rules' own.
-import { apiKey, bearerToken, compose, createLimiter, createRouter, firstOf, ip, user } from "./library.js";
+// on a clock that reads the log line's time. Keys are the library's key helpers (keys.js: ip(),
+// user(bearerToken) else ip(), apiKey(header), route() for path), fed by the log's fields through
+// LogRequest; costs are the rules' own. No path is refused: createLimiter refuses none.
+import { apiKey, bearerToken, compose, createLimiter, createRouter, firstOf, ip, route, user } from "./library.js";
 import { requestPath } from "./path.js";
 import { LogRequest } from "./request.js";
 
@@ -13,15 +14,13 @@ import { LogRequest } from "./request.js";
 const clientIp = ip();
 const userOrIp = firstOf(user(bearerToken), clientIp);
 
-// The canonical path a request was keyed on: requestPath ran once for the request, before the keys.
-/** @type {(request: any) => string | undefined} */
-const canonicalPathOf = (request) => request.canonicalPath;
+const pathKey = route();
 
 /** @param {string} part */
 function keyPart(part) {
   if (part === "ip") return clientIp;
   if (part === "user") return userOrIp;
-  if (part === "path") return canonicalPathOf;
+  if (part === "path") return pathKey;
   return apiKey(part.slice("apiKey:".length));
 }
 
@@ -64,6 +63,8 @@ export function createRuleEngine(cliRules) {
   const filters = cliRules.map((rule) => ({ match: createRouter([{ prefix: rule.prefix }]), methods: rule.methods }));
   const allRules = cliRules.map((_, i) => i);
   const unfiltered = cliRules.every((rule) => rule.prefix === "/" && rule.methods === null);
+  const everyRule = limiterFor(allRules);
+  const request = new LogRequest(/** @type {LogRecord} */ ({}));
 
   /** @type {ReplayRule[]} */
   const rules = cliRules.map((rule) => ({
@@ -87,17 +88,19 @@ export function createRuleEngine(cliRules) {
    * @returns {Promise<{ outcome: RequestOutcome, blocked: boolean }>}
    */
   async function decideRecord(record, sink) {
-    const canonical = requestPath(record.uri);
-    if (canonical.problem !== undefined) return { outcome: "bad_path", blocked: false };
-    const path = /** @type {string} */ (canonical.path);
-    const matching = unfiltered
-      ? allRules
-      : allRules.filter((i) => filters[i].match(path) !== null && (filters[i].methods === null || filters[i].methods.includes(record.method)));
-    if (matching.length === 0) return { outcome: "no_route", blocked: false };
+    let matching = allRules;
+    if (!unfiltered) {
+      // A path with no canonical form is under no prefix: only the rules without one see it.
+      const canonical = requestPath(record.uri);
+      const path = canonical.path;
+      matching = allRules.filter((i) => (path === undefined ? cliRules[i].prefix === "/" : filters[i].match(path) !== null) && (filters[i].methods === null || filters[i].methods.includes(record.method)));
+      if (matching.length === 0) return { outcome: "no_route", blocked: false };
+    }
     now = record.timeMs;
-    const request = /** @type {any} */ (new LogRequest(record));
-    request.canonicalPath = path;
-    const decision = await limiterFor(matching).limit(request, undefined, undefined);
+    // One request object, pointed at each record in turn: requests are decided one after another,
+    // and the key functions read it before the limiter's call returns.
+    request.record = record;
+    const decision = await (matching === allRules ? everyRule : limiterFor(matching)).limit(/** @type {any} */ (request), undefined, undefined);
     const checks = /** @type {any} */ (decision).checks;
     const keys = /** @type {any} */ (decision).keys;
     for (let j = 0; j < matching.length; j++) {

@@ -50,6 +50,9 @@ export class RuleStats {
     this.firstBucket = -1;
     /** @type {Map<number, { requests: number, limited: number }>} */
     this.buckets = new Map();
+    // The bucket of the last request: most requests fall in the same one as the request before.
+    this.lastIndex = -1;
+    this.lastBucket = { requests: 0, limited: 0 };
     this.table = new ClientTable(maxClients, (record) => this.#retire(record));
   }
 
@@ -97,8 +100,14 @@ export class RuleStats {
         }
       }
       this.buckets = merged;
+      this.lastIndex = -1;
       this.firstBucket = Math.floor(this.firstBucket / 2);
       index = Math.floor(nowMs / this.bucketMs);
+    }
+    if (index === this.lastIndex) {
+      this.lastBucket.requests++;
+      if (limited) this.lastBucket.limited++;
+      return;
     }
     let bucket = this.buckets.get(index);
     if (bucket === undefined) {
@@ -107,6 +116,8 @@ export class RuleStats {
     }
     bucket.requests++;
     if (limited) bucket.limited++;
+    this.lastIndex = index;
+    this.lastBucket = bucket;
   }
 
   /** @param {ClientRecord} record */

@@ -11,7 +11,8 @@
 //   --rule "user+path 10/1m token-bucket burst=20 prefix=/api/checkout methods=POST"
 //
 // Key parts mean what they mean in the gateway (ip: cf-connecting-ip, IPv6 by /64; user: the bearer
-// token, else the IP; apiKey:<name>: that request header), plus path: the request's canonical path.
+// token, else the IP; apiKey:<name>: that request header), plus path: the request's path in canonical
+// form, letters folded to lower case (the library's route() key with createLimiter).
 // The algorithm defaults to the library's (sliding-counter). prefix and methods narrow the requests a
 // rule sees (prefix matches whole segments, ignoring ASCII case, as gateway routes do); a request is
 // checked against every rule it matches in one all-or-nothing call, as createLimiter's rules are.
