@@ -47,7 +47,7 @@ const median = (/** @type {number[]} */ xs) => {
 // One generated stream of `count` Logpush lines from 100,000 clients, made as it is read.
 /** @param {number} count */
 function generatedLog(count) {
-  const CHUNK = 10_000;
+  const CHUNK = 50_000;
   let made = 0;
   let seed = 1;
   return Readable.from(
