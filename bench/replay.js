@@ -13,9 +13,10 @@
 // processes, 100,000 clients; peak RSS (resourceUsage().maxRSS) of each. The footprint must not grow
 // with the log: the floor is 10M's peak <= 1.25 x 1M's.
 //
-// Writes bench/replay.json unless --quick (smaller inputs, fewer repetitions; prints only).
+// Writes bench/replay.json and the section of docs/replay.md between its markers unless --quick
+// (smaller inputs, fewer repetitions; prints only); --docs rewrites the section from bench/replay.json.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
@@ -27,6 +28,7 @@ import { readLines } from "../worker/cli/replay/input.js";
 import { replay } from "../worker/cli/replay/replay.js";
 import { createRuleEngine } from "../worker/cli/replay/rule-engine.js";
 import { parseRule } from "../worker/cli/replay/rules.js";
+import { writeDocsSection } from "./lib/docs-section.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const quick = process.argv.includes("--quick");
@@ -91,7 +93,33 @@ async function measure(run, file) {
   return { lines, cpuSec: cpuSeconds() - cpu, wallSec: (performance.now() - wall) / 1000 };
 }
 
+// The section of docs/replay.md, from a report (this run's, or bench/replay.json with --docs).
+/** @param {any} report */
+function writeDocs(report) {
+  const n = (/** @type {number} */ x) => Math.round(x).toLocaleString("en-US");
+  const cpu = (/** @type {any} */ m) => m.lines / m.cpuSec;
+  const wall = (/** @type {any} */ m) => m.lines / m.wallSec;
+  writeDocsSection(
+    join(root, "docs/replay.md"),
+    "replay",
+    [
+      `Run of ${report.date.slice(0, 16).replace("T", " ")} UTC, Node ${report.node}, load ${report.load.map((/** @type {number} */ l) => l.toFixed(1)).join(" / ")} (1 / 5 / 15 min) on a 2-core machine shared with other work; ${n(report.lines)} generated Logpush lines (${report.bytesPerLine ?? "about 430"} bytes each), rule \`${report.rule}\`, ${report.repetitions} repetitions. Speeds are lines per second of the process's CPU time (user + system); the wall-clock speed is beside each.`,
+      "",
+      "| floor | met | measured |",
+      "|---|---|---|",
+      ...report.floors.map((/** @type {any} */ f) => `| ${f.floor} | ${f.met ? "yes" : "**no**"} | ${f.measured.toLocaleString("en-US")} |`),
+      "",
+      "| repetition | parse only, lines/s | end to end, lines/s | ratio |",
+      "|---|---|---|---|",
+      ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
+      "",
+      `Peak RSS: ${report.memory.map((/** @type {any} */ m) => `${n(m.lines)} lines ${m.maxRssMiB.toFixed(0)} MiB`).join(", ")} (100,000 clients, the log generated as it is read).`,
+    ].join("\n"),
+  );
+}
+
 async function main() {
+  if (process.argv.includes("--docs")) return writeDocs(JSON.parse(readFileSync(join(root, "bench/replay.json"), "utf8")));
   const childCount = process.argv.indexOf("--memory-child");
   if (childCount > 0) return memoryChild(Number(process.argv[childCount + 1]));
 
@@ -101,6 +129,7 @@ async function main() {
   const file = join(dir, "http_requests.log");
   const requests = traffic({ seed: 11, count: lines, clients: 20_000, durationMs: 3_600_000, abusers: 20 });
   writeFileSync(file, `${requests.map((r) => logpushLine(r)).join("\n")}\n`);
+  const bytesPerLine = Math.round(statSync(file).size / lines);
   const rows = [];
   for (let rep = 0; rep < repetitions; rep++) {
     const order = rep % 2 === 0 ? ["parse", "replay"] : ["replay", "parse"];
@@ -116,11 +145,12 @@ async function main() {
   const ratio = median(rows.map((r) => r.ratio));
 
   const memory = [];
-  for (const count of quick ? [100_000, 1_000_000] : [1_000_000, 10_000_000]) {
+  for (const count of process.argv.includes("--no-memory") ? [] : quick ? [100_000, 1_000_000] : [1_000_000, 10_000_000]) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", String(count)], { encoding: "utf8", maxBuffer: 1 << 20 });
     memory.push(JSON.parse(out));
     console.log(`memory: ${count.toLocaleString("en-US")} lines, peak RSS ${memory.at(-1).maxRssMiB.toFixed(0)} MiB`);
   }
+  if (memory.length === 0) return; // --no-memory: throughput only, for quick looks
   const growth = memory[1].maxRssMiB / memory[0].maxRssMiB;
   const floors = [
     { floor: `end to end >= ${FLOOR_LINES_PER_SEC.toLocaleString("en-US")} Logpush lines/s (CPU time)`, met: endToEndPerSec >= FLOOR_LINES_PER_SEC, measured: Math.round(endToEndPerSec) },
@@ -128,8 +158,10 @@ async function main() {
     { floor: `peak RSS at ${memory[1].lines.toLocaleString("en-US")} lines <= ${FLOOR_MEMORY_GROWTH} x at ${memory[0].lines.toLocaleString("en-US")}`, met: growth <= FLOOR_MEMORY_GROWTH, measured: Number(growth.toFixed(3)) },
   ];
   for (const f of floors) console.log(`${f.met ? "met" : "NOT MET"}: ${f.floor}: ${f.measured.toLocaleString("en-US")}`);
-  const report = { date: new Date().toISOString(), node: process.version, load: (await import("node:os")).loadavg(), rule: RULE, lines, repetitions, parsePerSec: Math.round(parsePerSec), endToEndPerSec: Math.round(endToEndPerSec), ratio, rows, memory, floors };
-  if (!quick) writeFileSync(join(root, "bench/replay.json"), `${JSON.stringify(report, null, 2)}\n`);
+  const report = { date: new Date().toISOString(), node: process.version, load: (await import("node:os")).loadavg(), rule: RULE, lines, bytesPerLine, repetitions, parsePerSec: Math.round(parsePerSec), endToEndPerSec: Math.round(endToEndPerSec), ratio, rows, memory, floors };
+  if (quick) return;
+  writeFileSync(join(root, "bench/replay.json"), `${JSON.stringify(report, null, 2)}\n`);
+  writeDocs(report);
 }
 
 await main();

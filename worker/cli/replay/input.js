@@ -3,6 +3,7 @@
 // them, are read through). Lines come in batches, one per chunk read, so the caller pays no promise per
 // line. A line's number is its number in its own file, from 1.
 import { createReadStream, statSync } from "node:fs";
+import { isAscii } from "node:buffer";
 import { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { createGunzip } from "node:zlib";
@@ -48,8 +49,13 @@ export async function* readLines(paths, progress, stdin = process.stdin) {
     let carry = "";
     let lineNumber = 1;
     for await (const chunk of decodedChunks(stream, progress)) {
-      const text = carry + decoder.write(chunk);
+      // ASCII (nearly every log) is copied as Latin-1, which needs no UTF-8 decoding; a character
+      // left incomplete by the chunk before cannot continue in ASCII bytes, so end() flushes it as
+      // U+FFFD, as the decoder would. The carried partial line joins the first line only: prefixing
+      // it to the whole chunk would copy the chunk once more.
+      const text = isAscii(chunk) ? decoder.end() + chunk.toString("latin1") : decoder.write(chunk);
       const lines = text.split("\n");
+      lines[0] = carry + lines[0];
       carry = /** @type {string} */ (lines.pop());
       for (let i = 0; i < lines.length; i++) {
         const line = lines[i];

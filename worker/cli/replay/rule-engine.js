@@ -11,9 +11,30 @@ import { LogRequest } from "./request.js";
 /** @import { LogRecord } from "./formats/record.js" */
 /** @import { ReplayRule, RequestOutcome, VerdictSink } from "./gateway-engine.js" */
 
-const clientIp = ip();
+// Addresses repeat line after line, and ip() parses each one anew (addresses.js). Its answer depends
+// on the address alone (cf-connecting-ip; no forwarded-for is trusted), so the answer for each
+// address is kept, up to REMEMBERED addresses (then all forgotten at once): the key is still ip()'s
+// own, and the same string object comes back, which every later table finds faster.
+const REMEMBERED = 1 << 16;
+const libraryIp = ip();
+/** @type {Map<string, unknown>} */
+let ipKeys = new Map();
+/** @param {any} request */
+function clientIp(request) {
+  const address = request.record.ip;
+  let key = ipKeys.get(address);
+  if (key === undefined) {
+    key = libraryIp(request);
+    if (ipKeys.size >= REMEMBERED) ipKeys = new Map();
+    ipKeys.set(address, key);
+  }
+  return key;
+}
 const userOrIp = firstOf(user(bearerToken), clientIp);
-
+// What a request came to, shared: one object per answer, not per line.
+const NO_RULE = Object.freeze({ outcome: /** @type {RequestOutcome} */ ("no_route"), blocked: false });
+const ADMITTED = Object.freeze({ outcome: /** @type {RequestOutcome} */ ("checked"), blocked: false });
+const BLOCKED = Object.freeze({ outcome: /** @type {RequestOutcome} */ ("checked"), blocked: true });
 const pathKey = route();
 
 /** @param {string} part */
@@ -94,7 +115,7 @@ export function createRuleEngine(cliRules) {
       const canonical = requestPath(record.uri);
       const path = canonical.path;
       matching = allRules.filter((i) => (path === undefined ? cliRules[i].prefix === "/" : filters[i].match(path) !== null) && (filters[i].methods === null || filters[i].methods.includes(record.method)));
-      if (matching.length === 0) return { outcome: "no_route", blocked: false };
+      if (matching.length === 0) return NO_RULE;
     }
     now = record.timeMs;
     // One request object, pointed at each record in turn: requests are decided one after another,
@@ -107,7 +128,7 @@ export function createRuleEngine(cliRules) {
       const rule = matching[j];
       sink(rule, keys[j], checks[j].allowed ? "admitted" : "denied", cliRules[rule].cost);
     }
-    return { outcome: "checked", blocked: !decision.allowed };
+    return decision.allowed ? ADMITTED : BLOCKED;
   }
 
   return { rules, lockoutRules: 0, decide: decideRecord };
