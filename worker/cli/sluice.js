@@ -4,6 +4,12 @@ import { runReplay } from "./replay/command.js";
 
 const COMMANDS = "usage: sluice replay [options] [LOG ...]   (sluice replay --help for the options)";
 
+// A reader that stops early (`sluice replay ... | head`) is not an error of ours.
+process.stdout.on("error", (error) => {
+  if (/** @type {any} */ (error).code === "EPIPE") process.exit(0);
+  throw error;
+});
+
 const [command, ...rest] = process.argv.slice(2);
 if (command === "replay") {
   process.exitCode = await runReplay(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });

@@ -21,7 +21,7 @@ would have done. LOG files may be gzip; none, or "-", reads standard input.
   --json               print the summary as JSON (for CI) instead of text
   --html FILE          also write a self-contained HTML report to FILE
   --suggest            per rule, the limits at which 0.1 %, 1 %, 5 % of clients and of requests are limited
-  --max-clients N      per-client records kept per rule (default: the rule's keyCapacity)
+  --max-clients N      per-client records kept per rule (default: the rule's keyCapacity, at most 200,000)
   --top N              clients listed per rule in the text summary (default 5)
   --show-keys          show keys built from credentials (user:, key:) as they are, not as fingerprints
   --no-progress        no progress bar, even on a terminal

@@ -124,5 +124,5 @@ export function createGatewayEngine(raw, source) {
     return { outcome: "checked", blocked: verdict.blocked };
   }
 
-  return { rules, lockoutRules, decide: decideRecord };
+  return { kind: /** @type {const} */ ("config"), rules, lockoutRules, decide: decideRecord };
 }

@@ -23,9 +23,13 @@ import { SuggestGrid } from "./suggest.js";
 /** How many unparseable lines are listed by number (all are counted). */
 export const LISTED_BAD_LINES = 50;
 const PROGRESS_EVERY = 1 << 14;
+// The per-client table's size per rule when --max-clients is not given: the rule's key capacity, up
+// to this many (a record takes about 150 bytes).
+export const DEFAULT_MAX_CLIENTS = 200_000;
 
 /**
  * @typedef {object} ReplayEngine
+ * @property {"config" | "rules"} kind
  * @property {ReplayRule[]} rules
  * @property {number} lockoutRules
  * @property {(record: LogRecord, sink: VerdictSink) => Promise<{ outcome: RequestOutcome, blocked: boolean }>} decide
@@ -37,7 +41,7 @@ const PROGRESS_EVERY = 1 << 14;
  * @property {LogFormat | "auto"} format
  * @property {Record<string, string>} [columns] The CSV column map.
  * @property {ReplayEngine} engine
- * @property {number | null} [maxClients] Per rule; default each rule's key capacity.
+ * @property {number | null} [maxClients] Per rule; default each rule's key capacity, at most DEFAULT_MAX_CLIENTS.
  * @property {boolean} [suggest]
  * @property {NodeJS.ReadableStream} [stdin]
  * @property {(lines: number, progress: InputProgress) => void} [onProgress]
@@ -50,7 +54,7 @@ const PROGRESS_EVERY = 1 << 14;
 export async function replay({ inputs, format, columns, engine, maxClients = null, suggest = false, stdin, onProgress }) {
   const probe = new PeakProbe();
   const stats = engine.rules.map(
-    (rule) => new RuleStats(rule, { probe, maxClients: maxClients ?? rule.keyCapacity, suggest: suggest ? new SuggestGrid(rule) : null }),
+    (rule) => new RuleStats(rule, { probe, maxClients: maxClients ?? Math.min(rule.keyCapacity, DEFAULT_MAX_CLIENTS), suggest: suggest ? new SuggestGrid(rule) : null }),
   );
   const outcomes = { checked: 0, blocked: 0, bad_path: 0, no_route: 0, method: 0 };
   const lines = { total: 0, blank: 0, unparseable: 0, replayed: 0 };
@@ -117,6 +121,7 @@ export async function replay({ inputs, format, columns, engine, maxClients = nul
   }
   onProgress?.(lines.total, progress);
   return {
+    engine: engine.kind,
     inputs: [...inputs],
     formats,
     lines,

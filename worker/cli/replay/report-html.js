@@ -60,7 +60,7 @@ function ruleSection(s) {
 <p><span class="big">${count(s.limited)}</span> of ${count(s.requests)} requests would have been denied (${percent(s.limitedShare)})${s.wouldDeny > 0 ? `, ${count(s.wouldDeny)} of them by the rule in shadow` : ""};
 <span class="big">${count(s.clientsLimited)}</span> of ${count(s.clients)} clients limited (${percent(s.clientsLimitedShare)}).${s.clientRecordsRetired > 0 ? ` Client counts are approximate: ${count(s.clientRecordsRetired)} client records were retired to keep ${count(s.clientTableCapacity)}.` : ""}</p>
 <div class="figs">
-<figure>${peakChart(s.peakDistribution, rule.limit, window)}<figcaption>Clients by their peak requests per ${escapeHtml(window)} (aligned windows); the line is the limit, ${count(rule.limit)}.</figcaption></figure>
+<figure>${peakChart(s.peakDistribution, rule.limit, window)}<figcaption>Clients (log scale) by their peak requests per ${escapeHtml(window)} (aligned windows); the line is the limit, ${count(rule.limit)}.</figcaption></figure>
 <figure>${timeChart(s.overTime)}<figcaption>Requests (grey) and denials (red) per ${escapeHtml(duration(s.overTime.bucketMs))}.</figcaption></figure>
 </div>
 <h3>Clients limited most</h3>
@@ -80,7 +80,8 @@ function peakChart(bins, limit, window) {
   const hi = Math.log2(Math.max(bins[bins.length - 1].to, limit * 1.2));
   const max = Math.max(...bins.map((b) => b.clients));
   const x = (/** @type {number} */ v) => PAD + ((Math.log2(v) - lo) / (hi - lo || 1)) * (W - 2 * PAD);
-  const y = (/** @type {number} */ v) => H - PAD - (v / max) * (H - 2 * PAD);
+  // Clients on a log scale: the many quiet clients would otherwise flatten the few that matter.
+  const y = (/** @type {number} */ v) => H - PAD - (Math.log1p(v) / Math.log1p(max)) * (H - 2 * PAD);
   const bars = bins.map((b) => `<rect x="${x(b.from).toFixed(1)}" y="${y(b.clients).toFixed(1)}" width="${Math.max(1, x(b.to) - x(b.from) - 1).toFixed(1)}" height="${(H - PAD - y(b.clients)).toFixed(1)}" fill="#4a7ab5"><title>${count(Math.ceil(b.from))}-${count(Math.ceil(b.to) - 1)} per ${escapeHtml(window)}: ${count(b.clients)} clients</title></rect>`).join("");
   const lx = x(limit + 0.5).toFixed(1);
   return `<svg width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="per-client peak distribution">

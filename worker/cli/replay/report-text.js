@@ -20,7 +20,7 @@ export function textReport(result, { top }) {
     out.push(`${count(lines.unparseable)} unparseable lines, skipped: ${listed}${lines.unparseable > result.badLines.length ? ", ..." : ""}`);
   }
   const refused = [
-    requests.no_route > 0 ? `${count(requests.no_route)} matched no route` : "",
+    requests.no_route > 0 ? `${count(requests.no_route)} ${result.engine === "rules" ? "matched no rule's prefix and methods" : "matched no route"}` : "",
     requests.method > 0 ? `${count(requests.method)} used a method the route refuses` : "",
     requests.bad_path > 0 ? `${count(requests.bad_path)} had a path the gateway refuses` : "",
   ].filter(Boolean);
@@ -37,7 +37,7 @@ export function textReport(result, { top }) {
     }
     if (rule.suggest !== null) {
       const pick = (/** @type {any} */ s) => (s.limit === undefined ? "above every candidate" : `${count(s.limit)}${s.below === null ? "" : ` (between ${count(s.below)} and ${count(s.limit)})`}`);
-      out.push(`  suggest (per ${duration(rule.rule.windowMs)}, ${rule.rule.algorithm}):`);
+      out.push(`  suggest (per ${duration(rule.rule.windowMs)}, ${rule.rule.algorithm}; the rule alone, charged with every request it checked):`);
       for (let i = 0; i < rule.suggest.clients.length; i++) {
         const c = rule.suggest.clients[i];
         const r = rule.suggest.requests[i];

@@ -131,5 +131,5 @@ export function createRuleEngine(cliRules) {
     return decision.allowed ? ADMITTED : BLOCKED;
   }
 
-  return { rules, lockoutRules: 0, decide: decideRecord };
+  return { kind: /** @type {const} */ ("rules"), rules, lockoutRules: 0, decide: decideRecord };
 }
