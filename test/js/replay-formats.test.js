@@ -136,6 +136,12 @@ describe("inputs", () => {
     assert.deepEqual(batches.flatMap((b) => b.lines), lines);
   });
 
+  test("a stream in text mode (strings, not bytes) reads the same", async () => {
+    const out = [];
+    for await (const batch of readLines(["-"], { read: 0, total: null }, Readable.from([lines[0].slice(0, 10), `${lines[0].slice(10)}\n${lines[1]}`]))) out.push(...batch.lines);
+    assert.deepEqual(out, [lines[0], lines[1]]);
+  });
+
   test("a line split across read chunks, and a multi-byte character split across them, arrive whole", async () => {
     const line = '{"ClientRequestURI":"/caf\u00e9"}';
     const bytes = Buffer.from(`${line}\n${line}`);

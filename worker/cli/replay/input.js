@@ -76,7 +76,14 @@ export async function* readLines(paths, progress, stdin = process.stdin) {
  * @returns {AsyncGenerator<Buffer>}
  */
 async function* decodedChunks(stream, progress) {
-  const chunks = /** @type {AsyncIterator<Buffer>} */ (stream[Symbol.asyncIterator]());
+  const iterator = /** @type {AsyncIterator<Buffer | string>} */ (stream[Symbol.asyncIterator]());
+  // A stream in text mode (setEncoding, or one made from strings) gives strings: as bytes again.
+  const chunks = {
+    async next() {
+      const next = await iterator.next();
+      return next.done ? next : { done: false, value: typeof next.value === "string" ? Buffer.from(next.value) : next.value };
+    },
+  };
   let first = await chunks.next();
   if (first.done) return;
   // A gzip header split across chunks is not missed: wait for two bytes.
