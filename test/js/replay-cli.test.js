@@ -96,6 +96,28 @@ describe("inputs and the summary", () => {
   });
 });
 
+describe("--config with lists and request.cf", () => {
+  test("the deny list refuses before any rule, the allow list skips the rules, countries come from ClientCountry", async () => {
+    const config = join(dir, "lists.config.json");
+    writeFileSync(config, JSON.stringify({
+      lists: { deny: { ips: ["198.51.0.1"], countries: ["FR"] }, allow: { ips: ["198.51.0.2"] } },
+      routes: [{ prefix: "/", methods: ["GET", "POST"], upstream: { url: "https://u.test/" }, rules: [{ name: "all", algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "cf:country" }] }],
+    }));
+    const lines = requests.map((r, i) => JSON.stringify({ ...JSON.parse(logpushLine(r)), ClientCountry: i % 10 === 0 ? "fr" : "de" }));
+    const { code, stdout, stderr } = await run(["--config", config, "--json"], { input: lines.join("\n") });
+    assert.equal(code, 0, stderr);
+    const summary = JSON.parse(stdout);
+    const denied = requests.filter((r, i) => r.ip === "198.51.0.1" || (i % 10 === 0 && r.ip !== "198.51.0.2")).length;
+    const allowed = requests.filter((r) => r.ip === "198.51.0.2").length;
+    assert.ok(denied > 0 && allowed > 0);
+    assert.equal(summary.requests.deny_list, denied);
+    assert.equal(summary.requests.allow_list, allowed);
+    assert.equal(summary.requests.checked, requests.length - denied - allowed);
+    // Every checked request keyed by its country, which is DE: one client.
+    assert.equal(summary.rules[0].clients, 1);
+  });
+});
+
 describe("--suggest", () => {
   test("at every candidate, a fixed window's clients and requests limited equal an oracle counting aligned windows", async () => {
     const { code, stdout, stderr } = await run(["--rule", "ip 20/1m fixed-window", "--suggest", "--json"], { input: requests.map((r) => logpushLine(r)).join("\n") });

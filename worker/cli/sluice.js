@@ -10,6 +10,10 @@ process.stdout.on("error", (error) => {
   throw error;
 });
 
+// The replay sends nothing anywhere: a gateway configuration's jwt: keys would fetch a JWKS URL to
+// verify a token; here they cannot, and the claim has nothing to say (the shared unknown key).
+globalThis.fetch = () => Promise.reject(new TypeError("sluice replay makes no network requests"));
+
 const [command, ...rest] = process.argv.slice(2);
 if (command === "replay") {
   process.exitCode = await runReplay(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });

@@ -1,6 +1,6 @@
 // Replays requests through a gateway.config.json as the gateway decides them (gateway.js): canonical
-// path (else 400), route by longest prefix (else 404), method (else 405), then decide.js over the
-// route's rules, store group by store group, each group one all-or-nothing limiter call, with the
+// path (else 400), route by longest prefix (else 404), method (else 405), the deny list (else 403;
+// the allow list skips the rules), the upstream path (else 400), then decide.js over the route's rules, store group by store group, each group one all-or-nothing limiter call, with the
 // rules' modes and rollouts. The limiters are the gateway's own (createLimiterFactory) on a clock that
 // reads the log line's time.
 //
@@ -9,7 +9,7 @@
 // approximate in production and would admit more), and a "memory" rule as one isolate that saw all the
 // traffic (in production each isolate counts its share). Lockout rules are not replayed: they count
 // failed logins, which need the login's body and outcome. Nothing is forwarded anywhere.
-import { createLimiterFactory, createRouter, decide, validateConfig } from "./library.js";
+import { createAccessList, createLimiterFactory, createRouter, decide, upstreamTarget, validateConfig } from "./library.js";
 import { requestPath } from "./path.js";
 import { LogRequest } from "./request.js";
 
@@ -24,8 +24,9 @@ import { LogRequest } from "./request.js";
 
 /**
  * What one request came to: `outcome` is "checked" (the rules decided; `blocked` when an enforced rule
- * denied), or why the gateway refused it before any rule ("bad_path", "no_route", "method").
- * @typedef {"checked" | "bad_path" | "no_route" | "method"} RequestOutcome
+ * denied), why the gateway refused it before any rule ("bad_path", "no_route", "method", "deny_list"),
+ * or "allow_list" (the allow list let it skip the rules).
+ * @typedef {"checked" | "bad_path" | "no_route" | "method" | "deny_list" | "allow_list"} RequestOutcome
  */
 
 /**
@@ -82,6 +83,7 @@ export function createGatewayEngine(raw, source) {
   const lockoutRules = config.routes.reduce((n, route) => n + route.rules.filter((rule) => rule.kind === "lockout").length, 0);
 
   const match = createRouter(config.routes);
+  const lists = config.lists ? createAccessList(config.lists) : null;
   const limiterForRoute = config.routes.map((route) => {
     const made = new Map();
     return (/** @type {number[]} */ indexes) => {
@@ -110,10 +112,15 @@ export function createGatewayEngine(raw, source) {
     if (canonical.problem !== undefined) return { outcome: "bad_path", blocked: false };
     const matched = match(/** @type {string} */ (canonical.path));
     if (matched === null) return { outcome: "no_route", blocked: false };
-    const { route } = matched;
+    const { route, remainder } = matched;
     if (!route.methods.includes(/** @type {any} */ (record.method))) return { outcome: "method", blocked: false };
-    now = record.timeMs;
     request.record = record;
+    const listed = lists === null ? null : lists.match(request);
+    if (listed?.list === "deny") return { outcome: "deny_list", blocked: false };
+    const query = record.uri.indexOf("?");
+    if (upstreamTarget(route.upstream, remainder, query < 0 ? "" : record.uri.slice(query)).problem !== undefined) return { outcome: "bad_path", blocked: false };
+    if (listed?.list === "allow") return { outcome: "allow_list", blocked: false };
+    now = record.timeMs;
     const verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
     const indexes = ruleIndexes[route.index];
     for (let i = 0; i < verdict.verdicts.length; i++) {

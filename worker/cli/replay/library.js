@@ -12,5 +12,7 @@ export { validateConfig, ConfigError } from "../../gateway/config.js";
 export { createRouter } from "../../gateway/routes.js";
 export { decide } from "../../gateway/decide.js";
 export { createLimiterFactory } from "../../gateway/limiter.js";
+export { upstreamTarget } from "../../gateway/target.js";
+export { createAccessList } from "../../src/features/lists/access-list.js";
 export { ALGORITHMS, SluiceCore, SluiceError } from "../../../wasm-bindings/sluice.js";
 export { sluiceWasm } from "../../../wasm-bindings/core.js";

@@ -56,7 +56,7 @@ export async function replay({ inputs, format, columns, engine, maxClients = nul
   const stats = engine.rules.map(
     (rule) => new RuleStats(rule, { probe, maxClients: maxClients ?? Math.min(rule.keyCapacity, DEFAULT_MAX_CLIENTS), suggest: suggest ? new SuggestGrid(rule) : null }),
   );
-  const outcomes = { checked: 0, blocked: 0, bad_path: 0, no_route: 0, method: 0 };
+  const outcomes = { checked: 0, blocked: 0, bad_path: 0, no_route: 0, method: 0, deny_list: 0, allow_list: 0 };
   const lines = { total: 0, blank: 0, unparseable: 0, replayed: 0 };
   /** @type {string[]} */
   const badLines = [];

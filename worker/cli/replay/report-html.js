@@ -21,7 +21,7 @@ export function htmlReport(result) {
   const { lines, requests, time } = result;
   const head = [
     `<p>${count(lines.replayed)} of ${count(lines.total)} lines replayed${time === null ? "" : `, ${escapeHtml(new Date(time.firstMs).toISOString())} to ${escapeHtml(new Date(time.lastMs).toISOString())}`}; ${count(lines.unparseable)} unparseable.</p>`,
-    `<p>Requests checked: ${count(requests.checked)}; would have been refused: ${count(requests.blocked)} (${percent(requests.checked === 0 ? 0 : requests.blocked / requests.checked)}). Matched no route: ${count(requests.no_route)}; method refused: ${count(requests.method)}; path refused: ${count(requests.bad_path)}.</p>`,
+    `<p>Requests checked: ${count(requests.checked)}; would have been refused: ${count(requests.blocked)} (${percent(requests.checked === 0 ? 0 : requests.blocked / requests.checked)}). Matched no route: ${count(requests.no_route)}; method refused: ${count(requests.method)}; path refused: ${count(requests.bad_path)}; deny list: ${count(requests.deny_list)}; allow list (rules skipped): ${count(requests.allow_list)}.</p>`,
     time !== null && time.outOfOrder > 0 ? `<p>${count(time.outOfOrder)} lines came earlier than one before them (longest step back ${duration(time.longestStepBackMs)}); they were replayed as they came.</p>` : "",
     lines.unparseable > 0 ? `<p>Unparseable lines: ${escapeHtml(result.badLines.join(", "))}${lines.unparseable > result.badLines.length ? ", ..." : ""}</p>` : "",
   ].join("\n");

@@ -23,6 +23,8 @@ export function textReport(result, { top }) {
     requests.no_route > 0 ? `${count(requests.no_route)} ${result.engine === "rules" ? "matched no rule's prefix and methods" : "matched no route"}` : "",
     requests.method > 0 ? `${count(requests.method)} used a method the route refuses` : "",
     requests.bad_path > 0 ? `${count(requests.bad_path)} had a path the gateway refuses` : "",
+    requests.deny_list > 0 ? `${count(requests.deny_list)} were on the deny list (403)` : "",
+    requests.allow_list > 0 ? `${count(requests.allow_list)} were on the allow list (rules skipped)` : "",
   ].filter(Boolean);
   if (refused.length > 0) out.push(`not checked by any rule: ${refused.join(", ")}`);
   out.push(`requests checked: ${count(requests.checked)}; would have been refused (429): ${count(requests.blocked)} (${percent(requests.checked === 0 ? 0 : requests.blocked / requests.checked)})`);

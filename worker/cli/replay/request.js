@@ -39,6 +39,11 @@ export class LogRequest {
     return this.record.method;
   }
 
+  /** request.cf as far as the log tells it (Logpush's edge fields), else undefined as off Cloudflare. */
+  get cf() {
+    return this.record.cf ?? undefined;
+  }
+
   /** The URL the edge received (a placeholder host when the log has none). */
   get url() {
     return `https://${this.record.host === "" ? "replay.invalid" : this.record.host}${this.record.uri}`;

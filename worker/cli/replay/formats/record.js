@@ -11,6 +11,8 @@
  * @property {string} host The Host requested; "" when the log has none.
  * @property {number} status The response status; 0 when the log has none.
  * @property {Record<string, string> | null} headers Request headers the log kept, names in lower case.
+ * @property {Record<string, unknown> | null} [cf] What Cloudflare knew of the request, as request.cf
+ *   spells it (country, asn, colo, regionCode, botManagement), when the log has it.
  */
 
 /** The HTTP methods a record may carry (anything else in a log line makes it unparseable). */
