@@ -96,6 +96,9 @@ export function createGatewayEngine(raw, source) {
       return limiter;
     };
   });
+  // Every store group's limiter now, as the gateway builds them at start-up: what the host refuses
+  // (key tables beyond its memory) is a ConfigError naming the field before any line is read.
+  for (const route of config.routes) for (const group of route.storeGroups) limiterForRoute[route.index](/** @type {number[]} */ ([...group]));
   // One request object, pointed at each record in turn (requests are decided one after another).
   const request = /** @type {any} */ (new LogRequest(/** @type {LogRecord} */ ({})));
   const env = Object.freeze({});
