@@ -10,6 +10,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { ClientTable } from "../../worker/cli/replay/client-table.js";
+import { redactKey } from "../../worker/cli/replay/redact-key.js";
 import { CSV_COLUMNS, CSV_HEADER, MALFORMED, combinedLine, csvLine, logpushLine, traffic, withMalformed } from "./fixtures/replay/traffic.js";
 
 const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -167,6 +168,15 @@ describe("--html", () => {
     assert.equal((html.match(/<svg/g) ?? []).length, 2, "the peak distribution and denials over time");
     assert.match(html, /limit 5<\/text>/);
     assert.match(html, /Suggested limits/);
+  });
+});
+
+describe("keys in reports", () => {
+  test("parts that may carry a credential become fingerprints; the rest is shown", () => {
+    const shown = redactKey("ip:198.51.0.7|user:tok_secret|key:ak-1|cookie-session:s3cr3t|query-token:t0k|cf-country:DE|jwt-sub:alice");
+    assert.match(shown, /^ip:198\.51\.0\.7\|user:sha256:[0-9a-f]{12}\|key:sha256:[0-9a-f]{12}\|cookie-session:sha256:[0-9a-f]{12}\|query-token:sha256:[0-9a-f]{12}\|cf-country:DE\|jwt-sub:alice$/);
+    for (const secret of ["tok_secret", "ak-1", "s3cr3t", "t0k"]) assert.ok(!shown.includes(secret));
+    assert.equal(redactKey("user:a"), redactKey("user:a"));
   });
 });
 

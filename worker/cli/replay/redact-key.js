@@ -1,11 +1,12 @@
-// Client keys as reports show them. A key built from a bearer token (user:<token>) or an API key
-// header (key:<value>) carries a credential: reports show a fingerprint of it instead (the first 12
-// hex digits of its SHA-256), the same for the same credential, so a client can be followed across
-// rules and runs without the report holding anything that authenticates. Addresses and paths are
-// shown as they are. --show-keys shows every key as it is (the report is then as secret as the log).
+// Client keys as reports show them. A key built from a bearer token (user:<token>), an API key header
+// (key:<value>), a cookie (cookie-<name>:<value>, a session) or a query parameter (query-<name>:, a
+// token in a link) may carry a credential: reports show a fingerprint of it instead (the first 12 hex
+// digits of its SHA-256), the same for the same value, so a client can be followed across rules and
+// runs without the report holding anything that authenticates. Addresses, paths, request.cf fields and
+// verified JWT claims are shown as they are. --show-keys shows every key as it is (the report is then as secret as the log).
 import { createHash } from "node:crypto";
 
-const SECRET_PART = /^(user|key):(.*)$/s;
+const SECRET_PART = /^(user|key|cookie-[^:]*|query-[^:]*):(.*)$/s;
 
 /**
  * redactKey gives the key text a report may show.
