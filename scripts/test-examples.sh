@@ -55,4 +55,27 @@ echo "== plain node: import(\"sluice\") in examples/fetch-handler"
       console.log("plain node: admitted, admitted, denied (memory store)");
     }).catch((error) => { console.error(error); process.exit(1); });'
 )
+# The command line from the tarball, as a user runs it (npx sluice replay): 30 requests of one client
+# in a minute, gzip, through a --rule and through a gateway configuration (worker/gateway must be in
+# the package for that); 10 per minute admits 10 and would deny 20.
+echo "== npx sluice replay in examples/fetch-handler"
+(
+  cd "$work/fetch-handler"
+  node -e '
+    const { gzipSync } = require("node:zlib");
+    const t = Date.UTC(2026, 11, 1, 10, 0, 0);
+    const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({ EdgeStartTimestamp: (t + i * 1000) * 1e6, ClientIP: "203.0.113.7", ClientRequestHost: "shop.example", ClientRequestMethod: "GET", ClientRequestURI: "/api/items?page=" + i, EdgeResponseStatus: 200 }));
+    require("node:fs").writeFileSync("requests.log.gz", gzipSync(lines.join("\n") + "\nnot json\n"));
+    require("node:fs").writeFileSync("replay.config.json", JSON.stringify({ routes: [{ prefix: "/api", methods: ["GET"], upstream: { url: "https://upstream.example/api" }, rules: [{ name: "api", algorithm: "fixed-window", limit: 10, windowSec: 60, key: "ip" }] }] }));'
+  npx --no-install sluice replay --rule "ip 10/60s fixed-window" --json requests.log.gz > rule.json
+  npx --no-install sluice replay --config replay.config.json --json - < requests.log.gz > config.json
+  node -e '
+    for (const file of ["rule.json", "config.json"]) {
+      const { lines, badLines, rules } = JSON.parse(require("node:fs").readFileSync(file, "utf8"));
+      if (lines.replayed !== 30 || lines.unparseable !== 1 || !badLines[0].endsWith(":31") || rules[0].admitted !== 10 || rules[0].limited !== 20) {
+        throw new Error(`${file}: expected 30 replayed, line 31 unparseable, 10 admitted, 20 would deny; got ${JSON.stringify({ lines, badLines, admitted: rules[0].admitted, limited: rules[0].limited })}`);
+      }
+    }
+    console.log("npx sluice replay: 10 admitted, 20 would deny, line 31 unparseable (--rule and --config)");'
+)
 echo "examples: all passed ($repo/examples) in ${SECONDS} s"

@@ -1,0 +1,171 @@
+// node bench/replay.js [--quick]: how fast `sluice replay` goes, and in how much memory (issue 21 §1).
+//
+// Throughput: one generated Logpush file (realistic lines: test/js/fixtures/replay/traffic.js), read
+// in each repetition twice, in alternating order: parse only (the same reader and parser, no
+// decision) and end to end (replay() with an --rule engine: parse, canonical path, key, the core's
+// decision, the per-rule statistics). Speeds are lines per second of this process's CPU time
+// (process.cpuUsage(), user + system), which keeps repetitions comparable on a shared machine; the
+// wall-clock speed is printed beside it. One uncounted round of each warms up first. The ratio is taken per repetition (end to end / parse only,
+// same repetition) and its median reported. Floors: >= 500,000 lines/s end to end, and >= 0.5 of
+// parse only.
+//
+// Memory: replay() fed a generated stream (no file) of 1M and then 10M lines in fresh child
+// processes, 100,000 clients; peak RSS (resourceUsage().maxRSS) of each. The footprint must not grow
+// with the log: the floor is 10M's peak <= 1.25 x 1M's.
+//
+// Writes bench/replay.json and the section of docs/replay.md between its markers unless --quick
+// (smaller inputs, fewer repetitions; prints only); --docs rewrites the section from bench/replay.json.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+
+import { logpushLine, traffic } from "../test/js/fixtures/replay/traffic.js";
+import { parseLogpushLine } from "../worker/cli/replay/formats/logpush.js";
+import { readLines } from "../worker/cli/replay/input.js";
+import { replay } from "../worker/cli/replay/replay.js";
+import { createRuleEngine } from "../worker/cli/replay/rule-engine.js";
+import { parseRule } from "../worker/cli/replay/rules.js";
+import { writeDocsSection } from "./lib/docs-section.js";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const quick = process.argv.includes("--quick");
+const RULE = "ip 100/60s sliding-counter";
+const FLOOR_LINES_PER_SEC = 500_000;
+const FLOOR_RATIO = 0.5;
+const FLOOR_MEMORY_GROWTH = 1.25;
+
+const cpuSeconds = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
+const median = (/** @type {number[]} */ xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+// One generated stream of `count` Logpush lines from 100,000 clients, made as it is read.
+/** @param {number} count */
+function generatedLog(count) {
+  const CHUNK = 50_000;
+  let made = 0;
+  let seed = 1;
+  return Readable.from(
+    (async function* lines() {
+      while (made < count) {
+        const n = Math.min(CHUNK, count - made);
+        const start = made;
+        const requests = traffic({ seed: seed++, count: n, clients: 100_000, durationMs: 86_400_000 * (n / count), abusers: 20 });
+        // Consecutive chunks follow in time: shift each by where the previous ended.
+        const shift = Math.floor((86_400_000 * start) / count);
+        yield `${requests.map((r) => logpushLine({ ...r, timeMs: r.timeMs + shift })).join("\n")}\n`;
+        made += n;
+      }
+    })(),
+  );
+}
+
+async function memoryChild(count) {
+  const result = await replay({ inputs: ["-"], format: "logpush", engine: createRuleEngine([parseRule(RULE, 0)]), stdin: generatedLog(count) });
+  process.stdout.write(JSON.stringify({ lines: result.lines.replayed, maxRssMiB: process.resourceUsage().maxRSS / 1024 }));
+}
+
+async function parseOnly(file) {
+  let records = 0;
+  for await (const batch of readLines([file], { read: 0, total: null })) {
+    for (const line of batch.lines) if (parseLogpushLine(line) !== null) records++;
+  }
+  return records;
+}
+
+async function endToEnd(file) {
+  const result = await replay({ inputs: [file], format: "logpush", engine: createRuleEngine([parseRule(RULE, 0)]) });
+  return result.lines.replayed;
+}
+
+/** @param {(file: string) => Promise<number>} run @param {string} file */
+async function measure(run, file) {
+  const cpu = cpuSeconds();
+  const wall = performance.now();
+  const lines = await run(file);
+  return { lines, cpuSec: cpuSeconds() - cpu, wallSec: (performance.now() - wall) / 1000 };
+}
+
+// The section of docs/replay.md, from a report (this run's, or bench/replay.json with --docs).
+/** @param {any} report */
+function writeDocs(report) {
+  const n = (/** @type {number} */ x) => Math.round(x).toLocaleString("en-US");
+  const cpu = (/** @type {any} */ m) => m.lines / m.cpuSec;
+  const wall = (/** @type {any} */ m) => m.lines / m.wallSec;
+  writeDocsSection(
+    join(root, "docs/replay.md"),
+    "replay",
+    [
+      `Run of ${report.date.slice(0, 16).replace("T", " ")} UTC, Node ${report.node}, load ${report.load.map((/** @type {number} */ l) => l.toFixed(1)).join(" / ")} (1 / 5 / 15 min) on a 2-core machine shared with other work; ${n(report.lines)} generated Logpush lines (${report.bytesPerLine ?? "about 430"} bytes each), rule \`${report.rule}\`, ${report.repetitions} repetitions. Speeds are lines per second of the process's CPU time (user + system); the wall-clock speed is beside each.`,
+      "",
+      "| floor | met | measured |",
+      "|---|---|---|",
+      ...report.floors.map((/** @type {any} */ f) => `| ${f.floor} | ${f.met ? "yes" : "**no**"} | ${f.measured.toLocaleString("en-US")} |`),
+      "",
+      "| repetition | parse only, lines/s | end to end, lines/s | ratio |",
+      "|---|---|---|---|",
+      ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
+      "",
+      `Peak RSS: ${report.memory.map((/** @type {any} */ m) => `${n(m.lines)} lines ${m.maxRssMiB.toFixed(0)} MiB`).join(", ")} (100,000 clients, the log generated as it is read).`,
+    ].join("\n"),
+  );
+}
+
+async function main() {
+  if (process.argv.includes("--docs")) return writeDocs(JSON.parse(readFileSync(join(root, "bench/replay.json"), "utf8")));
+  const childCount = process.argv.indexOf("--memory-child");
+  if (childCount > 0) return memoryChild(Number(process.argv[childCount + 1]));
+
+  const lines = quick ? 200_000 : 1_000_000;
+  const repetitions = quick ? 3 : 7;
+  const dir = mkdtempSync(join(tmpdir(), "sluice-bench-replay-"));
+  const file = join(dir, "http_requests.log");
+  const requests = traffic({ seed: 11, count: lines, clients: 20_000, durationMs: 3_600_000, abusers: 20 });
+  writeFileSync(file, `${requests.map((r) => logpushLine(r)).join("\n")}\n`);
+  const bytesPerLine = Math.round(statSync(file).size / lines);
+  // One round of each first, not counted: the first parse pays for compiling the parser and reading
+  // the file into the page cache, which would flatter the first ratio.
+  await parseOnly(file);
+  await endToEnd(file);
+  const rows = [];
+  for (let rep = 0; rep < repetitions; rep++) {
+    const order = rep % 2 === 0 ? ["parse", "replay"] : ["replay", "parse"];
+    const row = {};
+    for (const which of order) row[which] = await measure(which === "parse" ? parseOnly : endToEnd, file);
+    row.ratio = row.replay.lines / row.replay.cpuSec / (row.parse.lines / row.parse.cpuSec);
+    rows.push(row);
+    console.log(`rep ${rep + 1}: parse ${Math.round(row.parse.lines / row.parse.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.parse.lines / row.parse.wallSec).toLocaleString("en-US")}/s wall); end to end ${Math.round(row.replay.lines / row.replay.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.replay.lines / row.replay.wallSec).toLocaleString("en-US")}/s wall); ratio ${row.ratio.toFixed(2)}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const endToEndPerSec = median(rows.map((r) => r.replay.lines / r.replay.cpuSec));
+  const parsePerSec = median(rows.map((r) => r.parse.lines / r.parse.cpuSec));
+  const ratio = median(rows.map((r) => r.ratio));
+
+  const memory = [];
+  for (const count of process.argv.includes("--no-memory") ? [] : quick ? [100_000, 1_000_000] : [1_000_000, 10_000_000]) {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--memory-child", String(count)], { encoding: "utf8", maxBuffer: 1 << 20 });
+    memory.push(JSON.parse(out));
+    console.log(`memory: ${count.toLocaleString("en-US")} lines, peak RSS ${memory.at(-1).maxRssMiB.toFixed(0)} MiB`);
+  }
+  if (memory.length === 0) return; // --no-memory: throughput only, for quick looks
+  const growth = memory[1].maxRssMiB / memory[0].maxRssMiB;
+  const floors = [
+    { floor: `end to end >= ${FLOOR_LINES_PER_SEC.toLocaleString("en-US")} Logpush lines/s (CPU time)`, met: endToEndPerSec >= FLOOR_LINES_PER_SEC, measured: Math.round(endToEndPerSec) },
+    { floor: `end to end >= ${FLOOR_RATIO} x parse only (median of per-repetition ratios)`, met: ratio >= FLOOR_RATIO, measured: Number(ratio.toFixed(3)) },
+    { floor: `peak RSS at ${memory[1].lines.toLocaleString("en-US")} lines <= ${FLOOR_MEMORY_GROWTH} x at ${memory[0].lines.toLocaleString("en-US")}`, met: growth <= FLOOR_MEMORY_GROWTH, measured: Number(growth.toFixed(3)) },
+  ];
+  for (const f of floors) console.log(`${f.met ? "met" : "NOT MET"}: ${f.floor}: ${f.measured.toLocaleString("en-US")}`);
+  const report = { date: new Date().toISOString(), node: process.version, load: (await import("node:os")).loadavg(), rule: RULE, lines, bytesPerLine, repetitions, parsePerSec: Math.round(parsePerSec), endToEndPerSec: Math.round(endToEndPerSec), ratio, rows, memory, floors };
+  if (quick) return;
+  writeFileSync(join(root, "bench/replay.json"), `${JSON.stringify(report, null, 2)}\n`);
+  writeDocs(report);
+}
+
+await main();
