@@ -154,6 +154,7 @@ import {
  *   readonly canBlock: boolean;
  *   readonly upstream: GatewayUpstream;
  *   readonly websocket: import("./websocket-config.js").WebSocketLimitsConfig | null;
+ *   readonly keysByUser: boolean;
  * }} GatewayRoute
  */
 /**
@@ -437,6 +438,7 @@ function validateRoute(raw, index, rulesByName) {
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
   // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
   const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
+  const websocket = raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods });
   const storeGroups = STORE_ORDER.map((store) => Object.freeze(activeRuleIndexes.filter((i) => rules[i].store === store)));
   return Object.freeze({
     index,
@@ -450,7 +452,12 @@ function validateRoute(raw, index, rulesByName) {
     canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
     // WebSocket upgrades: connection and message limits (websocket-config.js), or null.
-    websocket: raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods }),
+    websocket,
+    // Whether an active rule or the WebSocket limits key by "user" (the bearer token): then a
+    // malformed Authorization header is refused (gateway.js).
+    keysByUser:
+      rules.some((rule) => rule.mode !== "bypass" && rule.key.includes("user")) ||
+      (websocket?.connections?.key.includes("user") ?? false),
   });
 }
 

@@ -41,7 +41,8 @@ import { GatewayMetrics } from "./metrics.js";
 import { canonicalPath } from "../src/http/paths.js";
 import { proxyRequest } from "./proxy.js";
 import { secretMasker } from "./redact.js";
-import { declaresTooLarge, readRequestBody } from "./request-body.js";
+import { ClientAborted, declaresTooLarge, readRequestBody } from "./request-body.js";
+import { wellFormedCredentials } from "./credentials.js";
 import { createRouter } from "./routes.js";
 import { missingBindings, routeBindingNeeds } from "./store-bindings.js";
 import { storeFamilies } from "./store-metrics.js";
@@ -156,6 +157,20 @@ export function createGateway(config, options = {}) {
     return { response: errorResponse(kind, { headers }) };
   }
 
+  // The rules' verdicts, counted and logged (once per request that reached the rules).
+  function noteVerdict(route, verdict, record) {
+    verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
+    record.decision = requestDecision(verdict);
+    record.rules = logRules(verdict.verdicts);
+  }
+
+  // A client that hung up mid-body: counted and logged as such, answered 499 (nobody reads it).
+  function clientAborted(route, record) {
+    metrics.countClientAbort(route.index);
+    record.error = "client aborted";
+    return { response: errorResponse(GatewayError.CLIENT_ABORTED), route };
+  }
+
   async function handleRoute(request, url, path, env, ctx, record) {
     const matched = match(path);
     if (matched === null) return refuse(GatewayError.NO_ROUTE, record);
@@ -182,16 +197,37 @@ export function createGateway(config, options = {}) {
     const missing = missingBindings(bindingNeeds[route.index], env);
     if (missing !== "") return refuse(GatewayError.MISCONFIGURED, record, missing);
 
+    // A route keyed by user reads the bearer token; a credential it cannot read as one token would be
+    // keyed by IP here while an upstream splitting on spaces sees a user (issue 23): refused.
+    if (route.keysByUser && !wellFormedCredentials(request.headers.get("authorization"))) {
+      return refuse(GatewayError.MALFORMED_CREDENTIALS, record, "authorization refused: not one well-formed Bearer token");
+    }
+
     let verdict;
     /** @type {{ guard: import("./lockout.js").RouteLockoutGuard, response: Response | null, attempts: any[] } | null} */
     let lockout = null;
+    // The body, read whole once: by the lockout rules (before the upstream call) or just before it.
+    /** @type {{ body?: ArrayBuffer, tooLarge?: true } | null} */
+    let read = null;
     try {
       verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
       // Lockout rules (lockout.js), once the rate limits admitted the attempt (the dev bypass skips them too).
       const guard = lockoutsFor(route);
       if (guard !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
-      else if (guard !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
+      else if (guard !== null && verdict.bypassHeaders === null) {
+        read = await readRequestBody(request, route.upstream.maxBodyBytes);
+        if (read.tooLarge) {
+          noteVerdict(route, verdict, record);
+          return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
+        }
+        const body = read.body === undefined ? undefined : new Uint8Array(read.body);
+        lockout = { guard, ...(await guard.check(request, body, env, ctx, verdict.verdicts)) };
+      }
     } catch (error) {
+      if (error instanceof ClientAborted) {
+        if (verdict !== undefined) noteVerdict(route, verdict, record);
+        return { ...clientAborted(route, record), verdict };
+      }
       // The host's stores refuse an unbound binding too (a limiterFactory of one's own may reach one
       // the check above does not know): a misconfiguration, answered as one. Only the field is
       // logged: the problem may quote a value.
@@ -206,9 +242,7 @@ export function createGateway(config, options = {}) {
     /** @type {[string, string][]} */
     let rateHeaders = [];
     if (verdict !== null) {
-      verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
-      record.decision = requestDecision(verdict);
-      record.rules = logRules(verdict.verdicts);
+      noteVerdict(route, verdict, record);
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
@@ -237,7 +271,14 @@ export function createGateway(config, options = {}) {
     };
     // Read whole before the upstream call (request-body.js says why), after the rules: a refused
     // request's body is never read.
-    const read = await readRequestBody(request, route.upstream.maxBodyBytes);
+    if (read === null) {
+      try {
+        read = await readRequestBody(request, route.upstream.maxBodyBytes);
+      } catch (error) {
+        if (error instanceof ClientAborted) return { ...clientAborted(route, record), verdict };
+        throw error;
+      }
+    }
     if (read.tooLarge) {
       return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
     }

@@ -52,6 +52,7 @@ export const REFUSALS = /** @type {const} */ ([
   "sluice_bad_path",
   "sluice_misconfigured",
   "sluice_body_too_large",
+  "sluice_malformed_credentials",
 ]);
 Object.freeze(REFUSALS);
 
@@ -70,6 +71,7 @@ export class GatewayMetrics {
       })),
       upstreamFailures: new Float64Array(UPSTREAM_FAILURES.length),
       limiterErrors: 0,
+      clientAborts: 0,
     }));
     this.refusals = new Float64Array(REFUSALS.length);
     this.analyticsErrors = 0;
@@ -103,6 +105,12 @@ export class GatewayMetrics {
   /** @param {number} routeIndex */
   countLimiterError(routeIndex) {
     this.routes[routeIndex].limiterErrors += 1;
+  }
+
+  /** Counts a client that hung up before its request body ended (not a limiter or gateway failure). */
+  /** @param {number} routeIndex */
+  countClientAbort(routeIndex) {
+    this.routes[routeIndex].clientAborts += 1;
   }
 
   /** Counts a request refused with one of REFUSALS' codes. */
@@ -152,6 +160,12 @@ export class GatewayMetrics {
       help: "Requests whose rate limiter failed outright (no store, not even a fallback, answered).",
       type: "counter",
       samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.limiterErrors })),
+    });
+    families.push({
+      name: "sluice_client_aborts_total",
+      help: "Requests whose client hung up before its body ended (answered 499, forwarded nowhere).",
+      type: "counter",
+      samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.clientAborts })),
     });
     families.push({
       name: "sluice_refused_total",
