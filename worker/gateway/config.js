@@ -6,6 +6,8 @@
 
 import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
+import { SluiceConfigError } from "../src/engine/errors.js";
+import { ip } from "../src/http/keys.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
@@ -111,6 +113,7 @@ import {
  * @property {ResponsesInput} [responses]
  * @property {{ path: string; tokenSecret: string }} [admin]
  * @property {{ binding: string }} [analytics]
+ * @property {import("../src/http/keys.js").IpOptions} [ip] How the `ip` key part finds the client: trustForwardedFor, ipv6Prefix (keys.js's ip()).
  */
 /**
  * A validated rule: the host's normalized rule (id, name, algorithm, limit, windowMs, burst,
@@ -167,6 +170,7 @@ import {
  *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
  *   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
  *   readonly analytics: { readonly binding: string };
+ *   readonly ip: Readonly<import("../src/http/keys.js").IpOptions>;
  * }} GatewayConfig
  */
 
@@ -195,7 +199,8 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // requests every other rule admitted.
 const STORE_ORDER = ["memory", "kv", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "ip"];
+const IP_FIELDS = ["trustForwardedFor", "ipv6Prefix"];
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
@@ -502,6 +507,22 @@ function validateAdmin(raw, routes) {
   return Object.freeze({ path, tokenSecret });
 }
 
+// `ip`: how the `ip` key part (and lockout's client, and connection limits keyed by ip) finds the
+// client's address: the library's ip() options, validated by ip() itself.
+function validateIp(raw) {
+  if (raw === undefined) return Object.freeze({});
+  expectObject(raw, "ip");
+  expectKnownFields(raw, "ip", IP_FIELDS);
+  try {
+    ip(raw);
+  } catch (error) {
+    // ip() names its field as "ip({ trustForwardedFor })": the configuration's is ip.trustForwardedFor.
+    if (error instanceof SluiceConfigError) throw new ConfigError(fieldPath("ip", error.field.replace(/^ip\(\{ (\w+) \}\)$/, "$1")), error.problem);
+    throw error;
+  }
+  return Object.freeze(structuredClone(raw));
+}
+
 function validateAnalytics(raw) {
   if (raw === undefined) return Object.freeze({ binding: DEFAULT_ANALYTICS_BINDING });
   expectObject(raw, "analytics");
@@ -539,6 +560,7 @@ export function validateConfig(raw, source = "configuration") {
       responses: validateResponses(raw.responses),
       admin: validateAdmin(raw.admin, routes),
       analytics: validateAnalytics(raw.analytics),
+      ip: validateIp(raw.ip),
     }));
     validated.add(config);
     return config;

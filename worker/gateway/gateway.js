@@ -48,7 +48,7 @@ import { missingBindings, routeBindingNeeds } from "./store-bindings.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
 import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
-import { keyPart } from "./limiter.js";
+import { keyParts } from "./limiter.js";
 
 /** @import { RateLimitDecision } from "../src/engine/limiter.js" */
 
@@ -79,7 +79,7 @@ import { keyPart } from "./limiter.js";
 /**
  * @typedef {object} GatewayOptions
  * @property {() => number} [now] The clock in milliseconds; default the host's (clock.js).
- * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now }).
+ * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now, ip: config.ip }).
  * @property {(line: string) => void} [log] Receives one JSON line per request; default console.log.
  * @property {GatewayMetrics} [metrics]
  */
@@ -108,7 +108,7 @@ export function createGateway(config, options = {}) {
   const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
   const { now = nowMs, log = defaultLog } = options;
   if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
-  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now });
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, ip: gatewayConfig.ip });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
@@ -135,13 +135,14 @@ export function createGateway(config, options = {}) {
     };
   });
   let lockoutsFor;
+  const keyPart = keyParts(gatewayConfig.ip);
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
   const webSocketProxies = routes.map((route) =>
     route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
   );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
-    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now });
+    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now, clientIp: keyPart("ip", routes[0]) });
   } catch (error) {
     if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, gatewayConfig.source);
     throw error;

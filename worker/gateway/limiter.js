@@ -2,7 +2,8 @@
 // rules, on the host's stores (memory, durable and kv behind the fallback chain) and its clock.
 //
 // Key parts map onto the host's key helpers:
-//   ip             ip(): cf-connecting-ip, IPv6 by /64, never x-forwarded-for
+//   ip             ip(config.ip): cf-connecting-ip, IPv6 by /64, x-forwarded-for only as far as the
+//                  configuration's `ip.trustForwardedFor` believes it (as the library's ip() does)
 //   user           the bearer token as the user id, else the client's IP (the token is not verified:
 //                  pair such a rule with an ip rule, or put the gateway behind your authentication)
 //   route          the configured route prefix, never the request path: varying the path cannot
@@ -16,16 +17,24 @@ import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } 
 import { createGatewayLimiter } from "../src/engine/limiter.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
-const clientIp = ip();
-const userOrIp = firstOf(user(bearerToken), clientIp);
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 
-/** keyPart is the key function of one validated key part of `route` (also the WebSocket limits'). */
-export function keyPart(part, route) {
-  if (part === "ip") return clientIp;
-  if (part === "user") return userOrIp;
-  if (part === "route") return fixedRoute(route.prefix);
-  return apiKey(part.slice("apiKey:".length));
+/**
+ * keyParts returns keyPart(part, route), the key function of one validated key part of `route` (the
+ * rules', lockout's client and the WebSocket limits'), where "ip" is ip(`ipOptions`): the
+ * configuration's `ip` block.
+ * @param {import("../src/http/keys.js").IpOptions} [ipOptions]
+ */
+export function keyParts(ipOptions = {}) {
+  const clientIp = ip(ipOptions);
+  const userOrIp = firstOf(user(bearerToken), clientIp);
+  /** @param {string} part @param {{ prefix: string }} route */
+  return function keyPart(part, route) {
+    if (part === "ip") return clientIp;
+    if (part === "user") return userOrIp;
+    if (part === "route") return fixedRoute(route.prefix);
+    return apiKey(part.slice("apiKey:".length));
+  };
 }
 
 // A refusal of the host's, named where the configuration says it: a rule's field under its route, a
@@ -42,14 +51,16 @@ function configError(error, rules, route, store) {
 /**
  * createLimiterFactory returns the gateway's limiterFactory(rules, { route }) on sluice's host:
  * `stores` are the configuration's store options ({ durable, kv }), `clock` the time in milliseconds
- * (default: the wall clock, clock.js). Each limiter is a createLimiter() of the given rules, which
+ * (default: the wall clock, clock.js), `ip` the configuration's `ip` block (how the `ip` key part finds
+ * the client; pass config.ip). Each limiter is a createLimiter() of the given rules, which
  * must share one store; rules are registered by their stable id, so limiters made for different
  * subsets of a route's rules share each rule's counts. Throws ConfigError naming the field for what
  * the host refuses when a limiter is built (e.g. key tables beyond the isolate's memory).
- * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number }} [options]
+ * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number; ip?: import("../src/http/keys.js").IpOptions }} [options]
  * @returns {import("./gateway.js").LimiterFactory}
  */
-export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
+export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions = {} } = {}) {
+  const keyPart = keyParts(ipOptions);
   // Rules of one route with the same key share one key function, so it runs once per request.
   const keyFunctions = new Map();
   function keyFunction(rule, route) {
