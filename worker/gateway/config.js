@@ -11,7 +11,7 @@ import { ip } from "../src/http/keys.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
-import { STORES, sameRule, validateRule } from "./rule-config.js";
+import { STORES, sameRule, storeGroupOf, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
 import { validateWebSocket } from "./websocket-config.js";
 import {
@@ -34,12 +34,12 @@ import {
 
 /** @import { AlgorithmName } from "../../wasm-bindings/sluice.js" */
 /** @import { HeaderMode } from "../src/engine/options.js" */
-/** @import { DurableStoreSettings, KvStoreSettings } from "../src/stores/registry.js" */
+/** @import { DurableStoreSettings, KvStoreSettings, RedisStoreSettings } from "../src/stores/registry.js" */
 /** @import { NormalizedRule } from "../src/stores/store.js" */
 
 // The configuration as written (GatewayConfigInput) and as validated (GatewayConfig).
 /** @typedef {import("../src/engine/mode.js").Mode} Mode */
-/** @typedef {"memory" | "durable" | "kv"} Store */
+/** @typedef {"memory" | "durable" | "kv" | "redis"} Store */
 /** @typedef {"GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS"} Method */
 /**
  * "ip", "user", "route" or "apiKey:<header name>".
@@ -63,6 +63,7 @@ import {
  *   store?: Store;
  *   mode?: Mode;
  *   rollout?: number;
+ *   lease?: boolean | import("../src/stores/leases.js").LeaseOptions;
  * }} RuleInput
  */
 /**
@@ -95,10 +96,11 @@ import {
  * @property {import("./websocket-config.js").WebSocketInput} [websocket] WebSocket upgrades: connection and message limits
  */
 /**
- * The host's settings of the durable and kv stores (shards, timeoutMs, failMode, fallback, ...), for every rule using them.
+ * The host's settings of the durable, kv and redis stores (shards, lease, timeoutMs, failMode, fallback, bindings, ...), for every rule using them.
  * @typedef {object} StoresInput
  * @property {DurableStoreSettings} [durable]
  * @property {KvStoreSettings} [kv]
+ * @property {RedisStoreSettings} [redis]
  */
 /**
  * @typedef {object} ResponsesInput
@@ -123,6 +125,7 @@ import {
  *   readonly store: Store;
  *   readonly mode: Mode;
  *   readonly rollout: number;
+ *   readonly lease?: false | Readonly<import("../src/stores/leases.js").LeaseOptions>;
  * }} GatewayRule
  */
 /**
@@ -145,7 +148,7 @@ import {
  */
 /**
  * A validated route. `activeRuleIndexes`: the rules not in bypass mode; `storeGroups`: the active rules
- * by store (memory, then kv, then durable), each group one limiter call; `canBlock`: whether any rule
+ * by store (memory, then kv, then redis, then durable; durable rules with a lease of their own apart), each group one limiter call; `canBlock`: whether any rule
  * can ever block a request on this route.
  * @typedef {{
  *   readonly index: number;
@@ -166,7 +169,7 @@ import {
  * @typedef {{
  *   readonly source: string;
  *   readonly routes: readonly GatewayRoute[];
- *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings> };
+ *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings>; readonly redis: Readonly<RedisStoreSettings> };
  *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
  *   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
  *   readonly analytics: { readonly binding: string };
@@ -197,7 +200,7 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // A route's rules are checked store by store in this order: the isolate's memory first, so a request
 // it denies costs no round trip; the Durable Object last, so its exact counts are charged only for
 // requests every other rule admitted.
-const STORE_ORDER = ["memory", "kv", "durable"];
+const STORE_ORDER = ["memory", "kv", "redis", "durable"];
 
 const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "ip"];
 const IP_FIELDS = ["trustForwardedFor", "ipv6Prefix"];
@@ -444,7 +447,11 @@ function validateRoute(raw, index, rulesByName) {
   // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
   const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
   const websocket = raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods });
-  const storeGroups = STORE_ORDER.map((store) => Object.freeze(activeRuleIndexes.filter((i) => rules[i].store === store)));
+  // By store in STORE_ORDER, then (durable rules with a `lease` of their own) by lease, in rule order.
+  const groupIds = [...new Set(activeRuleIndexes.map((i) => storeGroupOf(rules[i])))].sort(
+    (a, b) => STORE_ORDER.indexOf(a.split("|")[0]) - STORE_ORDER.indexOf(b.split("|")[0]),
+  );
+  const storeGroups = groupIds.map((id) => Object.freeze(activeRuleIndexes.filter((i) => storeGroupOf(rules[i]) === id)));
   return Object.freeze({
     index,
     prefix,
@@ -469,7 +476,7 @@ function validateRoute(raw, index, rulesByName) {
 // `stores.durable` and `stores.kv`: the host's options for that store (shards, timeoutMs, failMode,
 // fallback, ...), validated by the host's registry, which builds the store once for every rule.
 function validateStores(raw) {
-  if (raw === undefined) return Object.freeze({ durable: Object.freeze({}), kv: Object.freeze({}) });
+  if (raw === undefined) return Object.freeze({ durable: Object.freeze({}), kv: Object.freeze({}), redis: Object.freeze({}) });
   expectObject(raw, "stores");
   expectKnownFields(raw, "stores", REMOTE_STORES);
   const stores = {};

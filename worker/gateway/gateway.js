@@ -44,7 +44,7 @@ import { secretMasker } from "./redact.js";
 import { ClientAborted, declaresTooLarge, readRequestBody } from "./request-body.js";
 import { wellFormedCredentials } from "./credentials.js";
 import { createRouter } from "./routes.js";
-import { missingBindings, routeBindingNeeds } from "./store-bindings.js";
+import { deploymentProblem, missingBindings, routeBindingNeeds } from "./store-bindings.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
 import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
@@ -82,6 +82,9 @@ import { keyParts } from "./limiter.js";
  * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now, ip: config.ip }).
  * @property {(line: string) => void} [log] Receives one JSON line per request; default console.log.
  * @property {GatewayMetrics} [metrics]
+ * @property {object} [env] The start-up env (`import { env } from "cloudflare:workers"`): when given, a
+ *   route's missing upstream secret, service binding or store binding (or Redis secret) fails
+ *   createGateway with a ConfigError naming the field; without it, the route answers 500 at first use.
  */
 /**
  * @typedef {object} Gateway
@@ -118,6 +121,12 @@ export function createGateway(config, options = {}) {
   const match = createRouter(routes);
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
+  // With the start-up env, a missing secret, service or store binding stops the Worker here, naming
+  // the field, rather than answering 500 on the route at first use (store-bindings.js).
+  if (options.env !== undefined) {
+    const missing = deploymentProblem(gatewayConfig, bindingNeeds, options.env);
+    if (missing !== null) throw new ConfigError(missing.field, missing.problem, gatewayConfig.source);
+  }
 
   const limiterForRoute = routes.map((route) => {
     const made = new Map();

@@ -75,9 +75,9 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   }
 
   return function limiterFactory(rules, { route }) {
-    const { store } = rules[0];
-    if (rules.some((rule) => rule.store !== store)) {
-      throw new TypeError(`createLimiterFactory: the rules of one limiter share one store; ${route.prefix} mixes them`);
+    const { store, lease } = rules[0];
+    if (rules.some((rule) => rule.store !== store || JSON.stringify(rule.lease) !== JSON.stringify(lease))) {
+      throw new TypeError(`createLimiterFactory: the rules of one limiter share one store (and lease); ${route.prefix} mixes them`);
     }
     const options = {
       rules: rules.map((rule) => ({
@@ -91,6 +91,8 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
       })),
       clock,
       ...(store === "memory" ? {} : { store, ...stores[store] }),
+      // A rule's own lease overrides the store's (false: none).
+      ...(lease === undefined ? {} : { lease }),
     };
     try {
       return createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));

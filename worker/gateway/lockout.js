@@ -125,7 +125,7 @@ function createGuard(entries) {
         verdict.fallback = attempt.store !== null && attempt.store !== rule.store;
       }
       if (!attempt.allowed && rule.mode === "enforce") {
-        const refused = attempt.reason === "missing_account" ? MISSING_ACCOUNT : REFUSED_ACCOUNT[attempt.reason];
+        const refused = attempt.reason === "missing_account" ? MISSING_ACCOUNT : REFUSED_ACCOUNT[/** @type {string} */ (attempt.reason)];
         return { response: refused === undefined ? engine.refusedResponse(/** @type {any} */ (attempt)) : errorResponse(refused), attempts };
       }
       attempts.push({ engine, attempt });
