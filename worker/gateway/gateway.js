@@ -147,7 +147,13 @@ export function createGateway(config, options = {}) {
   const keyPart = keyParts(gatewayConfig.ip);
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
   const webSocketProxies = routes.map((route) =>
-    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+    route.websocket === null
+      ? null
+      : createWebSocketProxy(
+          /** @type {any} */ (route),
+          (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route)))),
+          { onMessage: (outcome) => metrics.countWebSocketMessage(route.index, outcome) },
+        ),
   );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
@@ -267,6 +273,7 @@ export function createGateway(config, options = {}) {
       const upgraded = await webSocketProxy({ request, targetUrl: target.url, env, secret, ctx, headers: rateHeaders });
       record.upstreamStatus = upgraded.upstreamStatus;
       if (upgraded.refused) record.decision = "connection_limited";
+      metrics.countWebSocketConnection(route.index, upgraded.refused ? "refused" : upgraded.upstreamStatus === 101 ? "opened" : "failed");
       if (upgraded.failure !== null) {
         metrics.countUpstreamFailure(route.index, upgraded.failure);
         record.error = `upstream ${upgraded.failure}`;
