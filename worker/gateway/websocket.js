@@ -99,14 +99,14 @@ export function createWebSocketProxy(route, keyOf, { onMessage = () => {} } = {}
     }
     const gate = messages === null ? null : messages.connection(lease?.key ?? `${route.index}`);
     const hooks = {
-      /** @param {string | ArrayBuffer} data @param {{ send: (data: string) => void, close: (code?: number, reason?: string) => void }} client */
+      /** @param {string | ArrayBuffer} data @param {{ send: Function, close: Function }} client */
       onClientMessage(data, client) {
         if (overSize(data, maxMessageBytes)) {
           onMessage("too_large");
           client.close(1009, "message too big");
           return false;
         }
-        const admitted = gate === null || gate.admit(client);
+        const admitted = gate === null || gate.admit(/** @type {import("../src/features/websocket/message-limit.js").MessageSocket} */ (client));
         onMessage(admitted ? "admitted" : "rate_limited");
         return admitted;
       },
