@@ -15,6 +15,13 @@
 // and, when the secret is long enough to give at least 8 base64 characters of its own, its base64 and
 // base64url spellings at each of the 3 alignments it can have inside a longer encoded text (the 1 or 2
 // characters at each end that mix in neighbouring bytes stay visible).
+// Fragments: any run of at least FRAGMENT_BYTES (12) consecutive bytes of a secret is masked too, in
+// each of those spellings (an upstream that echoes a secret cut short, say its first 20 characters,
+// leaks no 12 of them in a row). Why 12: longer than the public prefixes keys share with every other
+// key of their kind (`sk_live_`, `ghp_`, `xoxb-`, `AKIA`: 4 to 8 characters), so text quoting a prefix
+// is left alone, and long enough that a run of a random token's characters (72 bits of base64, 48 of
+// hex) does not turn up in a response by chance; what stays visible is at most 11 characters of a
+// secret in a row. A secret of 12 bytes or fewer is masked whole only, as before.
 // Not caught (docs/security.md says so): base64 broken by line breaks, any other encoding (hex dumps,
 // gzip, encryption), a secret split by other text, and escapes other than those above for non-ASCII
 // characters of a secret (those are matched as they are or percent-encoded only).
@@ -36,6 +43,10 @@ const NAMED_REFERENCES = new Map(
 // The longest spelling of one character above: "&#x00002F;" (10 bytes).
 const LONGEST_SPELLING = 10;
 const MIN_BASE64_NEEDLE = 8;
+/** The shortest run of a secret's bytes masked on its own (see the top of this file for why 12). */
+export const FRAGMENT_BYTES = 12;
+// A base64 needle's characters that FRAGMENT_BYTES bytes always cover, whatever their alignment.
+const FRAGMENT_BASE64 = Math.floor((8 * FRAGMENT_BYTES) / 6) - 2;
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 function hexValue(c) {
@@ -111,13 +122,15 @@ function escapedCharacter(bytes, at) {
 }
 
 /**
- * Where an occurrence of `secret` (its UTF-8 bytes) spelled in any mix of the forms above that starts
- * at bytes[at] ends (exclusive), or -1. Non-ASCII bytes of the secret match as they are or as %XX.
+ * Where an occurrence of `secret` (its UTF-8 bytes) from its byte `index` on, spelled in any mix of the
+ * forms above, that starts at bytes[at] ends (exclusive), or -1. It may stop short of the secret's end
+ * once `minimum` of its bytes matched (a fragment; the default asks for the whole secret). Non-ASCII
+ * bytes of the secret match as they are or as %XX.
  */
-function occurrenceEnd(bytes, at, secret, index = 0) {
+function occurrenceEnd(bytes, at, secret, index = 0, minimum = secret.length - index, from = index) {
   let p = at;
   for (let i = index; i < secret.length; i++) {
-    if (p >= bytes.length) return -1;
+    if (p >= bytes.length) return i - from >= minimum ? p : -1;
     const want = secret[i];
     const escaped = escapedCharacter(bytes, p);
     if (escaped !== null && escaped[0] === want && (want < 0x80 || bytes[p] === 0x25)) {
@@ -127,13 +140,49 @@ function occurrenceEnd(bytes, at, secret, index = 0) {
         p += escaped[1];
         continue;
       }
-      const end = occurrenceEnd(bytes, p + escaped[1], secret, i + 1);
+      const end = occurrenceEnd(bytes, p + escaped[1], secret, i + 1, minimum, from);
       if (end >= 0) return end;
     }
-    if (bytes[p] !== want) return -1;
+    if (bytes[p] !== want) return i - from >= minimum ? p : -1;
     p += 1;
   }
   return p;
+}
+
+const ESCAPE_STARTS = [0x25, 0x2b, 0x5c, 0x26];
+const IS_ESCAPE_START = new Uint8Array(256);
+for (const c of ESCAPE_STARTS) IS_ESCAPE_START[c] = 1;
+/** @type {any[]} An empty list, shared (never written). */
+const NONE = [];
+
+// Lists indexed by first byte (`byFirst[c]`), indexed again by their first two bytes ((c << 8) | d).
+// An entry of one byte only (its run ends there) is kept under every second byte it could meet.
+function byFirstTwo(byFirst, bytesOf) {
+  const map = new Map();
+  byFirst.forEach((entries, c) => {
+    for (const entry of entries) {
+      const bytes = bytesOf(entry);
+      const seconds = entry.from + 1 < bytes.length ? [bytes[entry.from + 1]] : Array.from({ length: 256 }, (_, d) => d);
+      for (const d of seconds) {
+        const id = (c << 8) | d;
+        if (!map.has(id)) map.set(id, []);
+        map.get(id).push(entry);
+      }
+    }
+  });
+  return map;
+}
+
+// How far the bytes at bytes[at] match `needle` from its character `from` on (exclusive end), when
+// at least `minimum` of them do, else -1.
+function runEnd(bytes, at, needle, from, minimum) {
+  let j = from;
+  let p = at;
+  while (j < needle.length && p < bytes.length && bytes[p] === needle[j]) {
+    j++;
+    p++;
+  }
+  return j - from >= minimum ? p : -1;
 }
 
 // The base64 (or base64url) text that `secret` contributes at each of the 3 byte alignments, minus
@@ -155,11 +204,6 @@ function base64Needles(secret) {
   return [...new Set(needles)].map((needle) => encoder.encode(needle));
 }
 
-function startsAt(bytes, at, needle) {
-  if (at + needle.length > bytes.length) return false;
-  for (let j = 0; j < needle.length; j++) if (bytes[at + j] !== needle[j]) return false;
-  return true;
-}
 
 /**
  * A masker of several secrets: `mask(bytes)` masks, in place, every occurrence that lies wholly
@@ -169,21 +213,58 @@ function compile(secrets) {
   const spelled = secrets.map((secret) => encoder.encode(secret));
   const needles = spelled.flatMap(base64Needles);
   const longest = Math.max(...spelled.map((bytes) => bytes.length * LONGEST_SPELLING), ...needles.map((needle) => needle.length));
-  // Bytes that may begin an occurrence: each secret's first byte, an escape's first byte, a needle's.
+  // Where an occurrence may begin, by the value of its first character (a byte, or an escape's value):
+  // the whole of each secret, and each of its fragments (from every byte on, FRAGMENT_BYTES at least).
+  /** @type {Array<Array<{ secret: Uint8Array, from: number, minimum: number }>>} */
+  const spellingsBy = Array.from({ length: 256 }, () => []);
+  for (const secret of spelled) {
+    spellingsBy[secret[0]].push({ secret, from: 0, minimum: secret.length });
+    for (let from = 0; from + FRAGMENT_BYTES <= secret.length && secret.length > FRAGMENT_BYTES; from++) {
+      spellingsBy[secret[from]].push({ secret, from, minimum: FRAGMENT_BYTES });
+    }
+  }
+  // The base64 needles likewise: whole, or from any character on for FRAGMENT_BASE64 at least.
+  /** @type {Array<Array<{ needle: Uint8Array, from: number, minimum: number }>>} */
+  const needlesBy = Array.from({ length: 256 }, () => []);
+  for (const needle of needles) {
+    needlesBy[needle[0]].push({ needle, from: 0, minimum: needle.length });
+    for (let from = 0; from + FRAGMENT_BASE64 <= needle.length && needle.length > FRAGMENT_BASE64; from++) {
+      needlesBy[needle[from]].push({ needle, from, minimum: FRAGMENT_BASE64 });
+    }
+  }
+  // Bytes that may begin an occurrence: a spelling's or a needle's first byte, an escape's first byte.
   const starts = new Uint8Array(256);
-  for (const bytes of spelled) starts[bytes[0]] = 1;
-  for (const needle of needles) starts[needle[0]] = 1;
-  for (const c of [0x25, 0x2b, 0x5c, 0x26]) starts[c] = 1;
+  for (let c = 0; c < 256; c++) if (spellingsBy[c].length > 0 || needlesBy[c].length > 0) starts[c] = 1;
+  for (const c of ESCAPE_STARTS) starts[c] = 1;
+  // The same lists by their first two bytes as they are (most positions of a text have none), for
+  // the common case of an occurrence whose first two characters are not escaped.
+  const spellingsBy2 = byFirstTwo(spellingsBy, (entry) => entry.secret);
+  const needlesBy2 = byFirstTwo(needlesBy, (entry) => entry.needle);
+  // Whether any occurrence begins with these two bytes as they are: the scan's first, cheapest test.
+  const pairs = new Uint8Array(65536);
+  for (const id of [...spellingsBy2.keys(), ...needlesBy2.keys()]) pairs[id] = 1;
+
+  function spellingsEnd(bytes, at, candidates, end) {
+    for (const { secret, from, minimum } of candidates) end = Math.max(end, occurrenceEnd(bytes, at, secret, from, minimum, from));
+    return end;
+  }
 
   function mask(bytes) {
     let changed = false;
     for (let at = 0; at < bytes.length; at++) {
-      if (starts[bytes[at]] === 0) continue;
-      let end = -1;
-      for (const secret of spelled) {
-        end = Math.max(end, occurrenceEnd(bytes, at, secret));
+      const c = bytes[at];
+      if (starts[c] === 0) continue;
+      const next = at + 1 < bytes.length ? bytes[at + 1] : -1;
+      const escapeNext = next === -1 || IS_ESCAPE_START[next] === 1;
+      if (!escapeNext && IS_ESCAPE_START[c] === 0 && pairs[(c << 8) | next] === 0) continue;
+      // A second byte that may start an escape: every occurrence beginning with c may follow.
+      let end = spellingsEnd(bytes, at, escapeNext ? spellingsBy[c] : (spellingsBy2.get((c << 8) | next) ?? NONE), -1);
+      // An escape spells the character it stands for: the occurrences that begin with that one.
+      const escaped = IS_ESCAPE_START[c] === 1 ? escapedCharacter(bytes, at) : null;
+      if (escaped !== null && escaped[0] < 256 && escaped[0] !== c) end = spellingsEnd(bytes, at, spellingsBy[escaped[0]], end);
+      for (const { needle, from, minimum } of next === -1 ? needlesBy[c] : (needlesBy2.get((c << 8) | next) ?? NONE)) {
+        end = Math.max(end, runEnd(bytes, at, needle, from, minimum));
       }
-      for (const needle of needles) if (startsAt(bytes, at, needle)) end = Math.max(end, at + needle.length);
       if (end > at) {
         bytes.fill(STAR, at, end);
         changed = true;
