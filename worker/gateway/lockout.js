@@ -123,6 +123,8 @@ function createGuard(entries) {
         verdict.event = attempt.allowed ? "admitted" : rule.mode === "enforce" ? "denied" : "would_have_denied";
         verdict.store = attempt.store;
         verdict.fallback = attempt.store !== null && attempt.store !== rule.store;
+        // The account, as the dashboard lists locked ones (redacted there unless showKeys).
+        if (typeof attempt.account === "string") verdict.key = `account:${attempt.account}`;
       }
       if (!attempt.allowed && rule.mode === "enforce") {
         const refused = attempt.reason === "missing_account" ? MISSING_ACCOUNT : REFUSED_ACCOUNT[/** @type {string} */ (attempt.reason)];
