@@ -57,7 +57,12 @@ function hexAt(bytes, at, count) {
   return value;
 }
 
-// An HTML character reference at bytes[at] ("&..."): [value, length], or null.
+// An escape's decoded value and length packed in one number (value * 16 + length, every length below
+// 16), so the scan allocates nothing per byte; -1 is "no escape here".
+const NONE = -1;
+const packed = (value, length) => value * 16 + length;
+
+// An HTML character reference at bytes[at] ("&..."), packed, or NONE.
 function characterReference(bytes, at) {
   if (bytes[at + 1] === 0x23) {
     // &#DDD; or &#xHHH;
@@ -70,45 +75,47 @@ function characterReference(bytes, at) {
       if (digit < 0) break;
       value = value * (hex ? 16 : 10) + digit;
     }
-    if (digits === 0 || digits > 6 || bytes[i] !== 0x3b) return null;
-    return [value, i + 1 - at];
+    if (digits === 0 || digits > 6 || bytes[i] !== 0x3b) return NONE;
+    return packed(value, i + 1 - at);
   }
   let i = at + 1;
-  let name = "";
   for (; i < bytes.length && i - at <= 8; i++) {
     const c = bytes[i];
     if (c === 0x3b) break;
-    if (!((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a)) return null;
-    name += String.fromCharCode(c);
+    if (!((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a)) return NONE;
   }
-  if (bytes[i] !== 0x3b || !NAMED_REFERENCES.has(name)) return null;
-  return [NAMED_REFERENCES.get(name), i + 1 - at];
+  if (bytes[i] !== 0x3b || i === at + 1) return NONE;
+  const value = NAMED_REFERENCES.get(decoder.decode(bytes.subarray(at + 1, i)));
+  return value === undefined ? NONE : packed(value, i + 1 - at);
 }
 
-// One encoded character at bytes[at]: [value, length], or null when bytes[at] starts no escape.
+// One encoded character at bytes[at], packed, or NONE when bytes[at] starts no escape.
 function escapedCharacter(bytes, at) {
   const c = bytes[at];
   if (c === 0x25) {
     const value = hexAt(bytes, at + 1, 2);
-    return value < 0 ? null : [value, 3];
+    return value < 0 ? NONE : packed(value, 3);
   }
-  if (c === 0x2b) return [0x20, 1];
+  if (c === 0x2b) return packed(0x20, 1);
   if (c === 0x5c) {
     const next = bytes[at + 1];
     if (next === 0x75) {
       const value = hexAt(bytes, at + 2, 4);
-      return value < 0 ? null : [value, 6];
+      return value < 0 ? NONE : packed(value, 6);
     }
     if (next === 0x78) {
       const value = hexAt(bytes, at + 2, 2);
-      return value < 0 ? null : [value, 4];
+      return value < 0 ? NONE : packed(value, 4);
     }
-    if (next === 0x2f || next === 0x22 || next === 0x5c) return [next, 2];
-    return null;
+    if (next === 0x2f || next === 0x22 || next === 0x5c) return packed(next, 2);
+    return NONE;
   }
   if (c === 0x26) return characterReference(bytes, at);
-  return null;
+  return NONE;
 }
+
+// Whether bytes[at] can begin an escape (escapedCharacter's first bytes).
+const isEscapeStart = (c) => c === 0x25 || c === 0x2b || c === 0x5c || c === 0x26;
 
 /**
  * Where an occurrence of `secret` (its UTF-8 bytes) spelled in any mix of the forms above that starts
@@ -119,18 +126,25 @@ function occurrenceEnd(bytes, at, secret, index = 0) {
   for (let i = index; i < secret.length; i++) {
     if (p >= bytes.length) return -1;
     const want = secret[i];
+    const here = bytes[p];
+    // Most bytes start no escape: one comparison decides.
+    if (!isEscapeStart(here)) {
+      if (here !== want) return -1;
+      p += 1;
+      continue;
+    }
     const escaped = escapedCharacter(bytes, p);
-    if (escaped !== null && escaped[0] === want && (want < 0x80 || bytes[p] === 0x25)) {
+    if (escaped !== NONE && escaped >>> 4 === want && (want < 0x80 || here === 0x25)) {
       // The escape and the raw reading can both fit (a secret holding `%`, `+`, `&` or `\`): try
       // the escape, and the raw byte if the rest does not follow.
-      if (bytes[p] !== want) {
-        p += escaped[1];
+      if (here !== want) {
+        p += escaped & 15;
         continue;
       }
-      const end = occurrenceEnd(bytes, p + escaped[1], secret, i + 1);
+      const end = occurrenceEnd(bytes, p + (escaped & 15), secret, i + 1);
       if (end >= 0) return end;
     }
-    if (bytes[p] !== want) return -1;
+    if (here !== want) return -1;
     p += 1;
   }
   return p;
@@ -164,26 +178,41 @@ function startsAt(bytes, at, needle) {
 /**
  * A masker of several secrets: `mask(bytes)` masks, in place, every occurrence that lies wholly
  * inside `bytes`; `longest` bounds an occurrence's length.
+ *
+ * The scan is one table lookup per byte: `candidates[b]` lists what may begin at a byte b (the secrets
+ * whose first byte is b, every secret at a byte that begins an escape, the base64 needles starting
+ * with b), so a byte that begins nothing costs one load and one comparison, and a byte that begins
+ * something is tried against those candidates only.
  */
 function compile(secrets) {
   const spelled = secrets.map((secret) => encoder.encode(secret));
   const needles = spelled.flatMap(base64Needles);
   const longest = Math.max(...spelled.map((bytes) => bytes.length * LONGEST_SPELLING), ...needles.map((needle) => needle.length));
-  // Bytes that may begin an occurrence: each secret's first byte, an escape's first byte, a needle's.
+  const candidates = Array.from({ length: 256 }, () => ({ secrets: [], needles: [] }));
+  for (const bytes of spelled) {
+    candidates[bytes[0]].secrets.push(bytes);
+    // A secret's first character may be spelled as an escape (`+` only ever spells a space).
+    for (const c of [0x25, 0x5c, 0x26]) if (!candidates[c].secrets.includes(bytes)) candidates[c].secrets.push(bytes);
+    if (bytes[0] === 0x20 && !candidates[0x2b].secrets.includes(bytes)) candidates[0x2b].secrets.push(bytes);
+  }
+  for (const needle of needles) candidates[needle[0]].needles.push(needle);
   const starts = new Uint8Array(256);
-  for (const bytes of spelled) starts[bytes[0]] = 1;
-  for (const needle of needles) starts[needle[0]] = 1;
-  for (const c of [0x25, 0x2b, 0x5c, 0x26]) starts[c] = 1;
+  for (let c = 0; c < 256; c++) starts[c] = candidates[c].secrets.length + candidates[c].needles.length > 0 ? 1 : 0;
 
   function mask(bytes) {
     let changed = false;
-    for (let at = 0; at < bytes.length; at++) {
+    const length = bytes.length;
+    for (let at = 0; at < length; at++) {
       if (starts[bytes[at]] === 0) continue;
+      const { secrets: trySecrets, needles: tryNeedles } = candidates[bytes[at]];
       let end = -1;
-      for (const secret of spelled) {
-        end = Math.max(end, occurrenceEnd(bytes, at, secret));
+      for (let k = 0; k < trySecrets.length; k++) {
+        const e = occurrenceEnd(bytes, at, trySecrets[k]);
+        if (e > end) end = e;
       }
-      for (const needle of needles) if (startsAt(bytes, at, needle)) end = Math.max(end, at + needle.length);
+      for (let k = 0; k < tryNeedles.length; k++) {
+        if (startsAt(bytes, at, tryNeedles[k]) && at + tryNeedles[k].length > end) end = at + tryNeedles[k].length;
+      }
       if (end > at) {
         bytes.fill(STAR, at, end);
         changed = true;
@@ -195,42 +224,89 @@ function compile(secrets) {
   return { mask, longest };
 }
 
-function maskingStream({ mask, longest }) {
-  // The last (longest - 1) bytes seen may begin an occurrence that the next chunk completes, so they
-  // are held back until it arrives. An occurrence that begins before them is wholly in view.
-  let held = new Uint8Array(0);
-  return new TransformStream({
-    transform(chunk, controller) {
-      const bytes = new Uint8Array(held.length + chunk.byteLength);
-      bytes.set(held, 0);
-      bytes.set(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength), held.length);
+/**
+ * A masking pass over a stream's chunks, for a stream step of one's own: `push(chunk)` masks what
+ * arrived with what was held back and returns the bytes that can be released (or null), `end()` the
+ * bytes still held (or null). The last (longest - 1) bytes seen may begin an occurrence that the next
+ * chunk completes, so they are held back until it arrives; an occurrence that begins before them is
+ * wholly in view.
+ */
+function streamMasker({ mask, longest }) {
+  let held = null;
+  return {
+    push(chunk) {
+      const view = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      let bytes;
+      if (held === null) {
+        // The runtime hands each chunk over for good: masked in place, no copy.
+        bytes = view;
+      } else {
+        bytes = new Uint8Array(held.length + view.length);
+        bytes.set(held, 0);
+        bytes.set(view, held.length);
+      }
       mask(bytes);
       const release = Math.max(0, bytes.length - (longest - 1));
-      if (release > 0) controller.enqueue(bytes.slice(0, release));
-      held = bytes.slice(release);
+      held = release < bytes.length ? bytes.slice(release) : null;
+      return release > 0 ? bytes.subarray(0, release) : null;
+    },
+    end() {
+      const rest = held;
+      held = null;
+      return rest;
+    },
+  };
+}
+
+function maskingStream(compiled) {
+  const masker = streamMasker(compiled);
+  return new TransformStream({
+    transform(chunk, controller) {
+      const released = masker.push(chunk);
+      if (released !== null) controller.enqueue(released);
     },
     flush(controller) {
-      if (held.length > 0) controller.enqueue(held);
+      const rest = masker.end();
+      if (rest !== null) controller.enqueue(rest);
     },
   });
 }
 
 /**
  * A masker for `secrets` (strings; empty ones and duplicates are ignored, a single string is one
- * secret, null none): `text(value)` masks a string (a header value, a reason phrase), `body(stream)` a
- * byte stream. With no secret, both return their input unchanged.
+ * secret, null none): `text(value)` masks a string (a header value, a reason phrase), `bytes(array)`
+ * masks a whole body in place (true when it changed something), `stream()` gives a streaming pass
+ * ({ push(chunk), end() }, see streamMasker) and `body(stream)` a masked copy of a byte stream. With no
+ * secret, `any` is false and every one of them leaves its input as it is.
  * @param {string | null | readonly (string | null | undefined)[]} secrets
- * @returns {{ text: (value: string) => string, body: (stream: ReadableStream | null) => ReadableStream | null }}
+ * @returns {{
+ *   any: boolean,
+ *   text: (value: string) => string,
+ *   bytes: (array: Uint8Array) => boolean,
+ *   stream: () => { push(chunk: Uint8Array): Uint8Array | null, end(): Uint8Array | null },
+ *   body: (stream: ReadableStream | null) => ReadableStream | null,
+ * }}
  */
 export function secretMasker(secrets) {
   const list = [...new Set((Array.isArray(secrets) ? secrets : [secrets]).filter((s) => typeof s === "string" && s !== ""))];
-  if (list.length === 0) return { text: (value) => value, body: (stream) => stream };
+  if (list.length === 0) {
+    return {
+      any: false,
+      text: (value) => value,
+      bytes: () => false,
+      stream: () => ({ push: (chunk) => chunk, end: () => null }),
+      body: (stream) => stream,
+    };
+  }
   const compiled = compile(list);
   return {
+    any: true,
     text: (value) => {
       const bytes = encoder.encode(value);
       return compiled.mask(bytes) ? decoder.decode(bytes) : value;
     },
+    bytes: (array) => compiled.mask(array),
+    stream: () => streamMasker(compiled),
     body: (stream) => (stream === null ? null : stream.pipeThrough(maskingStream(compiled))),
   };
 }
