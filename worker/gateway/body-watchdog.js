@@ -77,9 +77,13 @@ export function watchBody(body, timeoutMs, onStall) {
 
 /**
  * relayChunks is the one stream step between the upstream's body and the client's: each chunk read
- * from `body` is passed through `masker` (a streaming pass of redact.js, or null) and enqueued, and
+ * from `body` is passed through `masker` (a streaming pass of redact.js, or null) and written on, and
  * the reads are watched for silence when `timeoutMs` is a number (see watchBody). With neither, it
  * returns `body` itself: the runtime then pipes it natively, and no JavaScript runs per chunk.
+ *
+ * In workerd the chunks are written into an IdentityTransformStream (a native stream) by a loop, so
+ * the runtime reads the client's side without calling into JavaScript; elsewhere a ReadableStream's
+ * pull does the same steps.
  */
 export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null }) {
   if (masker === null && timeoutMs === null) return body;
@@ -90,31 +94,47 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
     : new SilenceWatchdog(timeoutMs, () => {
       stalled = new UpstreamBodyStalled(timeoutMs);
       onStall();
-      // A pending read answers { done: true } once its stream is cancelled: pull() then sees `stalled`.
+      // A pending read answers { done: true } once its stream is cancelled: the loop then sees `stalled`.
       reader.cancel(stalled).catch(() => {});
     });
+  // The next bytes for the client, or null at the end (throws when the body failed or stalled).
+  async function next() {
+    for (;;) {
+      watchdog?.reading();
+      const { done, value } = await reader.read();
+      watchdog?.answered();
+      if (stalled !== null) throw stalled;
+      if (done) {
+        watchdog?.stop();
+        return masker?.end() ?? null;
+      }
+      const out = masker === null ? value : masker.push(value);
+      // A masker may hold a short chunk back whole (it might begin a secret): read on.
+      if (out !== null) return out;
+    }
+  }
+  if (typeof IdentityTransformStream === "function") {
+    // eslint-disable-next-line no-undef -- workerd's global
+    const { readable, writable } = new IdentityTransformStream();
+    const writer = writable.getWriter();
+    (async () => {
+      try {
+        for (let out = await next(); out !== null; out = await next()) await writer.write(out);
+        await writer.close();
+      } catch (error) {
+        watchdog?.stop();
+        reader.cancel(error).catch(() => {});
+        writer.abort(error).catch(() => {});
+      }
+    })();
+    return readable;
+  }
   return new ReadableStream({
     async pull(controller) {
       try {
-        for (;;) {
-          watchdog?.reading();
-          const { done, value } = await reader.read();
-          watchdog?.answered();
-          if (stalled !== null) throw stalled;
-          if (done) {
-            watchdog?.stop();
-            const rest = masker?.end() ?? null;
-            if (rest !== null) controller.enqueue(rest);
-            controller.close();
-            return;
-          }
-          const out = masker === null ? value : masker.push(value);
-          // A masker may hold a short chunk back whole (it might begin a secret): read on.
-          if (out !== null) {
-            controller.enqueue(out);
-            return;
-          }
-        }
+        const out = await next();
+        if (out === null) controller.close();
+        else controller.enqueue(out);
       } catch (error) {
         watchdog?.stop();
         controller.error(error);
