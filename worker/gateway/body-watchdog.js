@@ -81,11 +81,13 @@ export function watchBody(body, timeoutMs, onStall) {
  * the reads are watched for silence when `timeoutMs` is a number (see watchBody). With neither, it
  * returns `body` itself: the runtime then pipes it natively, and no JavaScript runs per chunk.
  *
- * In workerd the chunks are written into an IdentityTransformStream (a native stream) by a loop, so
- * the runtime reads the client's side without calling into JavaScript; elsewhere a ReadableStream's
- * pull does the same steps.
+ * In workerd the chunks are written by a loop into a native stream, so the runtime reads the client's
+ * side without calling into JavaScript: a FixedLengthStream of `length` when the body announced one
+ * (the runtime then sends that Content-Length, and a body that ends short is an error the client
+ * sees), else an IdentityTransformStream. Elsewhere a ReadableStream's pull does the same steps (and
+ * `length` is not enforced).
  */
-export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null }) {
+export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null }) {
   if (masker === null && timeoutMs === null) return body;
   const reader = body.getReader();
   let stalled = null;
@@ -114,8 +116,8 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
     }
   }
   if (typeof IdentityTransformStream === "function") {
-    // eslint-disable-next-line no-undef -- workerd's global
-    const { readable, writable } = new IdentityTransformStream();
+    // eslint-disable-next-line no-undef -- workerd's globals
+    const { readable, writable } = length === null ? new IdentityTransformStream() : new FixedLengthStream(length);
     const writer = writable.getWriter();
     (async () => {
       try {

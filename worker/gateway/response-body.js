@@ -117,7 +117,8 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall) {
   const timeoutMs = upstream.bodyTimeoutMs;
   const length = declaredLength(headers);
   if (!needsMasking(upstream.maskBody, headers, mask)) {
-    return withLength(relayChunks(body, { timeoutMs, onStall, masker: null }), length);
+    if (timeoutMs === null) return withLength(body, length);
+    return relayChunks(body, { timeoutMs, onStall, masker: null, length });
   }
   if (length !== null && length <= WHOLE_BODY_BYTES) {
     const read = await readWhole(body, timeoutMs, onStall);
@@ -132,5 +133,5 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall) {
     const error = read.error ?? new TypeError("the upstream's body did not match its Content-Length");
     return withLength(failingAfter(released, error), length);
   }
-  return withLength(relayChunks(body, { timeoutMs, onStall, masker: mask.stream() }), length);
+  return relayChunks(body, { timeoutMs, onStall, masker: mask.stream(), length });
 }
