@@ -18,6 +18,8 @@ import { dirname, join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
 
 import { writeDocsSection } from "./lib/docs-section.js";
+import { summarizeProfile } from "./lib/profile-summary.js";
+import { Inspector } from "./lib/workerd.js";
 import { median, rotate } from "./lib/stats.js";
 import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
 
@@ -27,6 +29,9 @@ const quick = args.includes("--quick");
 const noWrite = args.includes("--no-write") || quick;
 const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? null;
 const REPETITIONS = quick ? 3 : 7;
+// --profile=SCENARIO: a CPU profile of the gateway's isolate through that scenario's requests, printed
+// by function (self time) instead of the figures.
+const profileScenario = args.find((a) => a.startsWith("--profile="))?.slice(10) ?? null;
 
 // wrangler's own esbuild, as the tests bundle.
 const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
@@ -94,7 +99,7 @@ async function bundleGateway() {
   return result.outputFiles[0].text;
 }
 
-async function start() {
+async function start(inspectorPort) {
   const esm = (path, contents) => ({ type: "ESModule", path, contents });
   const plain = (name, file, extra = {}) => ({
     name,
@@ -104,6 +109,7 @@ async function start() {
     ...extra,
   });
   return new Miniflare({
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
     workers: [
       {
         name: "gateway",
@@ -227,6 +233,33 @@ function markdown(results, machine) {
   lines.push("", "| floor | measured | met |", "|---|---|---|");
   for (const v of verdicts(results)) lines.push(`| ${v.floor} | ${v.value} | ${v.met ? "yes" : "**no**"} |`);
   return lines.join("\n");
+}
+
+async function profile(name) {
+  const scenario = SCENARIOS.find((s) => s.name === name);
+  const inspectorPort = 9700 + Math.floor(Math.random() * 90);
+  const mf = await start(inspectorPort);
+  await mf.ready;
+  const gateway = await mf.getWorker("gateway");
+  await batch(gateway, scenario.gateway, scenario.batch);
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
+  const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith("/core:user:gateway"));
+  const inspector = await Inspector.open(target.webSocketDebuggerUrl);
+  await inspector.send("Profiler.enable");
+  await inspector.send("Profiler.setSamplingInterval", { interval: 50 });
+  await inspector.send("Profiler.start");
+  await batch(gateway, scenario.gateway, scenario.batch * 3);
+  const { profile: taken } = await inspector.send("Profiler.stop");
+  inspector.close();
+  await mf.dispose();
+  const summary = summarizeProfile(taken, 40);
+  console.log(`${summary.samples} samples`);
+  for (const f of summary.functions) console.log(`${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`);
+}
+
+if (profileScenario !== null) {
+  await profile(profileScenario);
+  process.exit(0);
 }
 
 const results = await main();

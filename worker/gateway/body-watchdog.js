@@ -25,6 +25,7 @@ export class SilenceWatchdog {
   #timeoutMs;
   #onSilence;
   #since = -1; // when the pending read started; -1: no read pending
+  /** @type {ReturnType<typeof setTimeout> | null} */
   #timer = null;
   #done = false;
 
@@ -76,6 +77,11 @@ export function watchBody(body, timeoutMs, onStall) {
 }
 
 /**
+ * A streaming masking pass (redact.js's secretMasker(...).stream()).
+ * @typedef {{ push(chunk: Uint8Array): Uint8Array | null, end(): Uint8Array | null }} StreamMasker
+ */
+
+/**
  * relayChunks is the one stream step between the upstream's body and the client's: each chunk read
  * from `body` is passed through `masker` (a streaming pass of redact.js, or null) and written on, and
  * the reads are watched for silence when `timeoutMs` is a number (see watchBody). With neither, it
@@ -86,10 +92,14 @@ export function watchBody(body, timeoutMs, onStall) {
  * (the runtime then sends that Content-Length, and a body that ends short is an error the client
  * sees), else an IdentityTransformStream. Elsewhere a ReadableStream's pull does the same steps (and
  * `length` is not enforced).
+ * @param {ReadableStream} body
+ * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null }} options
+ * @returns {ReadableStream}
  */
 export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null }) {
   if (masker === null && timeoutMs === null) return body;
   const reader = body.getReader();
+  /** @type {UpstreamBodyStalled | null} */
   let stalled = null;
   const watchdog = timeoutMs === null
     ? null
@@ -99,7 +109,10 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
       // A pending read answers { done: true } once its stream is cancelled: the loop then sees `stalled`.
       reader.cancel(stalled).catch(() => {});
     });
-  // The next bytes for the client, or null at the end (throws when the body failed or stalled).
+  /**
+   * The next bytes for the client, or null at the end (throws when the body failed or stalled).
+   * @returns {Promise<Uint8Array | null>}
+   */
   async function next() {
     for (;;) {
       watchdog?.reading();

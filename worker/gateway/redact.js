@@ -188,6 +188,7 @@ function compile(secrets) {
   const spelled = secrets.map((secret) => encoder.encode(secret));
   const needles = spelled.flatMap(base64Needles);
   const longest = Math.max(...spelled.map((bytes) => bytes.length * LONGEST_SPELLING), ...needles.map((needle) => needle.length));
+  /** @type {{ secrets: Uint8Array[], needles: Uint8Array[] }[]} */
   const candidates = Array.from({ length: 256 }, () => ({ secrets: [], needles: [] }));
   for (const bytes of spelled) {
     candidates[bytes[0]].secrets.push(bytes);
@@ -232,6 +233,7 @@ function compile(secrets) {
  * wholly in view.
  */
 function streamMasker({ mask, longest }) {
+  /** @type {Uint8Array | null} */
   let held = null;
   return {
     push(chunk) {

@@ -65,6 +65,7 @@ function concat(chunks, total) {
 // { partial, error }.
 async function readWhole(body, timeoutMs, onStall) {
   const reader = body.getReader();
+  /** @type {UpstreamBodyStalled | null} */
   let stalled = null;
   const watchdog = timeoutMs === null
     ? null
