@@ -78,6 +78,9 @@ import {
  * `forwardHeaders`: headers stripped by default to forward anyway; `stripHeaders`: more headers never
  * forwarded; `clientIpHeader`: a header the gateway sets to cf-connecting-ip (default none).
  * `cacheControl`: "upstream" (default) or a Cache-Control value for successful responses.
+ * `maskBody`: which response bodies are read for secrets (headers always are): "auto" (default) every
+ * body but images (not SVG), audio, video and fonts; "always" every body; "never" none, for an upstream
+ * that cannot echo one (docs/gateway.md, "What it costs").
  * @typedef {object} UpstreamInput
  * @property {string} url
  * @property {string} [service]
@@ -89,6 +92,7 @@ import {
  * @property {string[]} [stripHeaders]
  * @property {string | null} [clientIpHeader]
  * @property {string} [cacheControl]
+ * @property {"auto" | "always" | "never"} [maskBody]
  */
 /**
  * @typedef {object} RouteInput
@@ -155,6 +159,7 @@ import {
  *   readonly stripHeaders: readonly string[];
  *   readonly clientIpHeader: string | null;
  *   readonly cacheControl: string;
+ *   readonly maskBody: "auto" | "always" | "never";
  * }} GatewayUpstream
  */
 /**
@@ -234,6 +239,7 @@ const UPSTREAM_FIELDS = [
   "stripHeaders",
   "clientIpHeader",
   "cacheControl",
+  "maskBody",
 ];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
 const ADMIN_FIELDS = ["path", "tokenSecret", "dashboard"];
@@ -428,6 +434,7 @@ function validateUpstream(raw, path) {
     stripHeaders,
     clientIpHeader: validateClientIpHeader(raw.clientIpHeader, fieldPath(path, "clientIpHeader"), auth, forwardHeaders, stripHeaders),
     cacheControl: validateCacheControl(raw.cacheControl, fieldPath(path, "cacheControl")),
+    maskBody: raw.maskBody === undefined ? "auto" : expectOneOf(raw.maskBody, fieldPath(path, "maskBody"), ["auto", "always", "never"]),
   });
 }
 

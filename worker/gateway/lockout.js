@@ -116,7 +116,7 @@ function createGuard(entries) {
       const attempt =
         read.problem === undefined
           ? await engine.check([request, env, ctx, read.account], env, ctx)
-          : { allowed: false, reason: read.problem, store: null };
+          : { allowed: false, reason: read.problem, store: null, account: null };
       const verdict = verdicts?.[index];
       if (verdict !== undefined) {
         verdict.mode = rule.mode;
