@@ -19,7 +19,7 @@ async function freePort() {
 }
 
 /** Inspector speaks the DevTools protocol to one isolate, over the WebSocket workerd serves. */
-class Inspector {
+export class Inspector {
   #ws;
   #nextId = 0;
   #pending = new Map();

@@ -132,7 +132,7 @@ EvictionSummary::~EvictionSummary() {
 
 uint32_t EvictionSummary::cells_for(uint32_t key_capacity) {
   uint32_t cells = kMinCells;
-  while (cells < kMaxCells && cells * 256ULL < key_capacity) cells *= 2;
+  while (cells < kMaxCells && cells * uint64_t{kKeysPerCell} < key_capacity) cells *= 2;
   return cells;
 }
 
@@ -149,6 +149,20 @@ Status EvictionSummary::init(uint32_t key_capacity, bool with_blocks) {
       return Status::kOutOfMemory;
     }
   }
+  cells_ = cells;
+  return Status::kOk;
+}
+
+Status EvictionSummary::grow(uint32_t key_capacity) {
+  const uint32_t cells = cells_for(key_capacity);
+  if (cells <= cells_) return Status::kOk;
+  auto* grown = static_cast<KeyState*>(std::calloc(static_cast<size_t>(kRows) * cells, sizeof(KeyState)));
+  if (grown == nullptr) return Status::kOutOfMemory;
+  for (uint32_t row = 0; row < kRows; ++row) {
+    for (uint32_t c = 0; c < cells; ++c) grown[row * cells + c] = cells_array_[row * cells_ + (c & (cells_ - 1))];
+  }
+  std::free(cells_array_);
+  cells_array_ = grown;
   cells_ = cells;
   return Status::kOk;
 }

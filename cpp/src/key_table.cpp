@@ -9,31 +9,90 @@ KeyTable::~KeyTable() {
   std::free(rings_);
 }
 
+Status KeyTable::allocate(uint64_t buckets, uint32_t ring_entries, void** allocation, Bucket** aligned,
+                          uint32_t** rings) {
+  if ((buckets * kWays + 1) * (ring_entries + 6ULL) * 4 > (uint64_t{1} << 32)) return Status::kOutOfMemory;
+  const size_t slot_count = static_cast<size_t>(buckets) * kWays;
+  // calloc: a zero tag is an empty slot and a zero state a fresh key, so no initialisation pass (and
+  // natively, untouched pages stay unmapped). One spare line to align the buckets to cache lines.
+  void* made = std::calloc(1, static_cast<size_t>(buckets) * sizeof(Bucket) + alignof(Bucket));
+  // One ring more than slots: zero_ring(), which stays all zeros.
+  uint32_t* made_rings = ring_entries == 0 ? nullptr : static_cast<uint32_t*>(std::calloc((slot_count + 1) * ring_entries, 4));
+  if (made == nullptr || (ring_entries != 0 && made_rings == nullptr)) {
+    std::free(made);
+    std::free(made_rings);
+    return Status::kOutOfMemory;
+  }
+  const uintptr_t line = alignof(Bucket);
+  *allocation = made;
+  *aligned = reinterpret_cast<Bucket*>((reinterpret_cast<uintptr_t>(made) + line - 1) & ~(line - 1));
+  *rings = made_rings;
+  return Status::kOk;
+}
+
 Status KeyTable::init(uint32_t capacity, uint32_t ring_entries) {
   if (buckets_ != nullptr) return Status::kInvalidArgument;
   if (capacity == 0) capacity = 1;
   // Slots for capacity / 0.9 keys: two-choice buckets of 8 overflow rarely below that load.
   const uint64_t slots = (static_cast<uint64_t>(capacity) * 10 + 8) / 9;
   const uint64_t buckets = (slots + kWays - 1) / kWays;
-  if ((buckets * kWays + 1) * (ring_entries + 6ULL) * 4 > (uint64_t{1} << 32)) return Status::kOutOfMemory;
+  const Status made = allocate(buckets, ring_entries, &allocation_, &buckets_, &rings_);
+  if (made != Status::kOk) return made;
   bucket_count_ = static_cast<uint32_t>(buckets);
   ring_entries_ = ring_entries;
-  const size_t slot_count = static_cast<size_t>(buckets) * kWays;
-  // calloc: a zero tag is an empty slot and a zero state a fresh key, so no initialisation pass (and
-  // natively, untouched pages stay unmapped). One spare line to align the buckets to cache lines.
-  allocation_ = std::calloc(1, static_cast<size_t>(buckets) * sizeof(Bucket) + alignof(Bucket));
-  // One ring more than slots: zero_ring(), which stays all zeros.
-  if (ring_entries != 0) rings_ = static_cast<uint32_t*>(std::calloc((slot_count + 1) * ring_entries, 4));
-  if (allocation_ == nullptr || (ring_entries != 0 && rings_ == nullptr)) {
-    std::free(allocation_);
-    std::free(rings_);
-    allocation_ = nullptr;
-    rings_ = nullptr;
-    bucket_count_ = 0;
-    return Status::kOutOfMemory;
+  return Status::kOk;
+}
+
+Status KeyTable::grow() {
+  const uint64_t buckets = uint64_t{bucket_count_} * 2;
+  if (buckets > 0xffffffffULL / kWays) return Status::kOutOfMemory;
+  void* allocation = nullptr;
+  Bucket* moved = nullptr;
+  uint32_t* rings = nullptr;
+  const Status made = allocate(buckets, ring_entries_, &allocation, &moved, &rings);
+  if (made != Status::kOk) return made;
+  const uint32_t count = static_cast<uint32_t>(buckets);
+  // The buckets of a hash in a table of `count` buckets (first_bucket and second_bucket's formula). The
+  // tag stands for the hash: they differ only for hash 0, whose tag 1 has the same two buckets (0, 0).
+  const auto bucket_of = [count](uint64_t half) { return static_cast<uint32_t>((half * count) >> 32); };
+  const auto free_way = [moved](uint32_t bucket) {
+    for (uint32_t way = 0; way < kWays; ++way) {
+      if (moved[bucket].slots[way].tag == 0) return way;
+    }
+    return kWays;
+  };
+  for (uint32_t slot = 0; slot < slot_count(); ++slot) {
+    const Slot& from = buckets_[slot / kWays].slots[slot % kWays];
+    if (from.tag == 0) continue;
+    const uint32_t first = bucket_of(from.tag >> 32);
+    const uint32_t second = bucket_of(from.tag & 0xffffffff);
+    uint32_t bucket = first;
+    uint32_t way = free_way(first);
+    const uint32_t other_way = free_way(second);
+    // The emptier of the two, as choose() places keys (ways here fill in order: the first free way is
+    // the bucket's count of keys).
+    if (way == kWays || (other_way != kWays && other_way < way)) {
+      bucket = second;
+      way = other_way;
+    }
+    if (way == kWays) {
+      std::free(allocation);
+      std::free(rings);
+      return Status::kOutOfMemory;
+    }
+    moved[bucket].slots[way] = from;
+    if (ring_entries_ != 0) {
+      const size_t to = (static_cast<size_t>(bucket) * kWays + way) * ring_entries_;
+      const size_t at = static_cast<size_t>(slot) * ring_entries_;
+      for (uint32_t i = 0; i < ring_entries_; ++i) rings[to + i] = rings_[at + i];
+    }
   }
-  const uintptr_t line = alignof(Bucket);
-  buckets_ = reinterpret_cast<Bucket*>((reinterpret_cast<uintptr_t>(allocation_) + line - 1) & ~(line - 1));
+  std::free(allocation_);
+  std::free(rings_);
+  allocation_ = allocation;
+  buckets_ = moved;
+  rings_ = rings;
+  bucket_count_ = count;
   return Status::kOk;
 }
 
@@ -63,10 +122,12 @@ void KeyTable::erase(uint32_t slot) {
   --size_;
 }
 
-size_t KeyTable::memory_bytes() const {
-  const size_t slots = slot_count();
-  return slots * (sizeof(uint64_t) + sizeof(KeyState)) + (slots + 1) * ring_entries_ * sizeof(uint32_t);
+size_t KeyTable::memory_bytes_for(uint32_t bucket_count, uint32_t ring_entries) {
+  const size_t slots = static_cast<size_t>(bucket_count) * kWays;
+  return slots * (sizeof(uint64_t) + sizeof(KeyState)) + (slots + 1) * ring_entries * sizeof(uint32_t);
 }
+
+size_t KeyTable::memory_bytes() const { return memory_bytes_for(bucket_count_, ring_entries_); }
 
 uint32_t KeyTable::empty_ways(uint32_t bucket) const {
   const Slot* ways = buckets_[bucket].slots;

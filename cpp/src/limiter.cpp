@@ -78,6 +78,7 @@ Status Limiter::add_rule(const RuleConfig& config, uint32_t key_capacity, uint32
   }
   slot.rule = rule;
   slot.signature = rule_signature(rule);
+  slot.first_slot_count = slot.table.slot_count();
   *rule_id = rule_count_++;
   return Status::kOk;
 }
@@ -429,12 +430,41 @@ Limiter::Start Limiter::start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, b
   return start;
 }
 
-uint32_t Limiter::choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned,
-                              uint32_t pinned_count) const {
+uint32_t Limiter::choose_without_growth(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned,
+                                       uint32_t pinned_count) const {
   const auto usage = [&rt, now_ms](uint32_t slot) {
     return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
   };
   return rt.table.choose(hash, usage, pinned, pinned_count);
+}
+
+bool Limiter::would_fold(RuleTable& rt, uint32_t slot, int64_t now_ms) {
+  return slot != KeyTable::kMissing && rt.table.occupied(slot) &&
+         dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms) > 0;
+}
+
+uint32_t Limiter::choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned,
+                              uint32_t pinned_count) {
+  uint32_t slot = choose_without_growth(rt, hash, now_ms, pinned, pinned_count);
+  if (pinned_count == 0 && would_fold(rt, slot, now_ms) && grow(rt)) slot = choose_without_growth(rt, hash, now_ms, nullptr, 0);
+  return slot;
+}
+
+bool Limiter::grow(RuleTable& rt) {
+  if (uint64_t{rt.table.slot_count()} * 2 > uint64_t{rt.first_slot_count} * max_growth_) return false;
+  const uint64_t table_more = rt.table.grown_memory_bytes() - rt.table.memory_bytes();
+  const uint32_t grown_capacity = rt.table.slot_count() * 2 * 9 / 10;
+  const uint64_t summary_more = EvictionSummary::bytes_for(grown_capacity) - rt.summary.memory_bytes();
+  if (grown_bytes_ + table_more + summary_more > growth_budget_bytes_) return false;
+  // The summary first: it may fail alone and leave everything as it was; the table's growth is all
+  // or nothing too, and a summary with more cells than its table needs is still exact.
+  if (rt.summary.grow(grown_capacity) != Status::kOk) return false;
+  if (rt.table.grow() != Status::kOk) return false;
+  grown_bytes_ += table_more + summary_more;
+  // Every slot moved: the remembered one no longer means anything.
+  rt.last_hash = 0;
+  rt.last_slot = 0;
+  return true;
 }
 
 void Limiter::place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms) {
@@ -465,7 +495,18 @@ void Limiter::count_denied(RuleTable& rt, uint32_t slot, int64_t now_ms, int64_t
 Status Limiter::place_new_keys(const Check* checks, uint32_t count, const uint64_t* hashes, uint32_t* slots,
                                const int32_t* group_leader, const Start* starts, int64_t now_ms,
                                bool counting_rules_only, const Decision* per_check) {
-  // First choose every slot, changing nothing; a check pins the slots of its own rule's table that this
+  // Tables that a new key would make fold a still-restricting key grow first, before any slot is pinned
+  // (growth renumbers a table's slots: the slots found for this call's keys of it are found again).
+  for (uint32_t i = 0; i < count; ++i) {
+    if (group_leader[i] != static_cast<int32_t>(i) || slots[i] != KeyTable::kMissing) continue;
+    RuleTable& rt = rules_[checks[i].rule];
+    if (counting_rules_only && !rt.rule.count_denied && !block::starts_block(rt.rule, per_check[i])) continue;
+    if (!would_fold(rt, choose_without_growth(rt, hashes[i], now_ms, nullptr, 0), now_ms) || !grow(rt)) continue;
+    for (uint32_t j = 0; j < count; ++j) {
+      if (checks[j].rule == checks[i].rule && slots[j] != KeyTable::kMissing) slots[j] = rt.table.find(hashes[j]);
+    }
+  }
+  // Then choose every slot, changing nothing; a check pins the slots of its own rule's table that this
   // call already holds or chose (slot numbers of other rules' tables are other slots).
   uint32_t chosen[kMaxChecksPerCall];
   uint32_t chosen_count = 0;

@@ -18,10 +18,11 @@ std::string flood_key(int i) { return "flood-" + std::to_string(i); }
 
 }  // namespace
 
-TEST_CASE("a key table never holds more keys than its slots, and its memory is fixed at init", "[key-table]") {
+TEST_CASE("without growth, a key table never holds more keys than its slots, and its memory is fixed at init", "[key-table]") {
   for (const Algorithm algorithm : kAllAlgorithms) {
     INFO(name_of(algorithm));
     Harness h;
+    h.no_growth();
     const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 1000);
     const TableStats empty = h.stats(rule);
     CHECK(empty.keys == 0);
@@ -80,6 +81,7 @@ TEST_CASE("the table-too-small signal: restricting evictions count, idle ones do
   for (const Algorithm algorithm : kAllAlgorithms) {
     INFO(name_of(algorithm));
     Harness h;
+    h.no_growth();
     const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 100);
     // Keys idle for two windows are back to a full quota: evicting them costs nothing and says nothing.
     for (int i = 0; i < 1000; ++i) REQUIRE(h.check(rule, flood_key(i), 1, kNow + 2 * kWindowMs * i).allowed);
@@ -113,11 +115,13 @@ struct Request {
 // small table ever admits what exact counting denies, or reports more remaining than it. Returns the
 // requests exact counting admitted and the small table denied (false limiting, the summary's cost).
 int replay_against_exact(Algorithm algorithm, int64_t limit, int64_t window_ms, uint32_t capacity,
-                         const std::vector<Request>& requests) {
+                         const std::vector<Request>& requests, bool growth) {
   Harness bounded;
   Harness exact;
+  if (!growth) bounded.no_growth();
   const uint32_t b_rule = bounded.add(algorithm, limit, window_ms, 0, capacity);
   const uint32_t e_rule = exact.add(algorithm, limit, window_ms, 0, 1 << 16);
+  const uint32_t first_slots = bounded.stats(b_rule).slots;
   int false_limited = 0;
   for (size_t step = 0; step < requests.size(); ++step) {
     const Request& r = requests[step];
@@ -136,7 +140,14 @@ int replay_against_exact(Algorithm algorithm, int64_t limit, int64_t window_ms, 
     }
   }
   REQUIRE(exact.stats(e_rule).evictions == 0);
-  REQUIRE(bounded.stats(b_rule).evictions > 0);
+  // Without growth the small table evicts; with it, a still-restricting key is folded only once the
+  // table has grown to its bound.
+  if (growth) {
+    const TableStats grown = bounded.stats(b_rule);
+    REQUIRE((grown.evictions_restricting == 0 || grown.slots == Limiter::kDefaultMaxGrowth * first_slots));
+  } else {
+    REQUIRE(bounded.stats(b_rule).evictions > 0);
+  }
   return false_limited;
 }
 
@@ -159,7 +170,7 @@ TEST_CASE("eviction never raises any key's remaining quota above exact counting 
         traffic.push_back({"k" + std::to_string(id), random.between(1, limit), now});
         now += random.between(0, kWindow / 20);
       }
-      replay_against_exact(algorithm, limit, kWindow, kCapacity, traffic);
+      for (const bool growth : {false, true}) replay_against_exact(algorithm, limit, kWindow, kCapacity, traffic, growth);
       // Adversarial: eight targets exhaust themselves, then a flood of fresh keys each spending its
       // whole quota sweeps the table between every round of the targets' retries, within the window
       // and across its edges.
@@ -171,17 +182,20 @@ TEST_CASE("eviction never raises any key's remaining quota above exact counting 
         for (int i = 0; i < 300; ++i) flood.push_back({"flood-" + std::to_string(fresh++), limit, now + i / 100});
         now += kWindow / 7;
       }
-      replay_against_exact(algorithm, limit, kWindow, kCapacity, flood);
+      for (const bool growth : {false, true}) replay_against_exact(algorithm, limit, kWindow, kCapacity, flood, growth);
     }
   }
 }
 
 TEST_CASE("eviction never raises remaining quota in a multi-check either", "[key-table][properties]") {
   for (const Algorithm algorithm : kAllAlgorithms) {
-    INFO(name_of(algorithm));
+   for (const bool growth : {false, true}) {
+    INFO(name_of(algorithm) << (growth ? " with growth" : " without growth"));
     Harness bounded;
     Harness exact;
+    if (!growth) bounded.no_growth();
     const uint32_t b_user = bounded.add(algorithm, 2, 1000, 0, 32);
+    const uint32_t first_slots = bounded.stats(b_user).slots;
     const uint32_t b_ip = bounded.add(Algorithm::kGcra, 3, 1000, 0, 32);
     const uint32_t e_user = exact.add(algorithm, 2, 1000, 0, 1 << 12);
     const uint32_t e_ip = exact.add(Algorithm::kGcra, 3, 1000, 0, 1 << 12);
@@ -207,8 +221,61 @@ TEST_CASE("eviction never raises remaining quota in a multi-check either", "[key
       }
       now += random.between(0, 30);
     }
-    CHECK(bounded.stats(b_user).evictions > 0);
+    if (growth) {
+      const TableStats grown = bounded.stats(b_user);
+      CHECK((grown.evictions_restricting == 0 || grown.slots == Limiter::kDefaultMaxGrowth * first_slots));
+    } else {
+      CHECK(bounded.stats(b_user).evictions > 0);
+    }
+   }
   }
+}
+
+TEST_CASE("under eviction pressure a table doubles, up to 16 times its slots, before it folds keys; idle keys never make it grow", "[key-table]") {
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    INFO(name_of(algorithm));
+    Harness h;
+    const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 100);
+    const TableStats first = h.stats(rule);
+    // Idle keys (two windows apart) are back to a full quota: evicting them folds nothing, so no growth.
+    for (int i = 0; i < 1000; ++i) REQUIRE(h.check(rule, flood_key(i), 1, kNow + 2 * kWindowMs * i).allowed);
+    CHECK(h.stats(rule).slots == first.slots);
+    CHECK(h.stats(rule).evictions > 0);
+    // Keys that spend their quota at one instant: the table doubles instead of folding them...
+    const int64_t later = kNow + 2 * kWindowMs * 1000;
+    for (int i = 0; i < 800; ++i) h.check(rule, "busy-" + std::to_string(i), kLimit, later);
+    const TableStats grown = h.stats(rule);
+    CHECK(grown.slots >= 8 * first.slots);
+    CHECK(grown.evictions_restricting == 0);
+    CHECK(grown.keys >= 800);
+    // ... up to 16 times its slots, then folds as a table without growth does.
+    for (int i = 800; i < 5000; ++i) h.check(rule, "busy-" + std::to_string(i), kLimit, later);
+    const TableStats full = h.stats(rule);
+    CHECK(full.slots == 16 * first.slots);
+    CHECK(full.evictions_restricting > 0);
+    // Every busy key is still exhausted, in the table or through the summary.
+    for (int i = 0; i < 5000; i += 97) CHECK_FALSE(h.check(rule, "busy-" + std::to_string(i), 1, later).allowed);
+    // Its memory: the grown table and its summary, as stats say.
+    CHECK(full.memory_bytes > 16 * (first.memory_bytes - first.summary_bytes));
+  }
+}
+
+TEST_CASE("table growth stays within the limiter's budget, over all its tables", "[key-table]") {
+  Harness h;
+  const uint64_t budget = 256 * 1024;
+  h.limiter.set_table_growth(1024, budget);
+  const uint32_t a = h.add(Algorithm::kFixedWindow, 1, kWindowMs, 0, 1000);
+  const uint32_t b = h.add(Algorithm::kGcra, 1, kWindowMs, 0, 1000);
+  const uint64_t start = h.stats(a).memory_bytes + h.stats(b).memory_bytes;
+  for (int i = 0; i < 100000; ++i) {
+    h.check(a, flood_key(i), 1, kNow);
+    h.check(b, flood_key(i), 1, kNow);
+  }
+  const uint64_t end = h.stats(a).memory_bytes + h.stats(b).memory_bytes;
+  CHECK(end > start);
+  CHECK(end - start <= budget);
+  CHECK(h.stats(a).evictions_restricting > 0);
+  CHECK(h.stats(b).evictions_restricting > 0);
 }
 
 TEST_CASE("denied and peeked requests never take a slot", "[key-table]") {

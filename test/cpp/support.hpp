@@ -119,6 +119,10 @@ class Harness {
  public:
   explicit Harness(SipHashKey seed = kTestSeed) : limiter(seed) {}
 
+  // no_growth keeps every table at the size it was added with (Limiter::set_table_growth), for tests
+  // of eviction and the summary themselves.
+  void no_growth() { limiter.set_table_growth(1, 0); }
+
   uint32_t add(Algorithm algorithm, int64_t limit, int64_t window_ms, int64_t burst = 0,
                uint32_t key_capacity = 100, int64_t block_ms = 0) {
     uint32_t id = 0;

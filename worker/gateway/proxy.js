@@ -7,11 +7,11 @@
 // the gateway holds is masked in its headers and body (redact.js), a status the gateway cannot relay
 // (outside 200-599: an informational 1xx the runtime handed over as final, or a made-up 600+) becomes
 // sluice's 502, and a body of known length keeps its Content-Length, so that a client can tell a body
-// cut off by bodyTimeoutMs from a complete one.
+// cut off by bodyTimeoutMs from a complete one (response-body.js: which way a body takes, and why).
 
-import { watchBody } from "./body-watchdog.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./forwarding.js";
+import { responseBody } from "./response-body.js";
 
 // Statuses whose response must not have a body (the Response constructor refuses one).
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -23,21 +23,6 @@ function fetcherFor(upstream, env) {
 /** Whether the Response constructor accepts `status` and a client can be given it as a final answer. */
 function isRelayable(status) {
   return Number.isInteger(status) && status >= 200 && status <= 599;
-}
-
-// The upstream's body, at the length it announced when it announced one: a FixedLengthStream (workerd)
-// makes the runtime send that Content-Length, and makes a body that ends short an error the client
-// sees, instead of a clean end. Not for a compressed body: the runtime hands it over decoded (longer
-// than its Content-Length) and encodes it again on the way out, at a length known only then.
-function withDeclaredLength(body, headers) {
-  const value = headers.get("content-length");
-  const encoding = headers.get("content-encoding");
-  if (value === null || !/^\d{1,15}$/.test(value) || typeof FixedLengthStream !== "function") return body;
-  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return body;
-  // eslint-disable-next-line no-undef -- workerd's global
-  const fixed = new FixedLengthStream(Number(value));
-  body.pipeTo(fixed.writable).catch(() => {});
-  return fixed.readable;
 }
 
 /**
@@ -95,8 +80,7 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
   const hasBody = upstreamResponse.body !== null && !NULL_BODY_STATUSES.has(status) && method !== "HEAD";
   let relayed = null;
   if (hasBody) {
-    const watched = upstream.bodyTimeoutMs === null ? upstreamResponse.body : watchBody(upstreamResponse.body, upstream.bodyTimeoutMs, onBodyStall);
-    relayed = withDeclaredLength(mask.body(watched), upstreamResponse.headers);
+    relayed = await responseBody(upstreamResponse, upstream, mask, onBodyStall);
   } else {
     upstreamResponse.body?.cancel().catch(() => {});
   }

@@ -36,18 +36,20 @@ class EvictionSummary {
  public:
   static constexpr uint32_t kRows = 2;
   static constexpr uint32_t kMinCells = 256;
-  static constexpr uint32_t kMaxCells = 16384;
+  static constexpr uint32_t kMaxCells = 65536;
+  static constexpr uint32_t kKeysPerCell = 64;
 
   EvictionSummary() = default;
   ~EvictionSummary();
   EvictionSummary(const EvictionSummary&) = delete;
   EvictionSummary& operator=(const EvictionSummary&) = delete;
 
-  // cells_for is the number of cells per row of a table of `key_capacity` keys: one per 256 keys, a
-  // power of two in [kMinCells, kMaxCells] (8 KiB up to 65,536 keys, then about 0.13 bytes per key
-  // beside the table's ~27, so the isolate's memory budget still holds as many default tables). More
-  // cells would mean fewer newcomers sharing both cells with evicted keys, but under a flood that
-  // overflows the table every cell fills anyway: the table's capacity is what matters.
+  // cells_for is the number of cells per row of a table of `key_capacity` keys: one per kKeysPerCell
+  // keys, a power of two in [kMinCells, kMaxCells] (8 KiB up to 16,384 keys, then 1 byte per key
+  // beside the table's ~27, up to 2 MiB). A cell holds what every key mapped to it owed, so a newcomer
+  // is limited only when each of its kRows cells holds a restricting key: more cells, fewer newcomers
+  // whose cells all do. Under a flood many times the table, every cell fills anyway: growing the
+  // table (Limiter's table growth) is what keeps the flood out of the summary.
   static uint32_t cells_for(uint32_t key_capacity);
   static uint64_t bytes_for(uint32_t key_capacity) {
     return uint64_t{kRows} * cells_for(key_capacity) * sizeof(KeyState);
@@ -55,6 +57,12 @@ class EvictionSummary {
 
   // init allocates the cells; `with_blocks` (a blocking rule) also a block end per cell.
   Status init(uint32_t key_capacity, bool with_blocks = false);
+
+  // grow gives the summary the cells of a table grown to `key_capacity` keys, when that means more
+  // cells: each new cell starts as a copy of the old cell its keys mapped to (a key's cell index is the
+  // low bits of its hash, so the old index is the new one's low bits), so no key starts from less than
+  // before. All or nothing: on kOutOfMemory the summary is unchanged.
+  Status grow(uint32_t key_capacity);
 
   // fold merges `summarized` (a still-restricting state in summary form, see above) into the cells of
   // `hash`, keeping in each the more restrictive of the two.
@@ -77,6 +85,9 @@ class EvictionSummary {
   size_t memory_bytes() const {
     return static_cast<size_t>(kRows) * cells_ * (sizeof(KeyState) + (blocks_ != nullptr ? sizeof(int64_t) : 0));
   }
+
+ public:
+  uint32_t cells() const { return cells_; }
 
  private:
   uint32_t cell(uint32_t row, uint64_t hash) const {

@@ -65,6 +65,11 @@ class KeyTable {
   // erase forgets the key in `slot`.
   void erase(uint32_t slot);
 
+  // grow moves every key, with its state and ring, into a table of twice as many slots. All or
+  // nothing: on kOutOfMemory (no memory, or a key that finds no slot in the larger table, which
+  // two-choice buckets make all but impossible) the table is unchanged. Every slot number changes.
+  Status grow();
+
   KeyState& state(uint32_t slot) { return buckets_[slot / kWays].slots[slot % kWays].state; }
   SlidingLogRing ring(uint32_t slot) {
     return SlidingLogRing{ring_entries_ == 0 ? nullptr : rings_ + static_cast<size_t>(slot) * ring_entries_};
@@ -73,6 +78,10 @@ class KeyTable {
   uint32_t size() const { return size_; }
   uint32_t slot_count() const { return bucket_count_ * kWays; }
   size_t memory_bytes() const;
+  // The bytes a table of `bucket_count` buckets with `ring_entries` words per ring takes.
+  static size_t memory_bytes_for(uint32_t bucket_count, uint32_t ring_entries);
+  // The bytes grow() would make it take.
+  size_t grown_memory_bytes() const { return memory_bytes_for(bucket_count_ * 2, ring_entries_); }
   uint64_t evictions() const { return evictions_; }
 
   // A ring of `ring_entries` zeros that is never written: the sliding log's ring of a key rebuilt from
@@ -90,6 +99,7 @@ class KeyTable {
     return static_cast<uint32_t>(((hash & 0xffffffff) * bucket_count_) >> 32);
   }
   uint32_t empty_ways(uint32_t bucket) const;
+
   uint64_t& tag(uint32_t slot) { return buckets_[slot / kWays].slots[slot % kWays].tag; }
 
   struct Slot {
@@ -100,6 +110,9 @@ class KeyTable {
     Slot slots[kWays];
   };
   static_assert(sizeof(Bucket) == kWays * (sizeof(uint64_t) + sizeof(KeyState)), "a bucket has no padding");
+
+  // allocate sets up zeroed buckets and rings for `buckets` buckets (members untouched on failure).
+  static Status allocate(uint64_t buckets, uint32_t ring_entries, void** allocation, Bucket** aligned, uint32_t** rings);
 
   void* allocation_ = nullptr;  // what calloc returned; buckets_ is it rounded up to a cache line
   Bucket* buckets_ = nullptr;

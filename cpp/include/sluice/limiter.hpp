@@ -56,6 +56,12 @@ struct TableStats {
 class Limiter {
  public:
   static constexpr uint32_t kMaxRules = 64;
+  // Table growth (see set_table_growth): by default a table may grow to 16 times the slots it was
+  // added with, all tables of a limiter together by at most 24 MiB beyond what they started with (the
+  // tables the host declares fit 56 MiB; with their summaries and this, an instance stays under its
+  // 96 MB ceiling even while the last doubling holds old and new tables at once).
+  static constexpr uint32_t kDefaultMaxGrowth = 16;
+  static constexpr uint64_t kDefaultGrowthBudgetBytes = uint64_t{24} << 20;
   // The size of an exported state: a fixed header, then 8 bytes per entry for the sliding log.
   static constexpr uint32_t kStateHeaderBytes = 24;
 
@@ -107,6 +113,17 @@ class Limiter {
   Status concurrency(uint32_t rule_id, uint64_t hash, concurrency::Op op, uint32_t holder, int64_t cost,
                      int64_t now_ms, Decision* out);
 
+  // set_table_growth bounds how far key tables grow under eviction pressure: when a new key's slot
+  // would evict a key whose state still restricts it (a key the summary would have to remember), its
+  // table doubles instead, as long as it stays within `max_factor` times the capacity it was added with
+  // and the growth of all tables stays within `budget_bytes`. Past that, keys are folded into the
+  // eviction summary as before. A factor of 1 never grows. Growth changes no decision: it moves every
+  // key with its state, and the summary keeps everything folded before.
+  void set_table_growth(uint32_t max_factor, uint64_t budget_bytes) {
+    max_growth_ = max_factor == 0 ? 1 : max_factor;
+    growth_budget_bytes_ = budget_bytes;
+  }
+
   Status stats(uint32_t rule_id, TableStats* out) const;
   uint32_t rule_count() const { return rule_count_; }
 
@@ -138,6 +155,8 @@ class Limiter {
     // the initial slot 0 needs no "none" marker (and the limiter stays all zeros until rules arrive).
     uint64_t last_hash = 0;
     uint32_t last_slot = 0;
+    // The slots the table was added with, which table growth multiplies at most max_growth_ times.
+    uint32_t first_slot_count = 0;
   };
 
   // Start is where a key that is not in its table begins: fresh, or rebuilt from the eviction summary
@@ -152,7 +171,15 @@ class Limiter {
   Start start_of(RuleTable& rt, uint64_t hash, int64_t now_ms, bool counted);
   // choose_slot picks a slot for a new key of `rt` (changing nothing); place_key puts the key there,
   // folding a still-restricting evicted key into the summary first, and gives it its start.
-  uint32_t choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count) const;
+  // With no pinned slots, choose_slot first grows the table when the slot it would choose holds a
+  // still-restricting key and growth is allowed (set_table_growth); with pinned slots it never grows
+  // (growth renumbers every slot: place_new_keys grows before it pins anything).
+  uint32_t choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count);
+  uint32_t choose_without_growth(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count) const;
+  // would_fold says whether placing a key in `slot` would evict a key whose state still restricts it.
+  bool would_fold(RuleTable& rt, uint32_t slot, int64_t now_ms);
+  // grow doubles rt's table (and its summary's cells) if growth allows; false when it did not.
+  bool grow(RuleTable& rt);
   void place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms);
   // lend_from_log is lend() for a sliding log (lease.cpp).
   Status lend_from_log(RuleTable& rt, uint32_t slot, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms,
@@ -180,6 +207,9 @@ class Limiter {
   SipHashKey seed_;
   RuleTable rules_[kMaxRules];
   uint32_t rule_count_ = 0;
+  uint32_t max_growth_ = kDefaultMaxGrowth;
+  uint64_t growth_budget_bytes_ = kDefaultGrowthBudgetBytes;
+  uint64_t grown_bytes_ = 0;
 };
 
 }  // namespace sluice

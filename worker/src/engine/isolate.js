@@ -223,11 +223,13 @@ export function countDecision(decision) {
   if (!decision.allowed) counters.denied++;
 }
 
-// The instance's linear memory is capped at 64 MB (CMakeLists.txt) and it holds at most 64 rules
+// The instance's linear memory is capped at 96 MB (CMakeLists.txt) and it holds at most 64 rules
 // (sluice::Limiter::kMaxRules). The key tables sluice keeps in an isolate (the memory store's, the
 // KV store's views, and the memory fallback of durable and kv rules) are held to one budget below that
 // ceiling, whichever instance holds them, so that registering them can never exhaust an instance nor
-// crowd the isolate's 128 MB. Counts kept in a Durable Object take no isolate memory.
+// crowd the isolate's 128 MB. The rest of the ceiling is the tables' growth under eviction pressure
+// (at most 24 MiB, sluice::Limiter::kDefaultGrowthBudgetBytes; docs/core.md, "Table growth") and
+// their summaries. Counts kept in a Durable Object take no isolate memory.
 export { MAX_RULES };
 export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
 /** The owner of the tables in the isolate's own instance (the memory store's). */
@@ -247,13 +249,13 @@ export function slotBytes(algorithm, limit) {
 
 /**
  * summaryBytes is the memory of a rule's eviction summary (sluice::EvictionSummary::bytes_for): 2 rows
- * of one 16-byte cell per 256 keys of capacity, a power of two from 256 to 16384 cells.
+ * of one 16-byte cell per 64 keys of capacity, a power of two from 256 to 65536 cells.
  * @param {number} keyCapacity
  * @returns {number}
  */
 export function summaryBytes(keyCapacity) {
   let cells = 256;
-  while (cells < 16384 && cells * 256 < keyCapacity) cells *= 2;
+  while (cells < 65536 && cells * 64 < keyCapacity) cells *= 2;
   return 2 * cells * 16;
 }
 
@@ -261,8 +263,9 @@ export function summaryBytes(keyCapacity) {
  * tableBytes estimates the memory of a rule's key table: the core's own sizing (KeyTable::init, slots
  * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the one spare ring of zeros of the
  * rules that keep rings. The table's eviction summary (summaryBytes) is not counted against
- * TABLE_BUDGET_BYTES: at 8 KiB per rule up to 65,536 keys and 0.13 bytes per key above, all of them
- * together stay under 1 MiB of the 8 MiB the budget leaves below the instance's 64 MB ceiling.
+ * TABLE_BUDGET_BYTES: at 8 KiB per rule up to 16,384 keys and 0.5 bytes per key above, all of them
+ * together (56 MiB of tables hold at most about 2.2 million keys) stay under 2 MiB of the 40 MiB the
+ * budget leaves below the instance's 96 MB ceiling, beside the tables' growth (24 MiB at most).
  * @param {string} algorithm
  * @param {number} limit
  * @param {number} keyCapacity
@@ -389,7 +392,7 @@ export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
   },
 
   /**
-   * Fills the live instance's memory with ballast tables until the core refuses any more (its 64 MB
+   * Fills the live instance's memory with ballast tables until the core refuses any more (its 96 MB
    * ceiling), so the next rule it has to register fails with OUT_OF_MEMORY, as a real one would.
    */
   exhaustMemory() {

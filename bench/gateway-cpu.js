@@ -1,0 +1,271 @@
+// node bench/gateway-cpu.js [--quick] [--only=NAME,...] [--no-write]: what the gateway costs in CPU
+// beside the thinnest Worker that forwards the same request (issue 23).
+//
+// One Miniflare runs three Workers: `gateway` (the shipped worker/gateway on its real limiter, with the
+// configuration below), `bare` (bench/gateway-cpu/bare.js: fetch() the upstream, return the response
+// as is; a constant 429 for the 429 row) and `upstream` (bench/gateway-cpu/upstream.js), reached by both
+// through a service binding. Each scenario sends a batch of requests to each of the two, one after the
+// other, in an order rotated per repetition, and reads the on-CPU time of workerd's thread that runs
+// the JavaScript (/proc/<pid>/task/<tid>/schedstat, lib/thread-cpu.js) before and after each batch.
+// Everything that thread does counts for both (the HTTP exchange with Node, the upstream Worker), so
+// the difference is what the gateway adds. A figure is the median over repetitions of the
+// per-repetition difference (or rate), with the range beside it.
+//
+// Writes bench/gateway-cpu.json and the section of docs/gateway.md between its markers.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { Miniflare } from "miniflare";
+
+import { writeDocsSection } from "./lib/docs-section.js";
+import { summarizeProfile } from "./lib/profile-summary.js";
+import { Inspector } from "./lib/workerd.js";
+import { median, rotate } from "./lib/stats.js";
+import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const noWrite = args.includes("--no-write") || quick;
+const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? null;
+const REPETITIONS = quick ? 3 : 7;
+// --profile=SCENARIO: a CPU profile of the gateway's isolate through that scenario's requests, printed
+// by function (self time) instead of the figures.
+const profileScenario = args.find((a) => a.startsWith("--profile="))?.slice(10) ?? null;
+
+// wrangler's own esbuild, as the tests bundle.
+const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
+const { build } = requireFromWrangler("esbuild");
+
+// A credential as long as the issue's (46 characters), and an admin token: every body is masked for both.
+const UPSTREAM_TOKEN = "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5";
+const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789ab";
+const upstream = (path, extra = {}) => ({
+  url: `https://upstream.internal${path}`,
+  service: "UPSTREAM",
+  auth: { secret: "UPSTREAM_TOKEN", header: "x-upstream-token" },
+  ...extra,
+});
+const everyone = [{ name: "ip", algorithm: "sliding-counter", limit: 1_000_000_000, windowSec: 60, key: "ip" }];
+const CONFIG = {
+  routes: [
+    { prefix: "/api", methods: ["GET"], upstream: upstream("/api"), rules: everyone },
+    { prefix: "/bare-api", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null }), rules: everyone },
+    { prefix: "/optout", methods: ["GET"], upstream: upstream("/api", { maskBody: "never" }), rules: everyone },
+    { prefix: "/limited", methods: ["GET"], upstream: upstream("/api"), rules: [{ name: "limited", algorithm: "fixed-window", limit: 1, windowSec: 3600, key: "ip" }] },
+  ],
+  admin: { path: "/admin/metrics", tokenSecret: "SLUICE_ADMIN_TOKEN" },
+};
+
+const MiB = 1024 * 1024;
+const body = (bytes, chunk, kind) => `body?bytes=${bytes}&chunk=${chunk}&kind=${kind}`;
+// Each scenario: the gateway's path, the bare Worker's path, requests per batch, body bytes per request.
+const SCENARIOS = [
+  { name: "small", what: "a small JSON GET (one rule, masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small", batch: 200 },
+  { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small", batch: 200 },
+  { name: "limited", what: "a 429 (the rule denies) beside a Worker that answers a constant 429", gateway: "/limited/small", bare: "/limited", batch: 200 },
+  { name: "text", what: "1 MiB of text in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
+  { name: "escapes", what: "1 MiB made of `%&\\+` in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "escapes")}`, bare: `/api/${body(MiB, 4096, "escapes")}`, batch: 8, bytes: MiB },
+  { name: "binary", what: "1 MiB of image/webp in 4 KiB chunks (not masked)", gateway: `/api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
+  { name: "binary-unwatched", what: "the same with bodyTimeoutMs null (passed natively)", gateway: `/bare-api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
+  { name: "optout", what: "1 MiB of text in 4 KiB chunks on a route with maskBody \"never\"", gateway: `/optout/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
+  { name: "chunks-256", what: "256 KiB of text in 256-byte chunks, masked", gateway: `/api/${body(MiB / 4, 256, "text")}`, bare: `/api/${body(MiB / 4, 256, "text")}`, batch: 4, bytes: MiB / 4, chunk: 256 },
+  { name: "chunks-4k", what: "256 KiB of text in 4 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 4096, "text")}`, bare: `/api/${body(MiB / 4, 4096, "text")}`, batch: 4, bytes: MiB / 4, chunk: 4096 },
+  { name: "chunks-64k", what: "256 KiB of text in 64 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 65536, "text")}`, bare: `/api/${body(MiB / 4, 65536, "text")}`, batch: 4, bytes: MiB / 4, chunk: 65536 },
+].filter((s) => only === null || only.includes(s.name));
+
+const configAsModule = {
+  name: "config-as-module",
+  setup(builder) {
+    builder.onResolve({ filter: /^bench:gateway-config$/ }, () => ({ path: "./bench-config.js", external: true }));
+    builder.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./sluice.wasm", external: true }));
+  },
+};
+
+async function bundleGateway() {
+  const result = await build({
+    entryPoints: [join(root, "bench/gateway-cpu/gateway.js")],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    plugins: [configAsModule],
+    external: ["cloudflare:*"],
+    logLevel: "silent",
+  });
+  return result.outputFiles[0].text;
+}
+
+async function start(inspectorPort) {
+  const esm = (path, contents) => ({ type: "ESModule", path, contents });
+  const plain = (name, file, extra = {}) => ({
+    name,
+    modulesRoot: "/",
+    modules: [esm("/worker.js", readFileSync(join(root, "bench/gateway-cpu", file), "utf8"))],
+    compatibilityDate: "2026-04-20",
+    ...extra,
+  });
+  return new Miniflare({
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
+    workers: [
+      {
+        name: "gateway",
+        modulesRoot: "/",
+        modules: [
+          esm("/worker.js", await bundleGateway()),
+          esm("/bench-config.js", `export default ${JSON.stringify(CONFIG)};\n`),
+          { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(join(root, "wasm-bindings/sluice.wasm")) },
+        ],
+        compatibilityDate: "2026-04-20",
+        bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
+        serviceBindings: { UPSTREAM: "upstream" },
+      },
+      plain("bare", "bare.js", { serviceBindings: { UPSTREAM: "upstream" } }),
+      plain("upstream", "upstream.js"),
+    ],
+    // The gateway logs a line per request, as shipped: read and dropped.
+    handleRuntimeStdio(out, err) {
+      out.resume();
+      err.on("data", (chunk) => process.stderr.write(chunk));
+    },
+  });
+}
+
+const HEADERS = { "cf-connecting-ip": "203.0.113.7", "user-agent": "bench/1.0", accept: "*/*" };
+
+async function batch(worker, path, count) {
+  let bytes = 0;
+  for (let i = 0; i < count; i++) {
+    const response = await worker.fetch(`https://gateway.bench${path}`, { headers: HEADERS });
+    bytes += (await response.arrayBuffer()).byteLength;
+  }
+  return bytes;
+}
+
+async function main() {
+  const mf = await start();
+  await mf.ready;
+  const pid = workerdPid();
+  if (pid === null) throw new Error("workerd's process was not found (needs Linux /proc)");
+  const workers = { gateway: await mf.getWorker("gateway"), bare: await mf.getWorker("bare") };
+  // The thread that runs the JavaScript: the one that ran most through a warm-up of every scenario.
+  const before = threadTimes(pid);
+  for (const s of SCENARIOS) {
+    for (const subject of ["gateway", "bare"]) await batch(workers[subject], s[subject], Math.max(2, s.batch >> 1));
+  }
+  const tid = mostRun(before, threadTimes(pid));
+  const samples = Object.fromEntries(SCENARIOS.map((s) => [s.name, { gateway: [], bare: [], bytes: { gateway: 0, bare: 0 } }]));
+  for (let rep = 0; rep < REPETITIONS; rep++) {
+    for (const s of rotate(SCENARIOS, rep)) {
+      for (const subject of rotate(["gateway", "bare"], rep)) {
+        const t0 = threadNs(pid, tid);
+        const bytes = await batch(workers[subject], s[subject], s.batch);
+        const ns = threadNs(pid, tid) - t0;
+        samples[s.name][subject].push(ns / s.batch / 1000);
+        samples[s.name].bytes[subject] = bytes / s.batch;
+      }
+    }
+    process.stdout.write(`repetition ${rep + 1}/${REPETITIONS}\r`);
+  }
+  await mf.dispose();
+  const results = SCENARIOS.map((s) => {
+    const g = samples[s.name].gateway;
+    const b = samples[s.name].bare;
+    const added = g.map((us, i) => us - b[i]);
+    const r = {
+      name: s.name,
+      what: s.what,
+      gatewayUs: median(g),
+      bareUs: median(b),
+      addedUs: median(added),
+      addedRange: [Math.min(...added), Math.max(...added)],
+      bytes: samples[s.name].bytes,
+    };
+    if (s.bytes !== undefined) {
+      const mibps = (us) => s.bytes / MiB / (us / 1e6);
+      r.gatewayMiBps = median(g.map(mibps));
+      r.bareMiBps = median(b.map(mibps));
+      r.shareOfBare = median(g.map((us, i) => mibps(us) / mibps(b[i])));
+      r.addedMsPerMiB = median(added.map((us) => us / 1000 / (s.bytes / MiB)));
+      if (s.chunk !== undefined) r.addedUsPerChunk = median(added.map((us) => us / (s.bytes / s.chunk)));
+    }
+    return r;
+  });
+  return results;
+}
+
+function fmt(n, digits = 0) {
+  return n.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function verdicts(results) {
+  const by = Object.fromEntries(results.map((r) => [r.name, r]));
+  const rows = [];
+  const add = (floor, value, met) => rows.push({ floor, value, met });
+  if (by.small) add("a small proxied request: <= +150 us", `+${fmt(by.small.addedUs)} us`, by.small.addedUs <= 150);
+  if (by.limited) add("the 429 path: <= +50 us over a constant 429", `+${fmt(by.limited.addedUs)} us`, by.limited.addedUs <= 50);
+  if (by.text) add("a masked body: >= 250 MiB/s of CPU", `${fmt(by.text.gatewayMiBps)} MiB/s`, by.text.gatewayMiBps >= 250);
+  if (by.escapes) add("a masked body of `%&\\+`: >= 250 MiB/s of CPU", `${fmt(by.escapes.gatewayMiBps)} MiB/s`, by.escapes.gatewayMiBps >= 250);
+  if (by.binary) add("a binary body: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.binary.shareOfBare)} %`, by.binary.shareOfBare >= 0.8);
+  if (by["binary-unwatched"]) add("a binary body, bodyTimeoutMs null: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-unwatched"].shareOfBare)} %`, by["binary-unwatched"].shareOfBare >= 0.8);
+  if (by.optout) add("a route with maskBody \"never\": >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.optout.shareOfBare)} %`, by.optout.shareOfBare >= 0.8);
+  if (by["chunks-256"] && by["chunks-64k"]) {
+    const ratio = by["chunks-256"].addedMsPerMiB / by["chunks-64k"].addedMsPerMiB;
+    add("added CPU per MiB at 256-byte chunks within 2x of 64 KiB chunks", `x${fmt(ratio, 2)}`, ratio <= 2);
+  }
+  return rows;
+}
+
+function markdown(results, machine) {
+  const lines = [
+    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream Worker, ${REPETITIONS} interleaved repetitions; medians, with the range of the per-repetition difference.`,
+    "",
+    "| scenario | gateway | bare Worker | gateway adds (range) | MiB/s of CPU, gateway / bare |",
+    "|---|---|---|---|---|",
+  ];
+  for (const r of results) {
+    const rate = r.gatewayMiBps === undefined ? "" : `${fmt(r.gatewayMiBps)} / ${fmt(r.bareMiBps)} (${fmt(100 * r.shareOfBare)} %)`;
+    lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | +${fmt(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
+  }
+  lines.push("", "| floor | measured | met |", "|---|---|---|");
+  for (const v of verdicts(results)) lines.push(`| ${v.floor} | ${v.value} | ${v.met ? "yes" : "**no**"} |`);
+  return lines.join("\n");
+}
+
+async function profile(name) {
+  const scenario = SCENARIOS.find((s) => s.name === name);
+  const inspectorPort = 9700 + Math.floor(Math.random() * 90);
+  const mf = await start(inspectorPort);
+  await mf.ready;
+  const gateway = await mf.getWorker("gateway");
+  await batch(gateway, scenario.gateway, scenario.batch);
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
+  const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith("/core:user:gateway"));
+  const inspector = await Inspector.open(target.webSocketDebuggerUrl);
+  await inspector.send("Profiler.enable");
+  await inspector.send("Profiler.setSamplingInterval", { interval: 50 });
+  await inspector.send("Profiler.start");
+  await batch(gateway, scenario.gateway, scenario.batch * 3);
+  const { profile: taken } = await inspector.send("Profiler.stop");
+  inspector.close();
+  await mf.dispose();
+  const summary = summarizeProfile(taken, 40);
+  console.log(`${summary.samples} samples`);
+  for (const f of summary.functions) console.log(`${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`);
+}
+
+if (profileScenario !== null) {
+  await profile(profileScenario);
+  process.exit(0);
+}
+
+const results = await main();
+const machine = `${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}`;
+console.log(markdown(results, machine));
+if (!noWrite && only === null) {
+  writeFileSync(join(root, "bench/gateway-cpu.json"), `${JSON.stringify({ machine, repetitions: REPETITIONS, results }, null, 2)}\n`);
+  writeDocsSection(join(root, "docs/gateway.md"), "gateway-cpu", markdown(results, machine));
+}

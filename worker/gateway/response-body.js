@@ -1,0 +1,138 @@
+// Which way an upstream's response body reaches the client, cheapest first (docs/gateway.md, "What it
+// costs", has the figures of each):
+//   - native: nothing to mask and no silence to bound (maskBody "never", or a media type that cannot
+//     carry a secret as text, with bodyTimeoutMs null): the runtime pipes the body, no JavaScript runs
+//     per chunk;
+//   - whole: a body that must be masked and announces a length up to WHOLE_BODY_BYTES is read whole
+//     (bounded by bodyTimeoutMs like a stream) and masked in one pass: no stream step at all;
+//   - streamed: one stream step per chunk (body-watchdog.js's relayChunks), masking and watching the
+//     silences together.
+// A body of known length keeps it on the way out, so a body cut short is an error the client sees.
+
+import { relayChunks, SilenceWatchdog, UpstreamBodyStalled } from "./body-watchdog.js";
+
+/** Bodies up to this length (declared by the upstream) are read whole and masked in one pass. */
+export const WHOLE_BODY_BYTES = 64 * 1024;
+
+// Media types whose bytes are not text an echo could put a secret in: images (SVG is XML text),
+// audio, video and fonts. Everything else, application/octet-stream included (an echo endpoint may use
+// it), is masked unless the route says maskBody "never".
+function isMediaType(contentType) {
+  if (contentType === null) return false;
+  const type = contentType.split(";", 1)[0].trim().toLowerCase();
+  if (type === "image/svg+xml") return false;
+  return /^(image|audio|video|font)\/[a-z0-9.+-]+$/.test(type);
+}
+
+/** needsMasking says whether a body of `headers` on a route of `maskBody` is read for secrets. */
+export function needsMasking(maskBody, headers, mask) {
+  if (!mask.any || maskBody === "never") return false;
+  return maskBody === "always" || !isMediaType(headers.get("content-type"));
+}
+
+function declaredLength(headers) {
+  const value = headers.get("content-length");
+  const encoding = headers.get("content-encoding");
+  if (value === null || !/^\d{1,15}$/.test(value)) return null;
+  // A compressed body comes decoded (longer than its Content-Length) and is encoded again on the way
+  // out, at a length known only then.
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") return null;
+  return Number(value);
+}
+
+// `body` at the length it announced when it announced one: a FixedLengthStream (workerd) makes the
+// runtime send that Content-Length, and makes a body that ends short an error the client sees.
+function withLength(body, length) {
+  if (length === null || typeof FixedLengthStream !== "function") return body;
+  // eslint-disable-next-line no-undef -- workerd's global
+  const fixed = new FixedLengthStream(length);
+  body.pipeTo(fixed.writable).catch(() => {});
+  return fixed.readable;
+}
+
+function concat(chunks, total) {
+  if (chunks.length === 1) return chunks[0];
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
+}
+
+// Reads `body` whole, watching its silences. Resolves to { bytes } or, when it stalled or failed,
+// { partial, error }.
+async function readWhole(body, timeoutMs, onStall) {
+  const reader = body.getReader();
+  /** @type {UpstreamBodyStalled | null} */
+  let stalled = null;
+  const watchdog = timeoutMs === null
+    ? null
+    : new SilenceWatchdog(timeoutMs, () => {
+      stalled = new UpstreamBodyStalled(timeoutMs);
+      onStall();
+      reader.cancel(stalled).catch(() => {});
+    });
+  const chunks = [];
+  let total = 0;
+  try {
+    for (;;) {
+      watchdog?.reading();
+      const { done, value } = await reader.read();
+      watchdog?.answered();
+      if (stalled !== null) return { partial: concat(chunks, total), error: stalled };
+      if (done) break;
+      const bytes = value instanceof Uint8Array ? value : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+      chunks.push(bytes);
+      total += bytes.length;
+    }
+  } catch (error) {
+    return { partial: concat(chunks, total), error };
+  } finally {
+    watchdog?.stop();
+  }
+  return { bytes: chunks.length === 0 ? new Uint8Array(0) : concat(chunks, total) };
+}
+
+// A stream of `bytes` that then fails with `error`.
+function failingAfter(bytes, error) {
+  return new ReadableStream({
+    start(controller) {
+      if (bytes !== null && bytes.length > 0) controller.enqueue(bytes);
+    },
+    pull(controller) {
+      controller.error(error);
+    },
+  });
+}
+
+/**
+ * The body to give the client for `upstreamResponse` (which has a body to relay) on a route of
+ * `upstream`: masked with `mask` (redact.js's secretMasker) unless needsMasking says it need not be,
+ * its silences bounded by upstream.bodyTimeoutMs (`onStall()` is called once when one runs out).
+ * Resolves to a ReadableStream or the whole masked bytes.
+ */
+export async function responseBody(upstreamResponse, upstream, mask, onStall) {
+  const { body, headers } = upstreamResponse;
+  const timeoutMs = upstream.bodyTimeoutMs;
+  const length = declaredLength(headers);
+  if (!needsMasking(upstream.maskBody, headers, mask)) {
+    if (timeoutMs === null) return withLength(body, length);
+    return relayChunks(body, { timeoutMs, onStall, masker: null, length });
+  }
+  if (length !== null && length <= WHOLE_BODY_BYTES) {
+    const read = await readWhole(body, timeoutMs, onStall);
+    if (read.bytes !== undefined && read.bytes.length === length) {
+      mask.bytes(read.bytes);
+      return read.bytes;
+    }
+    // Cut off, or not the length it announced: what arrived goes out masked (less the tail that may
+    // begin a secret the rest would have completed), at the announced length, so it ends in an error.
+    const masker = mask.stream();
+    const released = masker.push(read.partial ?? read.bytes);
+    const error = read.error ?? new TypeError("the upstream's body did not match its Content-Length");
+    return withLength(failingAfter(released, error), length);
+  }
+  return relayChunks(body, { timeoutMs, onStall, masker: mask.stream(), length });
+}
