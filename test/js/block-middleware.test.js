@@ -4,6 +4,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+// The remote stores are named by string below: their modules register the names when loaded.
+await import("../../worker/src/stores/kinds/kv.js");
+await import("../../worker/src/stores/kinds/durable.js");
 const { Hono } = await import("hono");
 const { rateLimit, ip } = await import("../../worker/src/hono.js");
 const { createLimiter, SluiceConfigError } = await import("../../worker/src/sluice.js");
