@@ -139,7 +139,7 @@ TEST_CASE("peek reports the block a check would start, and starts none", "[block
   CHECK_FALSE(h.peek(rule, "k", 1, kT0 + 1000).allowed);
 }
 
-TEST_CASE("a blocking rule's denial in a multi-check blocks its key; rules that admitted are not charged", "[block]") {
+TEST_CASE("a blocking rule's denial in a multi-check blocks its key, and rules that admitted are not charged", "[block]") {
   Harness h;
   const uint32_t per_ip = h.add(Algorithm::kFixedWindow, 1, 1000, 0, 100, 5'000);
   const uint32_t per_user = h.add(Algorithm::kTokenBucket, 10, 1000);

@@ -231,7 +231,7 @@ TEST_CASE("eviction never raises remaining quota in a multi-check either", "[key
   }
 }
 
-TEST_CASE("under eviction pressure a table doubles, up to 16 times its slots, before it folds keys; idle keys never make it grow", "[key-table]") {
+TEST_CASE("under eviction pressure a table doubles, up to 16 times its slots, before it folds keys, and idle keys never make it grow", "[key-table]") {
   for (const Algorithm algorithm : kAllAlgorithms) {
     INFO(name_of(algorithm));
     Harness h;
