@@ -15,7 +15,8 @@ export { SluiceDashboardObject } from "./gateway/dashboard/object.js";
 // And this entrypoint as DEMO_UPSTREAM, the demo's upstream (remove both when you proxy a real API).
 export { DemoUpstream } from "./demo/upstream.js";
 
-const gateway = createGateway(resolveConfig(bundled, env));
+// With env, a route whose upstream secret or store binding is missing stops the Worker here too.
+const gateway = createGateway(resolveConfig(bundled, env), { env });
 
 export default {
   fetch(request, env, ctx) {

@@ -220,7 +220,7 @@ describe("every kind of configuration error names its field", () => {
     rejects((c) => (c.routes[0].rules[0].key = "apiKey:"), "routes[0].rules[0].key", /non-empty string/);
     rejects((c) => (c.routes[0].rules[0].key = "apiKey:x api key"), "routes[0].rules[0].key", /HTTP header name/);
     rejects((c) => (c.routes[0].rules[0].key = ["ip", 7]), "routes[0].rules[0].key[1]", /non-empty string/);
-    rejects((c) => (c.routes[0].rules[0].store = "redis"), "routes[0].rules[0].store", /"memory", "durable", "kv"/);
+    rejects((c) => (c.routes[0].rules[0].store = "mongo"), "routes[0].rules[0].store", /"memory", "durable", "kv", "redis"/);
     rejects((c) => (c.routes[0].rules[0].mode = "dry-run"), "routes[0].rules[0].mode", /"enforce", "shadow", "bypass"/);
     rejects((c) => (c.routes[0].rules[0].rollout = 1.5), "routes[0].rules[0].rollout", /number from 0 to 1/);
     rejects((c) => (c.routes[0].rules[0].rollout = "50%"), "routes[0].rules[0].rollout", /number from 0 to 1/);
@@ -284,7 +284,7 @@ describe("every kind of configuration error names its field", () => {
 
   test("stores and responses: the host's own options, validated by the host", () => {
     rejects((c) => (c.stores = []), "stores", /must be an object/);
-    rejects((c) => (c.stores = { memory: {} }), "stores.memory", /unknown field \(expected one of durable, kv\)/);
+    rejects((c) => (c.stores = { memory: {} }), "stores.memory", /unknown field \(expected one of durable, kv, redis\)/);
     rejects((c) => (c.stores = { durable: { store: "kv" } }), "stores.durable.store", /unknown field/);
     rejects((c) => (c.stores = { durable: { timeoutMs: 0 } }), "stores.durable.timeoutMs", /./);
     rejects((c) => (c.stores = { durable: { shards: 0 } }), "stores.durable.shards", /./);
@@ -301,7 +301,7 @@ describe("every kind of configuration error names its field", () => {
     rejects((c) => (c.responses = { status: 503 }), "responses.status", /unknown field/);
     const defaults = validateConfig(base());
     assert.deepEqual({ ...defaults.responses }, { code: "sluice_rate_limited", headers: "both", problemJson: false });
-    assert.deepEqual(JSON.parse(JSON.stringify(defaults.stores)), { durable: {}, kv: {} });
+    assert.deepEqual(JSON.parse(JSON.stringify(defaults.stores)), { durable: {}, kv: {}, redis: {} });
     const tuned = base();
     tuned.stores = { durable: { shards: "key", timeoutMs: 200, failMode: "closed", fallback: ["memory"] } };
     tuned.responses = { code: 42, problemJson: true, headers: "draft" };

@@ -124,7 +124,7 @@ describe("a lockout rule at run time (memory store)", () => {
     const send = async (username, password, ip = "192.0.2.1", extra = "") => {
       const body = `${JSON.stringify({ username, password }).slice(0, -1)}${extra}}`;
       const response = await gateway.fetch(
-        new Request("https://gw.test/login", { method: "POST", headers: { "cf-connecting-ip": ip }, body }),
+        new Request("https://gw.test/login", { method: "POST", headers: { "cf-connecting-ip": ip, "content-type": "application/json" }, body }),
         { UP: upstream },
         { waitUntil() {} },
       );

@@ -115,12 +115,15 @@ describe("the demo's /auth/login through the gateway", () => {
   });
 
   test("a body naming no account, or naming it twice, is refused with 400 before the upstream", async () => {
-    // Twice: parsers disagree on which duplicate wins, so the upstream might check the other one.
-    for (const body of ['{"password":"x"}', "username=alice", '{"username":["alice"]}', '{"username":"decoy","username":"alice","password":"x"}']) {
+    for (const body of ['{"password":"x"}', "username=alice", '{"username":["alice"]}']) {
       const response = await login(undefined, undefined, { ip: "203.0.113.80", body });
       assert.equal(response.status, 400, body);
       assert.equal((await response.json()).code, "sluice_missing_account");
     }
+    // Twice: parsers disagree on which duplicate wins, so the upstream might check the other one.
+    const response = await login(undefined, undefined, { ip: "203.0.113.80", body: '{"username":"decoy","username":"alice","password":"x"}' });
+    assert.equal(response.status, 400);
+    assert.equal((await response.json()).code, "sluice_ambiguous_account");
   });
 
   test("the metrics count the lockout rule's admissions and denials", async () => {

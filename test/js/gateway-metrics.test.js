@@ -180,6 +180,9 @@ describe("through the running gateway", () => {
     assert.equal(sample(families, "sluice_store_failures_total", { ...kv, store: "kv", kind: "timeout" }), 0);
     assert.equal(sample(families, "sluice_store_circuit_opened_total", kv), 0);
     assert.equal(sample(families, "sluice_store_circuit_skipped_total", kv), 0);
+    // Per store of the chain, in a live scrape too.
+    assert.equal(sample(families, "sluice_store_breaker_opened_total", { ...kv, store: "kv" }), 0);
+    assert.equal(sample(families, "sluice_store_breaker_skipped_total", { ...kv, store: "memory" }), 0);
   });
 
   test("Analytics Engine: a request point and one point per rule, off the request path", () => {
@@ -323,6 +326,41 @@ describe("store families", () => {
     assert.equal(sample(families, "sluice_store_prefiltered_total", durable), 4);
     // Neither chain leases: no lease series at all.
     assert.equal(families.get("sluice_lease_granted_total")?.samples.length ?? 0, 0);
+  });
+
+  test("each store of a chain has its breaker counters; a Redis chain is labelled by its URL variable and has its own counters", async () => {
+    const { storeFamilies } = await import("../../worker/gateway/store-metrics.js");
+    const counters = (opened, skipped) => ({
+      decided: { redis: 4, memory: 1, failMode: 0 },
+      fallbacks: 1,
+      preFiltered: 0,
+      errors: { redis: 3, memory: 0 },
+      timeouts: { redis: 0, memory: 0 },
+      circuitOpened: opened.redis + opened.memory,
+      circuitSkipped: skipped.redis + skipped.memory,
+      circuitOpenedBy: opened,
+      circuitSkippedBy: skipped,
+    });
+    const redisCounters = { decisions: 4, roundTrips: 6, conflicts: 1, clockRefusals: 0, held: 2, exhausted: 0 };
+    const families = parseExposition(
+      exposition(
+        storeFamilies([
+          { store: "redis", bindings: { redisUrl: "REDIS_URL", redisToken: "REDIS_TOKEN", kv: "SLUICE_KV" }, counters: counters({ redis: 2, memory: 0 }, { redis: 5, memory: 0 }), redis: redisCounters },
+          { store: "redis", bindings: { redisUrl: "REDIS_URL", redisToken: "REDIS_TOKEN", kv: "SLUICE_KV" }, counters: counters({ redis: 1, memory: 1 }, { redis: 0, memory: 3 }), redis: redisCounters },
+        ]),
+      ),
+    );
+    const chain = { chain: "redis:REDIS_URL" };
+    assert.equal(sample(families, "sluice_store_breaker_opened_total", { ...chain, store: "redis" }), 3);
+    assert.equal(sample(families, "sluice_store_breaker_opened_total", { ...chain, store: "memory" }), 1);
+    assert.equal(sample(families, "sluice_store_breaker_skipped_total", { ...chain, store: "redis" }), 5);
+    assert.equal(sample(families, "sluice_store_breaker_skipped_total", { ...chain, store: "memory" }), 3);
+    assert.equal(sample(families, "sluice_store_circuit_opened_total", chain), 4);
+    assert.equal(sample(families, "sluice_store_decisions_total", { ...chain, decided_by: "redis" }), 8);
+    assert.equal(sample(families, "sluice_redis_round_trips_total", chain), 12);
+    assert.equal(sample(families, "sluice_redis_conflicts_total", chain), 2);
+    assert.equal(sample(families, "sluice_redis_held_total", chain), 4);
+    assert.equal(sample(families, "sluice_redis_exhausted_total", chain), 0);
   });
 
   test("a leased chain's lease counters: one series per chain, adding up across chains of one binding", async () => {

@@ -121,7 +121,7 @@ describe("events and near-limit", () => {
 describe("a request's verdict over a route's rules", () => {
   const config = validateConfig(FIXTURE_CONFIG);
   const route = (prefix, from = config) => from.routes.find((r) => r.prefix === prefix);
-  const factory = recordingFactory(createLimiterFactory({ stores: config.stores, clock: () => LIMITER_NOW }));
+  const factory = recordingFactory(createLimiterFactory({ stores: config.stores, clock: () => LIMITER_NOW, ip: config.ip }));
   const limiterFor = (r) => (indexes) => factory(indexes.map((i) => r.rules[i]), { route: r });
   const request = (headers = {}) => new Request("https://gateway.test/x", { headers: { "cf-connecting-ip": "192.0.2.1", ...headers } });
   // The Durable Object and KV are bound but down (an outage), so their rules run on their fallbacks.
@@ -260,7 +260,7 @@ describe("a request's verdict over a route's rules", () => {
       stores: { durable: { fallback: ["memory"] } },
     });
     const r = route("/m", mixed);
-    const mixedFactory = recordingFactory(createLimiterFactory({ stores: mixed.stores, clock: () => LIMITER_NOW }));
+    const mixedFactory = recordingFactory(createLimiterFactory({ stores: mixed.stores, clock: () => LIMITER_NOW, ip: mixed.ip }));
     const mixedFor = (indexes) => mixedFactory(indexes.map((i) => r.rules[i]), { route: r });
     await decide(r, mixedFor, request(), storesDown, {});
     calls.length = 0;

@@ -323,9 +323,24 @@ describe("an unexpected failure inside the gateway", () => {
 });
 
 describe("the log", () => {
+  test("a CF-Ray the platform did not set is never logged as the ray id", async () => {
+    // The runtime fills request.cf (miniflare: `cf`); a client only chooses headers. A ray is logged
+    // only when its data center is request.cf.colo (log.js, platformRay).
+    const logged = gateway.logLines().length;
+    const forged = [
+      { headers: { ...CLIENT, "cf-ray": "8a1b2c3d4e5f6789-CDG" }, cf: { colo: "LHR" } },
+      { headers: { ...CLIENT, "cf-ray": "attacker-chosen-id" }, cf: { colo: "CDG" } },
+      { headers: { ...CLIENT, "cf-ray": "8a1b2c3d4e5f6789-cdg" }, cf: { colo: "CDG" } },
+      { headers: { ...CLIENT, "cf-ray": "8a1b2c3d4e5f6789-CDG, 1111111111111111-CDG" }, cf: { colo: "CDG" } },
+    ];
+    for (const init of forged) await (await gateway.fetch("/v1/geo/x", init)).arrayBuffer();
+    const lines = (await gateway.waitForLogs(logged + forged.length)).slice(logged);
+    assert.deepEqual(lines.map((line) => line.cfRay), forged.map(() => null));
+  });
+
   test("one JSON line per request: cf-ray, route, upstream status and latency, decision", async () => {
     const logged = gateway.logLines().length;
-    await gateway.fetch("/v1/geo/cities?api_key=client-secret", { headers: { ...CLIENT, "cf-ray": "8a1b2c3d4e5f6789-CDG" } });
+    await gateway.fetch("/v1/geo/cities?api_key=client-secret", { headers: { ...CLIENT, "cf-ray": "8a1b2c3d4e5f6789-CDG" }, cf: { colo: "CDG" } });
     await gateway.fetch("/v1/slow/hang", { headers: CLIENT });
     await gateway.fetch("/v1/geo/x", { method: "DELETE" });
     const lines = (await gateway.waitForLogs(logged + 3)).slice(logged);

@@ -63,6 +63,28 @@ describe("attacks through the running gateway", () => {
     }
   });
 
+  test("an upstream echoing each secret cut short (its first 20 characters, in every spelling) leaks no 12 of them in a row", async () => {
+    const windows = (secret) => Array.from({ length: secret.length - 11 }, (_, i) => secret.slice(i, i + 12));
+    setLeakedSecrets([SPECIAL_UPSTREAM.slice(0, 20), SPECIAL_ADMIN.slice(0, 20)]);
+    try {
+      const response = await gateway.fetch("/v1/bypass/leak", { headers: CLIENT });
+      assert.equal(response.status, 200);
+      const lines = (await response.text()).split("\n").filter((line) => line !== "");
+      assert.equal(lines.length, 2 * leakSpellings("x").length);
+      for (const line of lines) {
+        for (const secret of [SPECIAL_UPSTREAM, SPECIAL_ADMIN]) {
+          assert.ok(!windows(secret).some((window) => reveals(line, window)), `${line} reveals 12 characters of a secret in a row`);
+        }
+      }
+      for (const name of ["x-leak", "x-leak-encoded"]) {
+        const value = response.headers.get(name);
+        assert.ok(!windows(SPECIAL_UPSTREAM).some((window) => reveals(value, window)) && !windows(SPECIAL_ADMIN).some((window) => reveals(value, window)), `header ${name}: ${value}`);
+      }
+    } finally {
+      setLeakedSecrets([SPECIAL_UPSTREAM, SPECIAL_ADMIN]);
+    }
+  });
+
   test("the upstream's reason phrase is dropped: the standard one is sent, never one quoting the credential", async () => {
     const response = await gateway.raw("/v1/geo/reason", { headers: ["CF-Connecting-IP: 203.0.113.7"] });
     assert.equal(response.status, 200);
@@ -310,8 +332,31 @@ describe("masking, unit by unit", () => {
     assert.equal(mask.text("nothing secret here"), "nothing secret here");
   });
 
-  test("near misses are left alone", () => {
-    const near = SPECIAL_ADMIN.slice(0, -1);
-    assert.equal(mask.text(`${near}!`), `${near}!`);
+  test("a secret cut short: any 12 bytes of it in a row, in every spelling, split at every point, are masked", async () => {
+    // Issue 23: an upstream echoing the first 20 of 46 characters leaked them. FRAGMENT_BYTES is 12.
+    const windows = (secret) => Array.from({ length: secret.length - 11 }, (_, i) => secret.slice(i, i + 12));
+    const revealsRun = (line, secret) => windows(secret).some((window) => reveals(line, window));
+    for (const secret of [SPECIAL_UPSTREAM, SPECIAL_ADMIN]) {
+      const fragments = [secret.slice(0, 20), secret.slice(0, 12), secret.slice(7, 19), secret.slice(-13), secret.slice(3, -3)];
+      for (const fragment of fragments) {
+        for (const spelling of leakSpellings(fragment)) {
+          const text = `<<${spelling}>>`;
+          for (let split = 0; split <= text.length; split += 5) {
+            const masked = await maskedInChunks(text, [split]);
+            assert.equal(masked.length, text.length);
+            assert.ok(!revealsRun(masked.slice(2, -2), secret), `${spelling} split at ${split}: ${masked}`);
+          }
+        }
+      }
+    }
+  });
+
+  test("near misses shorter than a fragment are left alone", () => {
+    // 11 bytes of the secret in a row, then a byte that breaks the run: below FRAGMENT_BYTES (12).
+    for (let from = 0; from + 11 <= SPECIAL_ADMIN.length; from++) {
+      const near = `${SPECIAL_ADMIN.slice(from, from + 11)}!`;
+      if (SPECIAL_ADMIN.includes(near)) continue;
+      assert.equal(mask.text(`[${near}]`), `[${near}]`);
+    }
   });
 });

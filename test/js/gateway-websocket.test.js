@@ -1,11 +1,14 @@
 // The gateway's WebSocket proxy, end to end in workerd: the shipped Worker (gateway.config.json) in
 // front of the demo upstream's echo on /ws. At most 3 open connections per user (bearer token; no
 // token: the IP), the 4th upgrade answered 429 before upgrading; 20 messages per 10 s per connection,
-// the 21st closes the socket with 1008. Two isolates share the Durable Object that counts connections.
+// the 21st closes the socket with 1008; a message over 64 KiB closes it with 1009 and never reaches the
+// upstream. Two isolates share the Durable Object that counts connections. The admin endpoint counts
+// refused connections and every message's fate.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { UPSTREAM_TOKEN } from "./fixtures/gateway/harness.js";
+import { ADMIN_TOKEN, UPSTREAM_TOKEN } from "./fixtures/gateway/harness.js";
+import { parseExposition, sample } from "./helpers/prometheus.js";
 import { startWorkers, storeBindings } from "./helpers/worker.js";
 
 let mf;
@@ -15,7 +18,7 @@ function shipped(name) {
   return {
     name,
     entry: "demo",
-    bindings: { ENV: "production", UPSTREAM_TOKEN },
+    bindings: { ENV: "production", UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
     serviceBindings: { DEMO_UPSTREAM: { name, entrypoint: "DemoUpstream" } },
     ...storeBindings(name, "g0", "SluiceDurableObject"),
   };
@@ -90,6 +93,54 @@ test("20 messages per 10 s per connection: the 21st closes the socket with 1008"
   // Echoes in flight when the socket closed may be lost; none beyond the 20th exists, and they come in order.
   assert.ok(carol.received.length <= 20);
   assert.deepEqual(carol.received, Array.from({ length: carol.received.length }, (_, i) => `m${i + 1}`));
+});
+
+test("a message over maxMessageBytes (64 KiB) closes the socket with 1009 and never reaches the upstream; one at the bound passes", async () => {
+  const dave = await opened(await upgrade(0, { authorization: "Bearer dave-token" }));
+  const atBound = "a".repeat(65_536);
+  const echoed = new Promise((resolve) => dave.socket.addEventListener("message", (event) => resolve(event.data), { once: true }));
+  dave.socket.send(atBound);
+  assert.equal((await echoed).length, 65_536);
+  // 21,846 three-byte characters: 65,538 UTF-8 bytes in 21,846 UTF-16 units.
+  dave.socket.send("\u20ac".repeat(21_846));
+  assert.equal(await dave.closed, 1009);
+  assert.equal(dave.received.length, 1, "the oversized message was not echoed");
+});
+
+test("binary messages are measured by their bytes, text by its UTF-8 bytes", async () => {
+  // Miniflare's test client turns a binary frame into text on the way, so binary is checked here.
+  const { overSize } = await import("../../worker/gateway/websocket.js");
+  assert.equal(overSize(new ArrayBuffer(65_536), 65_536), false);
+  assert.equal(overSize(new ArrayBuffer(65_537), 65_536), true);
+  assert.equal(overSize("\u20ac".repeat(21_845), 65_536), false); // 65,535 bytes
+  assert.equal(overSize("\u20ac".repeat(21_846), 65_536), true); // 65,538 bytes in 21,846 units
+  assert.equal(overSize("\u{1F600}".repeat(16_384), 65_536), false); // 4 bytes in 2 units each: 65,536
+  assert.equal(overSize("\u{1F600}".repeat(16_385), 65_536), true);
+});
+
+test("the admin endpoint counts refused connections and each message's fate, per route", async () => {
+  const scrape = async (isolate) =>
+    parseExposition(await (await gateways[isolate].fetch("http://gateway.test/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text());
+  const before = await scrape(0);
+  const count = (families, name, outcome) => sample(families, name, { route: "/ws", outcome }) ?? 0;
+  const frank = { authorization: "Bearer frank-token", "cf-connecting-ip": "192.0.2.52" };
+  const open = [];
+  for (let i = 0; i < 3; i++) open.push(await opened(await upgrade(0, frank)));
+  const refused = await upgrade(0, frank);
+  assert.equal(refused.status, 429);
+  await refused.arrayBuffer();
+  for (let i = 1; i <= 21; i++) open[0].socket.send(`n${i}`);
+  assert.equal(await open[0].closed, 1008);
+  open[1].socket.send("b".repeat(65_537));
+  assert.equal(await open[1].closed, 1009);
+  open[2].socket.close(1000);
+  const after = await scrape(0);
+  const delta = (name, outcome) => count(after, name, outcome) - count(before, name, outcome);
+  assert.equal(delta("sluice_websocket_connections_total", "opened"), 3);
+  assert.equal(delta("sluice_websocket_connections_total", "refused"), 1);
+  assert.equal(delta("sluice_websocket_messages_total", "admitted"), 20);
+  assert.equal(delta("sluice_websocket_messages_total", "rate_limited"), 1);
+  assert.equal(delta("sluice_websocket_messages_total", "too_large"), 1);
 });
 
 test("a plain GET on the WebSocket route is proxied as any request (the upstream asks for an upgrade)", async () => {

@@ -301,7 +301,7 @@ test("the shipped Worker carries no test hooks: none is bundled, none is routed"
 });
 
 describe("the shipped Worker: the gateway in front of the demo upstream", () => {
-  const post = (worker, path, ip, headers = {}) => worker.fetch(`http://demo${path}`, from(ip, headers, { method: "POST", body: LOGIN }));
+  const post = (worker, path, ip, headers = {}) => worker.fetch(`http://demo${path}`, from(ip, { "content-type": "application/json", ...headers }, { method: "POST", body: LOGIN }));
 
   test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30, each apart", async () => {
     const { result } = await inOneMinute(async (attempt) => {

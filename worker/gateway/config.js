@@ -6,13 +6,15 @@
 
 import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
+import { SluiceConfigError } from "../src/engine/errors.js";
+import { ip } from "../src/http/keys.js";
 import { normalizeAccuracy } from "../src/features/accuracy/probe.js";
 import { createJwtVerifier } from "../src/http/jwt.js";
 import { createAccessList } from "../src/features/lists/access-list.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
-import { STORES, sameRule, validateRule } from "./rule-config.js";
+import { STORES, sameRule, storeGroupOf, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
 import { validateWebSocket } from "./websocket-config.js";
 import {
@@ -35,12 +37,12 @@ import {
 
 /** @import { AlgorithmName } from "../../wasm-bindings/sluice.js" */
 /** @import { HeaderMode } from "../src/engine/options.js" */
-/** @import { DurableStoreSettings, KvStoreSettings } from "../src/stores/registry.js" */
+/** @import { DurableStoreSettings, KvStoreSettings, RedisStoreSettings } from "../src/stores/registry.js" */
 /** @import { NormalizedRule } from "../src/stores/store.js" */
 
 // The configuration as written (GatewayConfigInput) and as validated (GatewayConfig).
 /** @typedef {import("../src/engine/mode.js").Mode} Mode */
-/** @typedef {"memory" | "durable" | "kv"} Store */
+/** @typedef {"memory" | "durable" | "kv" | "redis"} Store */
 /** @typedef {"GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS"} Method */
 /**
  * "ip", "user", "route" or "apiKey:<header name>".
@@ -64,6 +66,7 @@ import {
  *   store?: Store;
  *   mode?: Mode;
  *   rollout?: number;
+ *   lease?: boolean | import("../src/stores/leases.js").LeaseOptions;
  * }} RuleInput
  */
 /**
@@ -100,10 +103,11 @@ import {
  * @property {import("./websocket-config.js").WebSocketInput} [websocket] WebSocket upgrades: connection and message limits
  */
 /**
- * The host's settings of the durable and kv stores (shards, timeoutMs, failMode, fallback, ...), for every rule using them.
+ * The host's settings of the durable, kv and redis stores (shards, lease, timeoutMs, failMode, fallback, bindings, ...), for every rule using them.
  * @typedef {object} StoresInput
  * @property {DurableStoreSettings} [durable]
  * @property {KvStoreSettings} [kv]
+ * @property {RedisStoreSettings} [redis]
  */
 /**
  * @typedef {object} ResponsesInput
@@ -123,6 +127,7 @@ import {
  * @property {ResponsesInput} [responses]
  * @property {{ path: string; tokenSecret: string; dashboard?: boolean | Partial<DashboardSettings> }} [admin]
  * @property {{ binding: string }} [analytics]
+ * @property {import("../src/http/keys.js").IpOptions} [ip] How the `ip` key part finds the client: trustForwardedFor, ipv6Prefix (keys.js's ip()).
  * @property {import("../src/features/lists/access-list.js").AccessListOptions} [lists] Allow and deny lists of addresses, countries and ASNs.
  * @property {import("../src/http/jwt.js").JwtOptions} [jwt] How jwt:<claim> key parts verify tokens (no `secret`: use secretBinding).
  * @property {{ sample: number; binding?: string }} [accuracy] Check this share of the keys of every memory and KV rule against exact counting (docs/accuracy.md).
@@ -135,6 +140,7 @@ import {
  *   readonly store: Store;
  *   readonly mode: Mode;
  *   readonly rollout: number;
+ *   readonly lease?: false | Readonly<import("../src/stores/leases.js").LeaseOptions>;
  * }} GatewayRule
  */
 /**
@@ -158,7 +164,7 @@ import {
  */
 /**
  * A validated route. `activeRuleIndexes`: the rules not in bypass mode; `storeGroups`: the active rules
- * by store (memory, then kv, then durable), each group one limiter call; `canBlock`: whether any rule
+ * by store (memory, then kv, then redis, then durable; durable rules with a lease of their own apart), each group one limiter call; `canBlock`: whether any rule
  * can ever block a request on this route.
  * @typedef {{
  *   readonly index: number;
@@ -170,6 +176,7 @@ import {
  *   readonly canBlock: boolean;
  *   readonly upstream: GatewayUpstream;
  *   readonly websocket: import("./websocket-config.js").WebSocketLimitsConfig | null;
+ *   readonly keysByUser: boolean;
  * }} GatewayRoute
  */
 /**
@@ -178,10 +185,11 @@ import {
  * @typedef {{
  *   readonly source: string;
  *   readonly routes: readonly GatewayRoute[];
- *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings> };
+ *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings>; readonly redis: Readonly<RedisStoreSettings> };
  *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
  *   readonly admin: { readonly path: string; readonly tokenSecret: string; readonly dashboard: DashboardSettings | null } | null;
  *   readonly analytics: { readonly binding: string };
+ *   readonly ip: Readonly<import("../src/http/keys.js").IpOptions>;
  *   readonly accuracy?: { readonly sample: number; readonly binding: string } | null;
  *   readonly jwt?: import("../src/http/jwt.js").JwtOptions | null;
  *   readonly lists?: import("../src/features/lists/access-list.js").AccessListOptions | null;
@@ -211,9 +219,10 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // A route's rules are checked store by store in this order: the isolate's memory first, so a request
 // it denies costs no round trip; the Durable Object last, so its exact counts are charged only for
 // requests every other rule admitted.
-const STORE_ORDER = ["memory", "kv", "durable"];
+const STORE_ORDER = ["memory", "kv", "redis", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy", "jwt", "lists"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "ip", "accuracy", "jwt", "lists"];
+const IP_FIELDS = ["trustForwardedFor", "ipv6Prefix"];
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
@@ -463,7 +472,12 @@ function validateRoute(raw, index, rulesByName) {
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
   // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
   const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
-  const storeGroups = STORE_ORDER.map((store) => Object.freeze(activeRuleIndexes.filter((i) => rules[i].store === store)));
+  const websocket = raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods });
+  // By store in STORE_ORDER, then (durable rules with a `lease` of their own) by lease, in rule order.
+  const groupIds = [...new Set(activeRuleIndexes.map((i) => storeGroupOf(rules[i])))].sort(
+    (a, b) => STORE_ORDER.indexOf(a.split("|")[0]) - STORE_ORDER.indexOf(b.split("|")[0]),
+  );
+  const storeGroups = groupIds.map((id) => Object.freeze(activeRuleIndexes.filter((i) => storeGroupOf(rules[i]) === id)));
   return Object.freeze({
     index,
     prefix,
@@ -476,14 +490,19 @@ function validateRoute(raw, index, rulesByName) {
     canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
     // WebSocket upgrades: connection and message limits (websocket-config.js), or null.
-    websocket: raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods }),
+    websocket,
+    // Whether an active rule or the WebSocket limits key by "user" (the bearer token): then a
+    // malformed Authorization header is refused (gateway.js).
+    keysByUser:
+      rules.some((rule) => rule.mode !== "bypass" && rule.key.includes("user")) ||
+      (websocket?.connections?.key.includes("user") ?? false),
   });
 }
 
 // `stores.durable` and `stores.kv`: the host's options for that store (shards, timeoutMs, failMode,
 // fallback, ...), validated by the host's registry, which builds the store once for every rule.
 function validateStores(raw) {
-  if (raw === undefined) return Object.freeze({ durable: Object.freeze({}), kv: Object.freeze({}) });
+  if (raw === undefined) return Object.freeze({ durable: Object.freeze({}), kv: Object.freeze({}), redis: Object.freeze({}) });
   expectObject(raw, "stores");
   expectKnownFields(raw, "stores", REMOTE_STORES);
   const stores = {};
@@ -557,6 +576,22 @@ function validateJwt(raw, routes) {
   return Object.freeze(structuredClone(settings));
 }
 
+// `ip`: how the `ip` key part (and lockout's client, and connection limits keyed by ip) finds the
+// client's address: the library's ip() options, validated by ip() itself.
+function validateIp(raw) {
+  if (raw === undefined) return Object.freeze({});
+  expectObject(raw, "ip");
+  expectKnownFields(raw, "ip", IP_FIELDS);
+  try {
+    ip(raw);
+  } catch (error) {
+    // ip() names its field as "ip({ trustForwardedFor })": the configuration's is ip.trustForwardedFor.
+    if (error instanceof SluiceConfigError) throw new ConfigError(fieldPath("ip", error.field.replace(/^ip\(\{ (\w+) \}\)$/, "$1")), error.problem);
+    throw error;
+  }
+  return Object.freeze(structuredClone(raw));
+}
+
 function validateAnalytics(raw) {
   if (raw === undefined) return Object.freeze({ binding: DEFAULT_ANALYTICS_BINDING });
   expectObject(raw, "analytics");
@@ -594,6 +629,7 @@ export function validateConfig(raw, source = "configuration") {
       responses: validateResponses(raw.responses),
       admin: validateAdmin(raw.admin, routes),
       analytics: validateAnalytics(raw.analytics),
+      ip: validateIp(raw.ip),
       // How far memory and KV rules are from exact (features/accuracy/probe.js): null when off.
       accuracy: raw.accuracy === undefined ? null : Object.freeze(hostValidated("", () => normalizeAccuracy(raw.accuracy))),
       jwt: validateJwt(raw.jwt, routes),

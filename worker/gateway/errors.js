@@ -15,6 +15,17 @@ export const GatewayError = Object.freeze({
   MISCONFIGURED: { status: 500, code: "sluice_misconfigured", error: "gateway misconfigured" },
   INTERNAL: { status: 500, code: "sluice_internal_error", error: "internal error" },
   UNAUTHORIZED: { status: 401, code: "sluice_unauthorized", error: "missing or wrong bearer token" },
+  // nginx's 499: the client went away before its request ended. Nobody reads it; the log and the
+  // counter do (a client hanging up is not a limiter or gateway failure).
+  CLIENT_ABORTED: { status: 499, code: "sluice_client_aborted", error: "the client closed the request before its body ended" },
+  UNSUPPORTED_BODY_TYPE: {
+    status: 415,
+    code: "sluice_unsupported_body_type",
+    error: "a login body must be application/json or application/x-www-form-urlencoded (utf-8)",
+  },
+  AMBIGUOUS_ACCOUNT: { status: 400, code: "sluice_ambiguous_account", error: "the request names the account more than once (in any case or spelling)" },
+  INVALID_ACCOUNT: { status: 400, code: "sluice_invalid_account", error: "the account name holds a control character" },
+  MALFORMED_CREDENTIALS: { status: 400, code: "sluice_malformed_credentials", error: "the Authorization header must be one well-formed Bearer token on this route" },
   ADMIN_DISABLED: { status: 503, code: "sluice_admin_disabled", error: "admin endpoint not configured" },
 });
 

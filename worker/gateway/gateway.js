@@ -45,13 +45,14 @@ import { GatewayMetrics } from "./metrics.js";
 import { canonicalPath } from "../src/http/paths.js";
 import { proxyRequest } from "./proxy.js";
 import { secretMasker } from "./redact.js";
-import { declaresTooLarge, readRequestBody } from "./request-body.js";
+import { ClientAborted, declaresTooLarge, readRequestBody } from "./request-body.js";
+import { wellFormedCredentials } from "./credentials.js";
 import { createRouter } from "./routes.js";
-import { missingBindings, routeBindingNeeds } from "./store-bindings.js";
+import { deploymentProblem, missingBindings, routeBindingNeeds } from "./store-bindings.js";
 import { storeFamilies } from "./store-metrics.js";
 import { upstreamTarget } from "./target.js";
 import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
-import { keyPart } from "./limiter.js";
+import { keyParts } from "./limiter.js";
 
 /** @import { RateLimitDecision } from "../src/engine/limiter.js" */
 
@@ -82,9 +83,12 @@ import { keyPart } from "./limiter.js";
 /**
  * @typedef {object} GatewayOptions
  * @property {() => number} [now] The clock in milliseconds; default the host's (clock.js).
- * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now }).
+ * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now, ip: config.ip }).
  * @property {(line: string) => void} [log] Receives one JSON line per request; default console.log.
  * @property {GatewayMetrics} [metrics]
+ * @property {object} [env] The start-up env (`import { env } from "cloudflare:workers"`): when given, a
+ *   route's missing upstream secret, service binding or store binding (or Redis secret) fails
+ *   createGateway with a ConfigError naming the field; without it, the route answers 500 at first use.
  */
 /**
  * @typedef {object} Gateway
@@ -113,7 +117,9 @@ export function createGateway(config, options = {}) {
   if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
   /** @type {import("./limiter.js").AccuracyProbeEntry[]} */
   const probes = [];
-  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes, jwt: gatewayConfig.jwt ?? null });
+  const limiterFactory =
+    options.limiterFactory ??
+    createLimiterFactory({ stores: gatewayConfig.stores, clock: now, ip: gatewayConfig.ip, accuracy: gatewayConfig.accuracy ?? null, probes, jwt: gatewayConfig.jwt ?? null });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
@@ -131,6 +137,12 @@ export function createGateway(config, options = {}) {
   const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
+  // With the start-up env, a missing secret, service or store binding stops the Worker here, naming
+  // the field, rather than answering 500 on the route at first use (store-bindings.js).
+  if (options.env !== undefined) {
+    const missing = deploymentProblem(gatewayConfig, bindingNeeds, options.env);
+    if (missing !== null) throw new ConfigError(missing.field, missing.problem, gatewayConfig.source);
+  }
 
   const limiterForRoute = routes.map((route) => {
     const made = new Map();
@@ -148,13 +160,20 @@ export function createGateway(config, options = {}) {
     };
   });
   let lockoutsFor;
+  const keyPart = keyParts({ ip: gatewayConfig.ip, jwt: gatewayConfig.jwt ?? null });
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
   const webSocketProxies = routes.map((route) =>
-    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route, gatewayConfig.jwt ?? null) : compose(...parts.map((part) => keyPart(part, route, gatewayConfig.jwt ?? null))))),
+    route.websocket === null
+      ? null
+      : createWebSocketProxy(
+          /** @type {any} */ (route),
+          (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route)))),
+          { onMessage: (outcome) => metrics.countWebSocketMessage(route.index, outcome) },
+        ),
   );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
-    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now });
+    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now, clientIp: keyPart("ip", routes[0]) });
   } catch (error) {
     if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, gatewayConfig.source);
     throw error;
@@ -168,6 +187,21 @@ export function createGateway(config, options = {}) {
     metrics.countRefusal(kind.code);
     if (detail !== undefined) record.error = detail;
     return { response: errorResponse(kind, { headers }) };
+  }
+
+  // The rules' verdicts, counted and logged (once per request that reached the rules).
+  function noteVerdict(route, verdict, record) {
+    verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
+    reporter?.note(verdict.verdicts);
+    record.decision = requestDecision(verdict);
+    record.rules = logRules(verdict.verdicts);
+  }
+
+  // A client that hung up mid-body: counted and logged as such, answered 499 (nobody reads it).
+  function clientAborted(route, record) {
+    metrics.countClientAbort(route.index);
+    record.error = "client aborted";
+    return { response: errorResponse(GatewayError.CLIENT_ABORTED), route };
   }
 
   async function handleRoute(request, url, path, env, ctx, record) {
@@ -199,9 +233,18 @@ export function createGateway(config, options = {}) {
     const missing = missingBindings(bindingNeeds[route.index], env);
     if (missing !== "") return refuse(GatewayError.MISCONFIGURED, record, missing);
 
+    // A route keyed by user reads the bearer token; a credential it cannot read as one token would be
+    // keyed by IP here while an upstream splitting on spaces sees a user (issue 23): refused.
+    if (route.keysByUser && !wellFormedCredentials(request.headers.get("authorization"))) {
+      return refuse(GatewayError.MALFORMED_CREDENTIALS, record, "authorization refused: not one well-formed Bearer token");
+    }
+
     let verdict;
     /** @type {{ guard: import("./lockout.js").RouteLockoutGuard, response: Response | null, attempts: any[] } | null} */
     let lockout = null;
+    // The body, read whole once: by the lockout rules (before the upstream call) or just before it.
+    /** @type {{ body?: ArrayBuffer, tooLarge?: true } | null} */
+    let read = null;
     const allowListed = listed?.list === "allow";
     if (allowListed) {
       metrics.countListAllowed(route.index);
@@ -212,8 +255,20 @@ export function createGateway(config, options = {}) {
       // Lockout rules (lockout.js), once the rate limits admitted the attempt (the dev bypass skips them too).
       const guard = verdict === null ? null : lockoutsFor(route);
       if (guard !== null && verdict !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
-      else if (guard !== null && verdict !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
+      else if (guard !== null && verdict !== null && verdict.bypassHeaders === null) {
+        read = await readRequestBody(request, route.upstream.maxBodyBytes);
+        if (read.tooLarge) {
+          noteVerdict(route, verdict, record);
+          return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
+        }
+        const body = read.body === undefined ? undefined : new Uint8Array(read.body);
+        lockout = { guard, ...(await guard.check(request, body, env, ctx, verdict.verdicts)) };
+      }
     } catch (error) {
+      if (error instanceof ClientAborted) {
+        if (verdict !== undefined && verdict !== null) noteVerdict(route, verdict, record);
+        return { ...clientAborted(route, record), verdict };
+      }
       // The host's stores refuse an unbound binding too (a limiterFactory of one's own may reach one
       // the check above does not know): a misconfiguration, answered as one. Only the field is
       // logged: the problem may quote a value.
@@ -228,10 +283,7 @@ export function createGateway(config, options = {}) {
     /** @type {[string, string][]} */
     let rateHeaders = [];
     if (verdict !== null) {
-      verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
-      reporter?.note(verdict.verdicts);
-      record.decision = requestDecision(verdict);
-      record.rules = logRules(verdict.verdicts);
+      noteVerdict(route, verdict, record);
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
       if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
@@ -246,6 +298,7 @@ export function createGateway(config, options = {}) {
       const upgraded = await webSocketProxy({ request, targetUrl: target.url, env, secret, ctx, headers: rateHeaders });
       record.upstreamStatus = upgraded.upstreamStatus;
       if (upgraded.refused) record.decision = "connection_limited";
+      metrics.countWebSocketConnection(route.index, upgraded.refused ? "refused" : upgraded.upstreamStatus === 101 ? "opened" : "failed");
       if (upgraded.failure !== null) {
         metrics.countUpstreamFailure(route.index, upgraded.failure);
         record.error = `upstream ${upgraded.failure}`;
@@ -260,7 +313,14 @@ export function createGateway(config, options = {}) {
     };
     // Read whole before the upstream call (request-body.js says why), after the rules: a refused
     // request's body is never read.
-    const read = await readRequestBody(request, route.upstream.maxBodyBytes);
+    if (read === null) {
+      try {
+        read = await readRequestBody(request, route.upstream.maxBodyBytes);
+      } catch (error) {
+        if (error instanceof ClientAborted) return { ...clientAborted(route, record), verdict };
+        throw error;
+      }
+    }
     if (read.tooLarge) {
       return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
     }

@@ -2,7 +2,8 @@
 // rules, on the host's stores (memory, durable and kv behind the fallback chain) and its clock.
 //
 // Key parts map onto the host's key helpers:
-//   ip             ip(): cf-connecting-ip, IPv6 by /64, never x-forwarded-for
+//   ip             ip(config.ip): cf-connecting-ip, IPv6 by /64, x-forwarded-for only as far as the
+//                  configuration's `ip.trustForwardedFor` believes it (as the library's ip() does)
 //   user           the bearer token as the user id, else the client's IP (the token is not verified:
 //                  pair such a rule with an ip rule, or put the gateway behind your authentication)
 //   route          the configured route prefix, never the request path: varying the path cannot
@@ -23,8 +24,6 @@ import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
-const clientIp = ip();
-const userOrIp = firstOf(user(bearerToken), clientIp);
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 
 // The verified-claim key functions, one per claim and `jwt` settings (their caches of keys and tokens).
@@ -32,28 +31,34 @@ const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 const claimKeys = new WeakMap();
 
 /**
- * keyPart is the key function of one validated key part of `route` (also the WebSocket limits').
- * `jwt` is the configuration's jwt settings (validated), needed by jwt:<claim> parts.
- * @param {string} part @param {{ prefix: string }} route @param {import("../src/http/jwt.js").JwtOptions | null} [jwt]
+ * keyParts returns keyPart(part, route), the key function of one validated key part of `route` (the
+ * rules', lockout's client and the WebSocket limits'), where "ip" is ip(`ip`): the configuration's
+ * `ip` block, and `jwt` the configuration's jwt settings (validated), needed by jwt:<claim> parts.
+ * @param {{ ip?: import("../src/http/keys.js").IpOptions, jwt?: import("../src/http/jwt.js").JwtOptions | null }} [settings]
  */
-export function keyPart(part, route, jwt = null) {
-  if (part === "ip") return clientIp;
-  if (part === "user") return userOrIp;
-  if (part === "route") return fixedRoute(route.prefix);
-  const colon = part.indexOf(":");
-  const [kind, name] = [part.slice(0, colon), part.slice(colon + 1)];
-  if (kind === "cf") return cf(/** @type {any} */ (name));
-  if (kind === "cookie") return cookie(name);
-  if (kind === "query") return query(name);
-  if (kind === "jwt") {
-    if (jwt === null) throw new ConfigError("jwt", `is needed by the key part ${JSON.stringify(part)}: how tokens are verified`);
-    let byClaim = claimKeys.get(jwt);
-    if (byClaim === undefined) claimKeys.set(jwt, (byClaim = new Map()));
-    let helper = byClaim.get(name);
-    if (helper === undefined) byClaim.set(name, (helper = verifiedClaim(name, jwt)));
-    return helper;
-  }
-  return apiKey(part.slice("apiKey:".length));
+export function keyParts({ ip: ipOptions = {}, jwt = null } = {}) {
+  const clientIp = ip(ipOptions);
+  const userOrIp = firstOf(user(bearerToken), clientIp);
+  /** @param {string} part @param {{ prefix: string }} route */
+  return function keyPart(part, route) {
+    if (part === "ip") return clientIp;
+    if (part === "user") return userOrIp;
+    if (part === "route") return fixedRoute(route.prefix);
+    const colon = part.indexOf(":");
+    const [kind, name] = [part.slice(0, colon), part.slice(colon + 1)];
+    if (kind === "cf") return cf(/** @type {any} */ (name));
+    if (kind === "cookie") return cookie(name);
+    if (kind === "query") return query(name);
+    if (kind === "jwt") {
+      if (jwt === null) throw new ConfigError("jwt", `is needed by the key part ${JSON.stringify(part)}: how tokens are verified`);
+      let byClaim = claimKeys.get(jwt);
+      if (byClaim === undefined) claimKeys.set(jwt, (byClaim = new Map()));
+      let helper = byClaim.get(name);
+      if (helper === undefined) byClaim.set(name, (helper = verifiedClaim(name, jwt)));
+      return helper;
+    }
+    return apiKey(part.slice("apiKey:".length));
+  };
 }
 
 // A refusal of the host's, named where the configuration says it: a rule's field under its route, a
@@ -72,23 +77,25 @@ function configError(error, rules, route, store) {
 /**
  * createLimiterFactory returns the gateway's limiterFactory(rules, { route }) on sluice's host:
  * `stores` are the configuration's store options ({ durable, kv }), `clock` the time in milliseconds
- * (default: the wall clock, clock.js). Each limiter is a createLimiter() of the given rules, which
+ * (default: the wall clock, clock.js), `ip` the configuration's `ip` block (how the `ip` key part finds
+ * the client; pass config.ip). Each limiter is a createLimiter() of the given rules, which
  * must share one store; rules are registered by their stable id, so limiters made for different
  * subsets of a route's rules share each rule's counts. Throws ConfigError naming the field for what
  * the host refuses when a limiter is built (e.g. key tables beyond the isolate's memory).
  * `accuracy` ({ sample, binding }, or null) gives every memory and KV limiter a probe measuring it
  * against exact counting (features/accuracy/probe.js); each probe is pushed to `probes`.
- * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number; accuracy?: { sample: number; binding: string } | null; probes?: AccuracyProbeEntry[]; jwt?: import("../src/http/jwt.js").JwtOptions | null }} [options]
+ * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number; ip?: import("../src/http/keys.js").IpOptions; accuracy?: { sample: number; binding: string } | null; probes?: AccuracyProbeEntry[]; jwt?: import("../src/http/jwt.js").JwtOptions | null }} [options]
  * @returns {import("./gateway.js").LimiterFactory}
  */
-export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = null, probes = [], jwt = null } = {}) {
+export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions = {}, accuracy = null, probes = [], jwt = null } = {}) {
+  const keyPart = keyParts({ ip: ipOptions, jwt });
   // Rules of one route with the same key share one key function, so it runs once per request.
   const keyFunctions = new Map();
   function keyFunction(rule, route) {
     const id = `${route.index}\u0000${rule.key.join("\u0000")}`;
     let key = keyFunctions.get(id);
     if (key === undefined) {
-      const parts = rule.key.map((part) => keyPart(part, route, jwt));
+      const parts = rule.key.map((part) => keyPart(part, route));
       key = parts.length === 1 ? parts[0] : compose(...parts);
       keyFunctions.set(id, key);
     }
@@ -103,9 +110,9 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = nu
   }
 
   return function limiterFactory(rules, { route }) {
-    const { store } = rules[0];
-    if (rules.some((rule) => rule.store !== store)) {
-      throw new TypeError(`createLimiterFactory: the rules of one limiter share one store; ${route.prefix} mixes them`);
+    const { store, lease } = rules[0];
+    if (rules.some((rule) => rule.store !== store || JSON.stringify(rule.lease) !== JSON.stringify(lease))) {
+      throw new TypeError(`createLimiterFactory: the rules of one limiter share one store (and lease); ${route.prefix} mixes them`);
     }
     const options = {
       rules: rules.map((rule) => ({
@@ -119,6 +126,8 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = nu
       })),
       clock,
       ...(store === "memory" ? {} : { store, ...stores[store] }),
+      // A rule's own lease overrides the store's (false: none).
+      ...(lease === undefined ? {} : { lease }),
       // Approximate stores are measured against exact counting when the configuration asks (accuracy).
       ...(accuracy !== null && (store === "memory" || store === "kv") ? { accuracy: probeFor(route, store) } : {}),
     };

@@ -2,11 +2,32 @@
 // request or response headers, and never with the query string — so neither the upstream credential
 // nor a client's own credentials can end up in the logs.
 
+// A Ray ID as Cloudflare's edge writes it: 16 hex digits, "-", the data center's IATA code.
+const RAY_ID = /^[0-9a-f]{16}-([A-Z]{3})$/;
+
+/**
+ * platformRay is the request's CF-Ray when the platform set it, else null. Cloudflare's edge sets
+ * CF-Ray on every request it hands a Worker, replacing what the client sent; where nothing stands in
+ * front (wrangler dev, Miniflare, tests) the header is the client's, and a client must not choose the
+ * id its request is logged under (issue 23). The gateway tells them apart by what a client cannot
+ * set: the ray's data center must be the one in `request.cf.colo`, which the runtime fills in, never a
+ * header. Anything else is logged as null.
+ * @param {Request & { cf?: { colo?: unknown } }} request
+ * @returns {string | null}
+ */
+export function platformRay(request) {
+  const value = request.headers.get("cf-ray");
+  const colo = request.cf?.colo;
+  if (value === null || typeof colo !== "string") return null;
+  const match = RAY_ID.exec(value);
+  return match !== null && match[1] === colo ? value : null;
+}
+
 /** The record a request starts with; the gateway fills it in as the request proceeds. */
 export function newLogRecord(request) {
   return {
     event: "sluice.request",
-    cfRay: request.headers.get("cf-ray"),
+    cfRay: platformRay(request),
     method: request.method,
     route: null,
     status: 0,

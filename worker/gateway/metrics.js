@@ -52,9 +52,15 @@ export const REFUSALS = /** @type {const} */ ([
   "sluice_bad_path",
   "sluice_misconfigured",
   "sluice_body_too_large",
+  "sluice_malformed_credentials",
   "sluice_denied",
 ]);
 Object.freeze(REFUSALS);
+
+// What happened to a WebSocket upgrade (opened: relayed; refused: the connection limit's 429; failed:
+// the upstream would not upgrade) and to each client message (websocket.js's MessageOutcome).
+export const WEBSOCKET_CONNECTIONS = /** @type {const} */ (["opened", "refused", "failed"]);
+export const WEBSOCKET_MESSAGES = /** @type {const} */ (["admitted", "rate_limited", "too_large"]);
 
 export class GatewayMetrics {
   /**
@@ -71,6 +77,10 @@ export class GatewayMetrics {
       })),
       upstreamFailures: new Float64Array(UPSTREAM_FAILURES.length),
       limiterErrors: 0,
+      clientAborts: 0,
+      webSocketConnections: new Float64Array(WEBSOCKET_CONNECTIONS.length),
+      webSocketMessages: new Float64Array(WEBSOCKET_MESSAGES.length),
+      hasWebSocket: route.websocket !== null,
       listAllowed: 0,
     }));
     this.refusals = new Float64Array(REFUSALS.length);
@@ -110,6 +120,22 @@ export class GatewayMetrics {
   /** @param {number} routeIndex */
   countLimiterError(routeIndex) {
     this.routes[routeIndex].limiterErrors += 1;
+  }
+
+  /** @param {number} routeIndex @param {(typeof WEBSOCKET_CONNECTIONS)[number]} outcome */
+  countWebSocketConnection(routeIndex, outcome) {
+    this.routes[routeIndex].webSocketConnections[WEBSOCKET_CONNECTIONS.indexOf(outcome)] += 1;
+  }
+
+  /** @param {number} routeIndex @param {(typeof WEBSOCKET_MESSAGES)[number]} outcome */
+  countWebSocketMessage(routeIndex, outcome) {
+    this.routes[routeIndex].webSocketMessages[WEBSOCKET_MESSAGES.indexOf(outcome)] += 1;
+  }
+
+  /** Counts a client that hung up before its request body ended (not a limiter or gateway failure). */
+  /** @param {number} routeIndex */
+  countClientAbort(routeIndex) {
+    this.routes[routeIndex].clientAborts += 1;
   }
 
   /** Counts a request refused with one of REFUSALS' codes. */
@@ -159,6 +185,25 @@ export class GatewayMetrics {
       help: "Requests whose rate limiter failed outright (no store, not even a fallback, answered).",
       type: "counter",
       samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.limiterErrors })),
+    });
+    const webSocketRoutes = this.routes.filter((route) => route.hasWebSocket);
+    families.push({
+      name: "sluice_websocket_connections_total",
+      help: "WebSocket upgrades on routes with a websocket block: opened, refused by the connection limit (429), or failed (the upstream would not upgrade).",
+      type: "counter",
+      samples: webSocketRoutes.flatMap((route) => WEBSOCKET_CONNECTIONS.map((outcome, i) => ({ labels: { route: route.prefix, outcome }, value: route.webSocketConnections[i] }))),
+    });
+    families.push({
+      name: "sluice_websocket_messages_total",
+      help: "Client WebSocket messages: relayed (admitted), dropped by a message limit (rate_limited), or over maxMessageBytes (too_large: the socket was closed with 1009).",
+      type: "counter",
+      samples: webSocketRoutes.flatMap((route) => WEBSOCKET_MESSAGES.map((outcome, i) => ({ labels: { route: route.prefix, outcome }, value: route.webSocketMessages[i] }))),
+    });
+    families.push({
+      name: "sluice_client_aborts_total",
+      help: "Requests whose client hung up before its body ended (answered 499, forwarded nowhere).",
+      type: "counter",
+      samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.clientAborts })),
     });
     families.push({
       name: "sluice_list_allowed_total",

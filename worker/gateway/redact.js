@@ -15,6 +15,13 @@
 // and, when the secret is long enough to give at least 8 base64 characters of its own, its base64 and
 // base64url spellings at each of the 3 alignments it can have inside a longer encoded text (the 1 or 2
 // characters at each end that mix in neighbouring bytes stay visible).
+// Fragments: any run of at least FRAGMENT_BYTES (12) consecutive bytes of a secret is masked too, in
+// each of those spellings (an upstream that echoes a secret cut short, say its first 20 characters,
+// leaks no 12 of them in a row). Why 12: longer than the public prefixes keys share with every other
+// key of their kind (`sk_live_`, `ghp_`, `xoxb-`, `AKIA`: 4 to 8 characters), so text quoting a prefix
+// is left alone, and long enough that a run of a random token's characters (72 bits of base64, 48 of
+// hex) does not turn up in a response by chance; what stays visible is at most 11 characters of a
+// secret in a row. A secret of 12 bytes or fewer is masked whole only, as before.
 // Not caught (docs/security.md says so): base64 broken by line breaks, any other encoding (hex dumps,
 // gzip, encryption), a secret split by other text, and escapes other than those above for non-ASCII
 // characters of a secret (those are matched as they are or percent-encoded only).
@@ -36,6 +43,10 @@ const NAMED_REFERENCES = new Map(
 // The longest spelling of one character above: "&#x00002F;" (10 bytes).
 const LONGEST_SPELLING = 10;
 const MIN_BASE64_NEEDLE = 8;
+/** The shortest run of a secret's bytes masked on its own (see the top of this file for why 12). */
+export const FRAGMENT_BYTES = 12;
+// A base64 needle's characters that FRAGMENT_BYTES bytes always cover, whatever their alignment.
+const FRAGMENT_BASE64 = Math.floor((8 * FRAGMENT_BYTES) / 6) - 2;
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 function hexValue(c) {
@@ -118,18 +129,20 @@ function escapedCharacter(bytes, at) {
 const isEscapeStart = (c) => c === 0x25 || c === 0x2b || c === 0x5c || c === 0x26;
 
 /**
- * Where an occurrence of `secret` (its UTF-8 bytes) spelled in any mix of the forms above that starts
- * at bytes[at] ends (exclusive), or -1. Non-ASCII bytes of the secret match as they are or as %XX.
+ * Where an occurrence of `secret` (its UTF-8 bytes) from its byte `index` on, spelled in any mix of the
+ * forms above, that starts at bytes[at] ends (exclusive), or -1. It may stop short of the secret's end
+ * once `minimum` of its bytes (counted from `from`) matched: a fragment; the default asks for the
+ * whole secret. Non-ASCII bytes of the secret match as they are or as %XX.
  */
-function occurrenceEnd(bytes, at, secret, index = 0) {
+function occurrenceEnd(bytes, at, secret, index = 0, minimum = secret.length - index, from = index) {
   let p = at;
   for (let i = index; i < secret.length; i++) {
-    if (p >= bytes.length) return -1;
+    if (p >= bytes.length) return i - from >= minimum ? p : -1;
     const want = secret[i];
     const here = bytes[p];
     // Most bytes start no escape: one comparison decides.
     if (!isEscapeStart(here)) {
-      if (here !== want) return -1;
+      if (here !== want) return i - from >= minimum ? p : -1;
       p += 1;
       continue;
     }
@@ -141,13 +154,58 @@ function occurrenceEnd(bytes, at, secret, index = 0) {
         p += escaped & 15;
         continue;
       }
-      const end = occurrenceEnd(bytes, p + (escaped & 15), secret, i + 1);
+      const end = occurrenceEnd(bytes, p + (escaped & 15), secret, i + 1, minimum, from);
       if (end >= 0) return end;
     }
-    if (here !== want) return -1;
+    if (here !== want) return i - from >= minimum ? p : -1;
     p += 1;
   }
   return p;
+}
+
+// How far the bytes at bytes[at] match `needle` from its character `from` on (exclusive end), when
+// at least `minimum` of them do, else -1.
+function runEnd(bytes, at, needle, from, minimum) {
+  let j = from;
+  let p = at;
+  while (j < needle.length && p < bytes.length && bytes[p] === needle[j]) {
+    j++;
+    p++;
+  }
+  return j - from >= minimum ? p : -1;
+}
+
+/** @type {Array<{ bytes: Uint8Array, from: number }>} An empty list, shared (never written). */
+const NO_ENTRIES = [];
+
+// Fragment entries ({ bytes, from }: a secret's or needle's bytes from `from` on) indexed by the value
+// of their first byte, and again by their first two bytes ((c << 8) | d) for the usual case of two
+// raw bytes: most positions of a text begin no entry's first two bytes, and cost one table lookup.
+function fragmentIndex(entries) {
+  const byFirst = Array.from({ length: 256 }, () => /** @type {{ bytes: Uint8Array, from: number }[]} */ ([]));
+  /** @type {Array<Array<{ bytes: Uint8Array, from: number }>>} */
+  const byTwo = new Array(65536).fill(NO_ENTRIES);
+  const pairs = new Uint8Array(65536);
+  for (const entry of entries) {
+    const c = entry.bytes[entry.from];
+    byFirst[c].push(entry);
+    const id = (c << 8) | entry.bytes[entry.from + 1];
+    pairs[id] = 1;
+    if (byTwo[id] === NO_ENTRIES) byTwo[id] = [];
+    byTwo[id].push(entry);
+  }
+  return { byFirst, byTwo, pairs, entries };
+}
+
+
+// Every run of a secret of `minimum` bytes or more begins at some byte `from` of it: one entry each.
+function fragmentsOf(list, minimum) {
+  const entries = [];
+  for (const bytes of list) {
+    if (bytes.length <= minimum) continue;
+    for (let from = 0; from + minimum <= bytes.length; from++) entries.push({ bytes, from });
+  }
+  return entries;
 }
 
 // The base64 (or base64url) text that `secret` contributes at each of the 3 byte alignments, minus
@@ -197,31 +255,80 @@ function compile(secrets) {
     if (bytes[0] === 0x20 && !candidates[0x2b].secrets.includes(bytes)) candidates[0x2b].secrets.push(bytes);
   }
   for (const needle of needles) candidates[needle[0]].needles.push(needle);
+  // Fragments (FRAGMENT_BYTES of a secret, FRAGMENT_BASE64 of a needle, or more, in a row).
+  const fragments = fragmentIndex(fragmentsOf(spelled, FRAGMENT_BYTES));
+  const needleFragments = fragmentIndex(fragmentsOf(needles, FRAGMENT_BASE64));
   const starts = new Uint8Array(256);
   for (let c = 0; c < 256; c++) starts[c] = candidates[c].secrets.length + candidates[c].needles.length > 0 ? 1 : 0;
-  // A second filter on the byte pair at a start that is not an escape: the pairs a secret's or a
-  // needle's first two characters can be spelled with (the second raw or beginning an escape). Random
-  // text passes the first filter at ~1 byte in 6 and this one at ~1 in 500. A one-byte secret matches
-  // whatever follows it: then every pair passes.
-  const pairs = new Uint8Array(65536);
-  const allPairs = spelled.some((bytes) => bytes.length === 1);
-  if (allPairs) pairs.fill(1);
-  const pair = (first, second) => {
-    pairs[(first << 8) | second] = 1;
-    for (const c of [0x25, 0x2b, 0x5c, 0x26]) pairs[(first << 8) | c] = 1;
-  };
-  for (const bytes of spelled) if (bytes.length > 1) pair(bytes[0], bytes[1]);
-  for (const needle of needles) pair(needle[0], needle[1]);
+  // The fragments' filter, by a position's first two bytes: those of some fragment as they are, or a
+  // second byte that may begin an escape (a byte that may begin one is tried whatever follows). A
+  // position whose two bytes are none of them begins no fragment: one lookup decides.
+  const fragmentPairs = new Uint8Array(65536);
+  // And by the third byte (a bit of 32 bits per pair, from the third byte's low 5 bits): most pairs
+  // that begin a fragment somewhere are followed by a byte that continues none.
+  const fragmentThirds = new Uint32Array(65536);
+  for (const { bytes, from } of [...fragments.entries, ...needleFragments.entries]) {
+    const pair = (bytes[from] << 8) | bytes[from + 1];
+    fragmentPairs[pair] = 1;
+    fragmentThirds[pair] |= 1 << (bytes[from + 2] & 31);
+  }
+  for (const d of [0x25, 0x2b, 0x5c, 0x26]) {
+    for (let c = 0; c < 256; c++) {
+      fragmentPairs[(c << 8) | d] = 1;
+      fragmentThirds[(c << 8) | d] = 0xffffffff;
+    }
+  }
+  // The pairs as a bit set (8 KiB: it stays in the fastest cache, and is read at every byte).
+  const pairBits = new Uint32Array(2048);
+  for (let pair = 0; pair < 65536; pair++) if (fragmentPairs[pair] === 1) pairBits[pair >>> 5] |= 1 << (pair & 31);
+  // A third byte that may begin an escape: every pair that begins a fragment stays a candidate.
+  for (let pair = 0; pair < 65536; pair++) if (fragmentPairs[pair] === 1) for (const d of [0x25, 0x2b, 0x5c, 0x26]) fragmentThirds[pair] |= 1 << (d & 31);
+  const hasFragments = fragments.entries.length + needleFragments.entries.length > 0;
+
+  // The end of the longest fragment of a secret that begins at bytes[at], or `end` when none is longer.
+  function fragmentEnd(bytes, at, end) {
+    const c = bytes[at];
+    const next = at + 1 < bytes.length ? bytes[at + 1] : -1;
+    const list = next !== -1 && !isEscapeStart(next) ? fragments.byTwo[(c << 8) | next] : fragments.byFirst[c];
+    for (let k = 0; k < list.length; k++) {
+      const e = occurrenceEnd(bytes, at, list[k].bytes, list[k].from, FRAGMENT_BYTES, list[k].from);
+      if (e > end) end = e;
+    }
+    if (isEscapeStart(c)) {
+      // An escape spells the character it stands for: the fragments that begin with that one.
+      const escaped = escapedCharacter(bytes, at);
+      const value = escaped === NONE ? -1 : escaped >>> 4;
+      if (value >= 0 && value < 256 && value !== c) {
+        const escapedList = fragments.byFirst[value];
+        for (let k = 0; k < escapedList.length; k++) {
+          const e = occurrenceEnd(bytes, at, escapedList[k].bytes, escapedList[k].from, FRAGMENT_BYTES, escapedList[k].from);
+          if (e > end) end = e;
+        }
+      }
+    }
+    if (next !== -1) {
+      const needleList = needleFragments.byTwo[(c << 8) | next];
+      for (let k = 0; k < needleList.length; k++) {
+        const e = runEnd(bytes, at, needleList[k].bytes, needleList[k].from, FRAGMENT_BASE64);
+        if (e > end) end = e;
+      }
+    }
+    return end;
+  }
 
   function mask(bytes) {
     let changed = false;
     const length = bytes.length;
     for (let at = 0; at < length; at++) {
       const c = bytes[at];
-      if (starts[c] === 0) continue;
-      // Not an escape: its pair must fit (an occurrence at the last byte cannot complete in view).
-      if (!isEscapeStart(c) && !allPairs && (at + 1 === length || pairs[(c << 8) | bytes[at + 1]] === 0)) continue;
-      const { secrets: trySecrets, needles: tryNeedles } = candidates[bytes[at]];
+      // A fragment may begin here: its first two bytes as they are, or an escape among them.
+      const pair = at + 1 < length ? (c << 8) | bytes[at + 1] : 0;
+      const fragment =
+        hasFragments &&
+        at + 1 < length &&
+        ((((pairBits[pair >>> 5] >>> (pair & 31)) & 1) === 1 && (at + 2 >= length || (fragmentThirds[pair] & (1 << (bytes[at + 2] & 31))) !== 0)) || isEscapeStart(c));
+      if (starts[c] === 0 && !fragment) continue;
+      const { secrets: trySecrets, needles: tryNeedles } = candidates[c];
       let end = -1;
       for (let k = 0; k < trySecrets.length; k++) {
         const e = occurrenceEnd(bytes, at, trySecrets[k]);
@@ -230,6 +337,7 @@ function compile(secrets) {
       for (let k = 0; k < tryNeedles.length; k++) {
         if (startsAt(bytes, at, tryNeedles[k]) && at + tryNeedles[k].length > end) end = at + tryNeedles[k].length;
       }
+      if (fragment) end = fragmentEnd(bytes, at, end);
       if (end > at) {
         bytes.fill(STAR, at, end);
         changed = true;

@@ -10,6 +10,18 @@
 
 import { readBoundedStream } from "../src/http/bounded-body.js";
 
+/**
+ * ClientAborted is what reading the client's body throws when the body ends in an error: the client
+ * hung up (or its connection broke) before sending all of it. The gateway counts it as such, never as
+ * a limiter or gateway failure (issue 23: a client could otherwise trip "limiter failed" alerts).
+ */
+export class ClientAborted extends Error {
+  constructor() {
+    super("the client closed the request before its body ended");
+    this.name = "ClientAborted";
+  }
+}
+
 /** Methods whose body, if any, is never forwarded. */
 const BODYLESS_METHODS = new Set(["GET", "HEAD"]);
 
@@ -38,14 +50,21 @@ export function declaresTooLarge(request, maxBytes) {
 
 /**
  * Reads the body to forward: `{ body }` (an ArrayBuffer, or undefined for none) or `{ tooLarge: true }`
- * when it exceeds `maxBytes` (then the rest is left unread and the stream cancelled).
+ * when it exceeds `maxBytes` (then the rest is left unread and the stream cancelled). Throws
+ * ClientAborted when the body ends in an error.
  * @param {Request} request
  * @param {number} maxBytes
  * @returns {Promise<{ body?: ArrayBuffer, tooLarge?: true }>}
  */
 export async function readRequestBody(request, maxBytes) {
   if (BODYLESS_METHODS.has(request.method) || request.body === null) return { body: undefined };
-  const body = await readBoundedStream(request.body, maxBytes);
+  let body;
+  try {
+    body = await readBoundedStream(request.body, maxBytes);
+  } catch {
+    // The error's message is the runtime's; what matters is who ended the body: the client.
+    throw new ClientAborted();
+  }
   // readBoundedStream builds a fresh Uint8Array over a buffer of exactly the body's length.
   return body === null ? { tooLarge: true } : { body: /** @type {ArrayBuffer} */ (body.buffer) };
 }

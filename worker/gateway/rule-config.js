@@ -6,6 +6,7 @@ import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { normalizeRuleSpec } from "../src/engine/options.js";
 import { MODES } from "../src/engine/mode.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
+import { checkLeaseOptions } from "../src/stores/leases.js";
 import {
   ConfigError,
   HEADER_DESCRIPTION,
@@ -21,13 +22,13 @@ import {
   show,
 } from "./validate.js";
 
-export const STORES = Object.freeze(["memory", "durable", "kv"]);
+export const STORES = Object.freeze(["memory", "durable", "kv", "redis"]);
 export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>", "cf:<field>", "cookie:<name>", "query:<name>", "jwt:<claim>"]);
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
 const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity"];
-const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout"];
+const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout", "lease"];
 // Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
 // than the host's printable ASCII.
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -84,12 +85,36 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
-  return Object.freeze({ ...limiterRule, key, store, mode, rollout });
+  // `lease` (store "durable" only): this rule's leases, overriding `stores.durable.lease` (true, false
+  // or { leaseMs, maxLeaseUnits, maxKeys }); undefined: the store's setting.
+  let lease;
+  if (raw.lease !== undefined) {
+    if (store !== "durable") throw new ConfigError(fieldPath(path, "lease"), `applies to store "durable" only (this rule's is "${store}")`);
+    lease = hostValidated(path, () => checkLeaseOptions(raw.lease)) ?? false;
+  }
+  return Object.freeze({ ...limiterRule, key, store, mode, rollout, ...(lease === undefined ? {} : { lease: Object.freeze(lease) }) });
+}
+
+/**
+ * The limiter group a rule belongs to: its store, and for a durable rule with its own `lease`, that
+ * lease (rules of one group are one all-or-nothing call on one store chain).
+ * @param {{ store: string, lease?: unknown }} rule
+ * @returns {string}
+ */
+export function storeGroupOf(rule) {
+  return rule.lease === undefined ? rule.store : `${rule.store}|${JSON.stringify(rule.lease)}`;
 }
 
 /** Two rules that would share limiter state (same name) must be the same rule. */
 export function sameRule(a, b) {
-  return a.kind === b.kind && a.id === b.id && a.keyCapacity === b.keyCapacity && a.store === b.store && a.key.join("+") === b.key.join("+");
+  return (
+    a.kind === b.kind &&
+    a.id === b.id &&
+    a.keyCapacity === b.keyCapacity &&
+    a.store === b.store &&
+    JSON.stringify(a.lease) === JSON.stringify(b.lease) &&
+    a.key.join("+") === b.key.join("+")
+  );
 }
 
 // cf:<field> (request.cf, set by Cloudflare), cookie:<name>, query:<name>, jwt:<claim> (a claim of the

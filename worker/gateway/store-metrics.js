@@ -1,10 +1,12 @@
-// The stores' own counters as Prometheus families: how the durable and KV chains this isolate built
-// decided, how often each store failed or timed out, what the circuit breaker did, and for a durable
-// chain with `lease`, how its isolate used leases (stores/leases.js). The gateway's
-// per-rule `fallbacks` says that a rule fell back; these say which store failed, and how.
+// The stores' own counters as Prometheus families: how the durable, KV and Redis chains this isolate
+// built decided, how often each store failed or timed out, what each store's circuit breaker did, for
+// a durable chain with `lease`, how its isolate used leases (stores/leases.js), and for a Redis chain,
+// its round trips and refusals (stores/redis.js). The gateway's per-rule `fallbacks` says that a rule
+// fell back; these say which store failed, and how.
 //
-// A chain is labelled by its kind and binding (`chain="durable:SLUICE_DO"`). Chains of the same kind
-// and binding with other settings (a timeout, a fail mode) add up in one series: counters sum.
+// A chain is labelled by its kind and binding (`chain="durable:SLUICE_DO"`, `chain="redis:<URL env
+// variable>"`). Chains of the same kind and binding with other settings (a timeout, a fail mode, a
+// rule's own lease) add up in one series: counters sum.
 
 /** Families from storeStats() (stores/registry.js): [{ name, help, type, samples }]. */
 /**
@@ -15,6 +17,8 @@ export function storeFamilies(stats) {
   const decided = new Map();
   const failures = new Map();
   const perChain = { circuitOpened: new Map(), circuitSkipped: new Map(), preFiltered: new Map() };
+  const perStore = { circuitOpenedBy: new Map(), circuitSkippedBy: new Map() };
+  const perRedisChain = Object.fromEntries(Object.keys(REDIS_FAMILIES).map((counter) => [counter, new Map()]));
   const perLeasedChain = Object.fromEntries(Object.keys(LEASE_FAMILIES).map((counter) => [counter, new Map()]));
   const add = (map, labels, value) => {
     const id = JSON.stringify(labels);
@@ -22,13 +26,20 @@ export function storeFamilies(stats) {
     if (entry === undefined) map.set(id, { labels, value });
     else entry.value += value;
   };
-  for (const { store, bindings, counters, leases } of stats) {
-    const chain = `${store}:${store === "durable" ? bindings.durable : bindings.kv}`;
+  for (const { store, bindings, counters, leases, redis } of stats) {
+    const chain = `${store}:${chainBinding(store, bindings)}`;
     for (const [by, value] of Object.entries(counters.decided)) add(decided, { chain, decided_by: by }, value);
     for (const [kind, byStore] of [["error", counters.errors], ["timeout", counters.timeouts]]) {
       for (const [name, value] of Object.entries(byStore)) add(failures, { chain, store: name, kind }, value);
     }
     for (const [counter, map] of Object.entries(perChain)) add(map, { chain }, counters[counter]);
+    // Every store of a chain has its own breaker: which one opened, which one was skipped.
+    for (const [counter, map] of Object.entries(perStore)) {
+      for (const [name, value] of Object.entries(counters[counter] ?? {})) add(map, { chain, store: name }, value);
+    }
+    if (redis !== null && redis !== undefined) {
+      for (const [counter, map] of Object.entries(perRedisChain)) add(map, { chain }, redis[counter]);
+    }
     // A durable chain with `lease` set: how its isolate decided from leases (stores/leases.js).
     if (leases !== null && leases !== undefined) {
       for (const [counter, map] of Object.entries(perLeasedChain)) add(map, { chain }, leases[counter]);
@@ -66,14 +77,49 @@ export function storeFamilies(stats) {
       type: "counter",
       samples: samples(perChain.preFiltered),
     },
+    {
+      name: "sluice_store_breaker_opened_total",
+      help: "Times the circuit breaker of one store of a chain opened (each store of a chain has its own).",
+      type: "counter",
+      samples: samples(perStore.circuitOpenedBy),
+    },
+    {
+      name: "sluice_store_breaker_skipped_total",
+      help: "Times one store of a chain was skipped because its circuit breaker was open.",
+      type: "counter",
+      samples: samples(perStore.circuitSkippedBy),
+    },
     ...Object.entries(LEASE_FAMILIES).map(([counter, [name, help]]) => ({
       name,
       help,
       type: /** @type {const} */ ("counter"),
       samples: samples(perLeasedChain[counter]),
     })),
+    ...Object.entries(REDIS_FAMILIES).map(([counter, [name, help]]) => ({
+      name,
+      help,
+      type: /** @type {const} */ ("counter"),
+      samples: samples(perRedisChain[counter]),
+    })),
   ];
 }
+
+// The binding that names a chain: the object's namespace, the KV namespace, or Redis's URL variable.
+function chainBinding(store, bindings) {
+  if (store === "durable") return bindings.durable;
+  if (store === "redis") return bindings.redisUrl;
+  return bindings.kv;
+}
+
+// The Redis store's counters (RedisStoreCounters, stores/redis.js) as families: counter -> [name, help].
+const REDIS_FAMILIES = {
+  decisions: ["sluice_redis_decisions_total", "Decisions a Redis chain's store took (each one or more script calls)."],
+  roundTrips: ["sluice_redis_round_trips_total", "HTTP requests a Redis chain sent to the REST endpoint."],
+  conflicts: ["sluice_redis_conflicts_total", "Script calls refused because another isolate had written the key since this one read it."],
+  clockRefusals: ["sluice_redis_clock_refusals_total", "Script calls refused because the decision time was too far from Redis's TIME."],
+  held: ["sluice_redis_held_total", "Script calls refused because another isolate held the key; answered after a wait."],
+  exhausted: ["sluice_redis_exhausted_total", "Decisions a Redis chain's store gave up on after too many refused script calls (the chain fell back)."],
+};
 
 // The lease counters (LeaseCounters, stores/leases.js) as families: counter -> [name, help].
 const LEASE_FAMILIES = {

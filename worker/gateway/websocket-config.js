@@ -5,8 +5,12 @@
 //
 //   "websocket": {
 //     "connections": { "max": 3, "key": "user", "leaseSec": 60, "store": "durable" },
-//     "messages": { "perConnection": { "limit": 20, "windowSec": 10 }, "onLimited": "close", "closeCode": 1008 }
+//     "messages": { "perConnection": { "limit": 20, "windowSec": 10 }, "onLimited": "close", "closeCode": 1008 },
+//     "maxMessageBytes": 65536
 //   }
+//
+// `maxMessageBytes` bounds every message a client sends (text counted in UTF-8 bytes): a larger one
+// closes the connection with 1009 (message too big) and never reaches the upstream. Default 1 MiB.
 import { createConcurrencyEngine } from "../src/features/concurrency/engine.js";
 import { createMessageLimiter } from "../src/features/websocket/message-limit.js";
 import { validateKey } from "./rule-config.js";
@@ -17,16 +21,21 @@ import { ConfigError, expectInteger, expectKnownFields, expectNumber, expectObje
  * @typedef {object} WebSocketInput
  * @property {{ max: number; key: string | string[]; leaseSec?: number; store?: "memory" | "durable"; timeoutMs?: number; status?: number }} [connections]
  * @property {import("../src/features/websocket/message-limit.js").MessageLimitOptions} [messages]
+ * @property {number} [maxMessageBytes] The largest message a client may send, in bytes (1 to 33554432); default 1048576.
  */
 /**
  * The validated block.
  * @typedef {{
  *   readonly connections: { readonly name: string; readonly max: number; readonly key: readonly string[]; readonly leaseSec: number; readonly store: "memory" | "durable"; readonly timeoutMs: number | undefined; readonly status: number } | null;
  *   readonly messages: (import("../src/features/websocket/message-limit.js").MessageLimitOptions & { name: string }) | null;
+ *   readonly maxMessageBytes: number;
  * }} WebSocketLimitsConfig
  */
 
-const FIELDS = ["connections", "messages"];
+const FIELDS = ["connections", "messages", "maxMessageBytes"];
+/** The default bound on a client's message: 1 MiB, the size Cloudflare documents for a WebSocket message. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_576;
+const MAX_MAX_MESSAGE_BYTES = 33_554_432;
 const CONNECTION_FIELDS = ["max", "key", "leaseSec", "store", "timeoutMs", "status"];
 const MESSAGE_FIELDS = ["perConnection", "perKey", "onLimited", "closeAfter", "closeCode", "closeReason"];
 const CONNECTION_STORES = ["memory", "durable"];
@@ -43,9 +52,11 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
   expectObject(raw, path);
   expectKnownFields(raw, path, FIELDS);
   if (!methods.includes("GET")) throw new ConfigError(fieldPath(path, "connections"), "needs the route to allow GET: a WebSocket upgrade is a GET");
-  if (raw.connections === undefined && raw.messages === undefined) {
-    throw new ConfigError(fieldPath(path, "connections"), "is missing: give connections, messages or both (or leave websocket out)");
+  if (raw.connections === undefined && raw.messages === undefined && raw.maxMessageBytes === undefined) {
+    throw new ConfigError(fieldPath(path, "connections"), "is missing: give connections, messages, maxMessageBytes or several (or leave websocket out)");
   }
+  const maxMessageBytes =
+    raw.maxMessageBytes === undefined ? DEFAULT_MAX_MESSAGE_BYTES : expectInteger(raw.maxMessageBytes, fieldPath(path, "maxMessageBytes"), 1, MAX_MAX_MESSAGE_BYTES);
   /** @type {WebSocketLimitsConfig["connections"]} */
   let connections = null;
   if (raw.connections !== undefined) {
@@ -72,7 +83,7 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
     expectKnownFields(raw.messages, at, MESSAGE_FIELDS);
     messages = Object.freeze({ name: `gw-ws-${index}`, ...structuredClone(raw.messages) });
   }
-  const validated = Object.freeze({ connections, messages });
+  const validated = Object.freeze({ connections, messages, maxMessageBytes });
   // The host checks the numbers (and the isolate's table budget) now, so a bad one fails at start-up.
   buildWebSocketLimits(validated, path, () => undefined);
   return validated;

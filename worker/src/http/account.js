@@ -2,20 +2,45 @@
 // same account must not be several counters because of case, width or surrounding space, or an
 // attacker gets maxFailures guesses per spelling.
 import { SluiceConfigError, describe } from "../engine/errors.js";
+import { jsonBodyField } from "./body-field.js";
 import { DEFAULT_MAX_BODY_BYTES, readBoundedBody } from "./bounded-body.js";
+
+// Default-ignorable code points (U+00AD soft hyphen, U+200B..U+200D zero widths, U+2060, U+FEFF,
+// variation selectors, tags...: Unicode's whole Default_Ignorable_Code_Point set) render as nothing,
+// and databases with Unicode collations compare names as if they were not there: "vic\u200Btim" is
+// "victim" to them, so it is to the lockout's counters too.
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+// NUL and other control characters: a C-string backend ends the name at a NUL ("victim\0x" is
+// "victim"), others keep it, and no one types them. No normal form agrees with every backend, so a
+// name holding one names no account (the attempt is refused).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * normalizeAccount is lockout's default account normalization: Unicode NFKC (compatibility forms such
- * as fullwidth "ａ" become "a"), surrounding white space removed, then case folded (upper-cased and
- * lower-cased, so that "ß" and "SS" fold alike, as Unicode's full case folding does), then NFKC again
- * (folding can leave text unnormalized). "Alice", "alice " and "ａlice" are one account.
+ * as fullwidth "ａ" become "a"), default-ignorable code points removed, surrounding white space removed,
+ * then case folded (upper-cased and lower-cased, so that "ß" and "SS" fold alike, as Unicode's full
+ * case folding does), then NFKC again (folding can leave text unnormalized). "Alice", "alice ",
+ * "ａlice" and "al\u00ADice" are one account. A name holding a control character (NUL included) gives
+ * "", which names no account: the attempt is refused (lockout answers 400).
  */
 /**
  * @param {string} name
  * @returns {string}
  */
 export function normalizeAccount(name) {
-  return name.normalize("NFKC").trim().toUpperCase().toLowerCase().normalize("NFKC");
+  if (CONTROL.test(name)) return "";
+  return name.normalize("NFKC").replace(DEFAULT_IGNORABLE, "").trim().toUpperCase().toLowerCase().normalize("NFKC").replace(DEFAULT_IGNORABLE, "");
+}
+
+/**
+ * accountSpelling is what the gateway does to an account name even where a rule turns normalization
+ * off: default-ignorable code points removed, and null (refused) for a name with a control character.
+ * @param {string} name
+ * @returns {string | null}
+ */
+export function accountSpelling(name) {
+  if (CONTROL.test(name)) return null;
+  return name.replace(DEFAULT_IGNORABLE, "");
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -53,49 +78,18 @@ export function jsonField(name, { maxBytes = DEFAULT_MAX_BODY_BYTES } = {}) {
 
 /**
  * fieldOf returns the string field `name` of the JSON object in `bytes`, or undefined, also when the
- * object has the field more than once: parsers disagree on which of duplicates wins (most take the
- * last, some the first, some refuse), and an account read differently here and by the handler would
- * let an attacker count failures against a decoy while guessing another account's password.
+ * object has the field more than once, in any case (`"username"` and `"Username"`): parsers disagree
+ * on which of duplicates wins (most take the last, some the first, some refuse; Go's and ASP.NET's
+ * match keys without regard to case), and an account read differently here and by the handler would
+ * let an attacker count failures against a decoy while guessing another account's password
+ * (body-field.js).
  */
 export function fieldOf(bytes, name) {
   let text;
-  let body;
   try {
     text = decoder.decode(bytes);
-    body = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body) || !Object.hasOwn(body, name)) return undefined;
-  const value = body[name];
-  if (typeof value !== "string" || topLevelCount(text, name) !== 1) return undefined;
-  return value;
-}
-
-// How many times the object `text` (valid JSON, an object at the top) has the key `name` at its top
-// level, keys compared after unescaping ("user\u006eame" is "username").
-function topLevelCount(text, name) {
-  let depth = 0;
-  let expectingKey = false;
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-      if (depth === 1 && expectingKey) {
-        if (JSON.parse(text.slice(i, end + 1)) === name) count++;
-        expectingKey = false;
-      }
-      i = end;
-    } else if (ch === "{" || ch === "[") {
-      depth++;
-      if (depth === 1) expectingKey = true;
-    } else if (ch === "}" || ch === "]") {
-      depth--;
-    } else if (ch === "," && depth === 1) {
-      expectingKey = true;
-    }
-  }
-  return count;
+  return jsonBodyField(text, name).value;
 }

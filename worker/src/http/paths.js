@@ -14,8 +14,14 @@
 // (`//`), an encoded `/` or `\`, a dot segment (`.`, `..`, in any spelling), a segment ending in a dot
 // or space (Windows servers drop those), matrix parameters (`;`, raw or encoded: Java servers drop
 // `;jsessionid=...` before routing), control characters and NUL, escapes that are not valid UTF-8
-// (overlong forms included), double encoding (`%252e`), characters outside RFC 3986's `pchar`, and
-// Unicode that NFKC folds into a slash or a dot.
+// (overlong forms included), double encoding (`%252e`), characters outside RFC 3986's `pchar`,
+// Unicode that NFKC folds into a slash or a dot, and any non-ASCII character that NFKC or Unicode case
+// mapping turns into ASCII (issue 23: the Kelvin sign in `/api/chec%E2%84%AAout`, fullwidth letters,
+// the long s, the dotless i, ligatures such as "ﬁ") or that renders as nothing (a default-ignorable
+// code point such as U+00AD or U+200B): an upstream that folds or strips them would serve a strict
+// route's path under a lenient route's rule. Refusing them, rather than folding them and forwarding
+// the folded form, keeps the path the upstream is sent the client's byte for byte (no legitimate
+// client spells an ASCII path that way) and leaves every other non-ASCII path alone.
 
 const PCHAR_OR_ESCAPE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%]*$/;
 const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
@@ -23,6 +29,22 @@ const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 const LITERAL = /^[A-Za-z0-9\-._~!$&'()*+,=:@]$/;
 const ESCAPE_IN_DECODED = /%[0-9A-Fa-f]{2}/;
 const NON_ASCII = /[^\x00-\x7f]/;
+const ASCII = /[\x00-\x7f]/;
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+
+/**
+ * Whether the non-ASCII character `char` becomes (or holds) ASCII under NFKC or Unicode case mapping,
+ * alone or after the other: "K" (Kelvin sign) -> "k", "ｃ" -> "c", "ſ" -> "S", "ı" -> "I", "İ" -> "i̇".
+ * @param {string} char
+ * @returns {boolean}
+ */
+export function foldsToAscii(char) {
+  const compatible = char.normalize("NFKC");
+  for (const form of [compatible, char.toLowerCase(), char.toUpperCase(), compatible.toLowerCase(), compatible.toUpperCase()]) {
+    if (ASCII.test(form) || ASCII.test(form.normalize("NFKC"))) return true;
+  }
+  return false;
+}
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
@@ -82,6 +104,10 @@ export function canonicalSegment(raw, isLast) {
     const folded = decoded.normalize("NFKC");
     if (folded.includes("/") || folded.includes("\\") || isDotSegment(folded) || folded.endsWith(".")) {
       return { problem: "a character that normalises to a slash or dot" };
+    }
+    if (DEFAULT_IGNORABLE.test(decoded)) return { problem: "an invisible (default-ignorable) character" };
+    for (const char of decoded) {
+      if (char.charCodeAt(0) >= 0x80 && foldsToAscii(char)) return { problem: "a non-ASCII character that Unicode folds into ASCII" };
     }
   }
   return { segment };
