@@ -1,6 +1,6 @@
 // The upstream of bench/gateway-cpu.js: answers every path from bytes made once, so that what it costs
 // is the same whichever Worker (the gateway or the bare one) asked. Paths:
-//   /small                   a small JSON answer (~200 bytes, Content-Length known);
+//   /small                   a small JSON answer (~200 bytes, with its Content-Length);
 //   /body?bytes=N&chunk=C&kind=text|escapes|binary
 //                            N bytes in chunks of C bytes, without a Content-Length (streamed):
 //                            `text` is printable ASCII with no secret in it, `escapes` is made of
@@ -32,7 +32,9 @@ export default {
   fetch(request) {
     const url = new URL(request.url);
     if (url.pathname.endsWith("/small")) {
-      return new Response(SMALL, { headers: { "content-type": "application/json", "cache-control": "no-store" } });
+      // With its length, as an HTTP API sends a small JSON answer (through a service binding a string
+      // body alone arrives without one).
+      return new Response(SMALL, { headers: { "content-type": "application/json", "cache-control": "no-store", "content-length": String(SMALL.length) } });
     }
     const bytes = Number(url.searchParams.get("bytes") ?? 65536);
     const chunk = Number(url.searchParams.get("chunk") ?? 4096);
