@@ -67,7 +67,7 @@ describe("per-rule stores and leases", () => {
       ],
     });
     assert.deepEqual(config.routes[0].storeGroups, [[3], [4], [1], [0], [2, 5], [6]]);
-    assert.deepEqual(config.routes[0].rules[2].lease, { leaseMs: 1000, maxLeaseUnits: config.routes[0].rules[2].lease.maxLeaseUnits, maxKeys: config.routes[0].rules[2].lease.maxKeys });
+    assert.deepEqual(config.routes[0].rules[2].lease, { leaseMs: 1000, maxLeaseUnits: config.routes[0].rules[2].lease.maxLeaseUnits, maxKeys: config.routes[0].rules[2].lease.maxKeys, refill: true });
     assert.equal(config.routes[0].rules[6].lease, false);
   });
 
