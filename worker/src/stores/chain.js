@@ -240,10 +240,11 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     counters.circuitOpenedBy[name]++;
   }
 
-  // Calls a store, bounded by timeoutMs; counts its failures.
+  // Calls a store, bounded by timeoutMs (unless the store bounds its own calls: ownDeadline); counts
+  // its failures.
   async function ask(store, name, checks, decideOptions) {
     try {
-      return await withDeadline(store.decide(checks, decideOptions), timeoutMs, name);
+      return await withDeadline(store.decide(checks, decideOptions), store.ownDeadline === true ? Infinity : timeoutMs, name);
     } catch (error) {
       if (error instanceof DeadlineError) counters.timeouts[name]++;
       else counters.errors[name]++;

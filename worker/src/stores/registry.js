@@ -243,8 +243,14 @@ function remoteStore(kind, options) {
       : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => createLeasedStore({ durable, ...lease }));
   const redis =
     kind === "redis"
-      ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
-          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs }),
+      ? // The Redis store bounds its own calls from their send, with the timeout it learns per REST URL
+        // unless timeoutMs was given (then that, fixed); the chain adds no deadline around it.
+        shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${options.timeoutMs ?? "learnt"}`, () =>
+          createRedisStore({
+            urlEnv: bindings.redisUrl,
+            tokenEnv: bindings.redisToken,
+            ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          }),
         )
       : null;
   const usesKv = kind === "kv" || fallback.includes("kv");

@@ -1,0 +1,167 @@
+// The Redis store's batches and given-up calls, under Node against a real redis-server through the
+// Upstash REST bridge. Each createRedisStore stands for one isolate. Distance is simulated through the
+// store's fetch seam with the geography kit (sluice/testing), never by patching anything; every
+// assertion is a count.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+
+import { startBridge } from "./helpers/redis-bridge.js";
+import { startRedis } from "./helpers/redis-server.js";
+
+const { createRedisStore } = await import("../../worker/src/stores/redis.js");
+const { createFallbackChain } = await import("../../worker/src/stores/chain.js");
+const { createMemoryStore } = await import("../../worker/src/stores/memory.js");
+const { DeadlineError } = await import("../../worker/src/stores/deadline.js");
+const { createRegion } = await import("../../worker/src/testing/geography.js");
+
+const TOKEN = "batches-token-9e1f";
+const HOUR = 3_600_000;
+// How late a "late" answer comes: past any timeout a LEARNING store can have, so it always gives up first.
+const LATE_MS = 3000;
+
+let redis;
+let bridge;
+before(async () => {
+  redis = await startRedis();
+  bridge = await startBridge({ redisPort: redis.port, token: TOKEN });
+});
+after(async () => {
+  await bridge?.stop();
+  await redis?.stop();
+});
+
+function rule({ name, algorithm = "fixed-window", limit, windowMs = HOUR }) {
+  return { id: `${name}|${algorithm}|${limit}|${windowMs}|0`, name, algorithm, limit, windowMs, burst: 0, keyCapacity: 100 };
+}
+// An isolate's store with generous timeouts: on a loaded machine a loopback call can take longer than
+// the 100 ms least timeout the estimator learns from a few-ms round trip, and must not be given up here.
+const HEALTHY = { initialTimeoutMs: 5000, minTimeoutMs: 2000, maxTimeoutMs: 5000 };
+const isolate = (options = {}) => createRedisStore({ url: bridge.url, token: TOKEN, roundTrip: HEALTHY, ...options });
+// A store whose calls a "late" answer (LATE_MS) always outlasts: its timeout is learnt, at most 1500 ms.
+const LEARNING = { initialTimeoutMs: 1500, maxTimeoutMs: 1500 };
+const decide = (store, checks, options = {}) => store.decide(checks, { nowMs: Date.now(), ...options });
+const stateKey = (checks) => `sluice:s:${checks[0].rule.id}:${checks[0].key}`;
+
+// Waits (bounded) until `done()` holds; the test then asserts counts.
+async function until(done, rounds = 300) {
+  for (let i = 0; i < rounds && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+test("requests of one isolate on a key go together: one script call decides each of them, in order", async () => {
+  const checks = [{ rule: rule({ name: "batch-order", limit: 10 }), key: "k", cost: 1 }];
+  const store = isolate();
+  await decide(store, [{ ...checks[0], key: "warm-up" }]); // loads the script
+  const before = { ...store.counters };
+  const requestsBefore = bridge.requests;
+  const outcomes = await Promise.all(Array.from({ length: 30 }, () => decide(store, checks)));
+  // Each request its own decision, as if they had come one by one: 9, 8, ..., 0, then denials.
+  assert.deepEqual(
+    outcomes.map((o) => [o.allowed, o.remaining]),
+    Array.from({ length: 30 }, (_, i) => (i < 10 ? [true, 9 - i] : [false, 0])),
+  );
+  assert.equal(store.counters.decisions - before.decisions, 30);
+  // At most two calls: the first request may go alone, the rest wait for it and go together.
+  assert.ok(store.counters.batches - before.batches <= 2, `${store.counters.batches - before.batches} calls`);
+  assert.ok(bridge.requests - requestsBefore <= 2, `${bridge.requests - requestsBefore} round trips`);
+});
+
+test("a batch mixes costs, peeks and rules that deny: each request is all-or-nothing on its own", async () => {
+  const wide = rule({ name: "batch-mix-wide", limit: 6 });
+  const narrow = rule({ name: "batch-mix-narrow", limit: 3 });
+  const both = (cost) => [
+    { rule: wide, key: "k", cost },
+    { rule: narrow, key: "k", cost },
+  ];
+  const store = isolate();
+  const outcomes = await Promise.all([
+    decide(store, both(2)), // admitted: wide 4 left, narrow 1
+    decide(store, both(2)), // denied by narrow (1 left): charges neither
+    decide(store, both(1), { peek: true }), // would admit (and leave 3 and 0); charges nothing
+    decide(store, both(1)), // admitted: wide 3, narrow 0
+    decide(store, both(1)), // denied
+  ]);
+  assert.deepEqual(
+    outcomes.map((o) => [o.allowed, o.decidingCheck, o.checks[0].remaining, o.checks[1].remaining]),
+    [
+      [true, 1, 4, 1],
+      [false, 1, 4, 1],
+      [true, 1, 3, 0],
+      [true, 1, 3, 0],
+      [false, 1, 3, 0],
+    ],
+  );
+  assert.equal((await decide(isolate(), [{ rule: wide, key: "k", cost: 1 }], { peek: true })).remaining, 2);
+});
+
+test("time a request waits in its isolate is not Redis's slowness: behind two calls, it is still decided by its own", async () => {
+  // Redis 400 ms away and a timeout of 1000 ms per call. The third request waits for two calls ahead
+  // of it (about 800 ms) and then for its own (about 400 ms): 1200 ms in all, but no call takes 1000.
+  const region = createRegion({ name: "far", rttMs: 400 });
+  const store = isolate({ timeoutMs: 1000, fetch: region.fetch(globalThis.fetch) });
+  const a = rule({ name: "queued-a", limit: 100 });
+  const b = rule({ name: "queued-b", limit: 100 });
+  await decide(store, [{ rule: a, key: "k", cost: 1 }]); // loads the script, learns the clock
+  const first = decide(store, [{ rule: a, key: "k", cost: 1 }]);
+  const second = decide(store, [
+    { rule: a, key: "k", cost: 1 },
+    { rule: b, key: "k", cost: 1 },
+  ]); // other keys: a call of its own, behind the first
+  const third = decide(store, [{ rule: a, key: "k", cost: 1 }]); // behind the second
+  const outcomes = await Promise.all([first, second, third]);
+  assert.deepEqual(outcomes.map((o) => [o.store, o.allowed]), [["redis", true], ["redis", true], ["redis", true]]);
+  assert.equal(store.counters.givenUp, 0);
+});
+
+test("a call given up on that lands anyway is taken back when its answer comes; the chain's answer stands", async () => {
+  const checks = [{ rule: rule({ name: "late-undo", limit: 5 }), key: "k", cost: 1 }];
+  const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });
+  const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
+  await decide(store, [{ ...checks[0], key: "warm-up" }]);
+  const chain = createFallbackChain({ primary: store, memory: createMemoryStore(), breaker: false, log: () => {} });
+  region.script("late"); // delivered (Redis charges the key) but answered after the store gave up
+  const outcome = await chain.decide(checks, { nowMs: Date.now() });
+  assert.equal(outcome.store, "memory");
+  assert.equal(chain.counters.timeouts.redis, 1);
+  assert.equal(store.counters.givenUp, 1);
+  await until(() => store.counters.undone + store.counters.undoMissed > 0);
+  assert.equal(store.counters.undone, 1);
+  assert.equal(store.counters.undoMissed, 0);
+  // The key is as before the given-up call: absent, the full quota.
+  assert.equal(await bridge.command("EXISTS", stateKey(checks)), 0);
+  assert.equal((await decide(isolate(), checks)).remaining, 4);
+});
+
+test("a given-up write found by the isolate's next call is replaced by it, as if it had never landed", async () => {
+  const checks = [{ rule: rule({ name: "late-inline", limit: 5 }), key: "k", cost: 1 }];
+  const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });
+  const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
+  await decide(store, [{ ...checks[0], key: "warm-up" }]);
+  await decide(store, checks); // 4 left
+  region.script("late");
+  await assert.rejects(decide(store, checks), (e) => e instanceof DeadlineError); // lands: 3 left in Redis
+  // The next call finds the given-up write and decides on the state before it.
+  const next = await decide(store, checks);
+  assert.deepEqual([next.allowed, next.remaining], [true, 3]);
+  assert.equal(store.counters.undone, 1);
+  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2);
+  // The late answer changes nothing more.
+  await until(() => region.stats.late > 0 && region.stats.answered >= region.stats.calls - region.stats.lostOut - region.stats.lostBack);
+  assert.equal(store.counters.undone, 1);
+  assert.equal(store.counters.undoMissed, 0);
+});
+
+test("a given-up write another isolate built on cannot be taken back: it stays, and is counted", async () => {
+  const checks = [{ rule: rule({ name: "late-missed", limit: 5 }), key: "k", cost: 1 }];
+  const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });
+  const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
+  await decide(store, [{ ...checks[0], key: "warm-up" }]);
+  region.script("late");
+  await assert.rejects(decide(store, checks), (e) => e instanceof DeadlineError);
+  // Another isolate charges on top of the given-up write before its answer comes.
+  const other = await decide(isolate(), checks);
+  assert.equal(other.remaining, 3);
+  await until(() => store.counters.undone + store.counters.undoMissed > 0);
+  assert.equal(store.counters.undoMissed, 1);
+  assert.equal(store.counters.undone, 0);
+  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2, "the given-up charge stays: errs towards denying");
+});
