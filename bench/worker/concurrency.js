@@ -1,9 +1,9 @@
-// Figure 8: what the concurrency middleware (worker/src/concurrency/) adds to a Hono route, with the
+// Figure 8: what the concurrency middleware (worker/src/features/concurrency/) adds to a Hono route, with the
 // isolate's memory store and with the Durable Object store, against the same route without it. Each
 // request's body is read to the end, which is what releases its slot: a request costs an acquisition
 // and a release (two RPCs to the key's object with the durable store).
 import { Hono } from "hono";
-import { concurrency } from "../../worker/src/concurrency/hono.js";
+import { concurrency } from "../../worker/src/features/concurrency/hono.js";
 import { keyOf } from "./workload.js";
 
 const CLIENTS = 1000;

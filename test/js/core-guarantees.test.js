@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 
 import { SluiceCore, SluiceError } from "../../wasm-bindings/sluice.js";
-import { normalizeRuleSpec } from "../../worker/src/options.js";
-import { SluiceConfigError } from "../../worker/src/errors.js";
+import { normalizeRuleSpec } from "../../worker/src/engine/options.js";
+import { SluiceConfigError } from "../../worker/src/engine/errors.js";
 
 const wasmBytes = readFileSync(new URL("../../wasm-bindings/sluice.wasm", import.meta.url));
 const NOW = 1_700_000_000_000;

@@ -1,5 +1,5 @@
 // Issue 11 §1: a route's limit must not be dodged by spelling the path differently. The gateway
-// chooses the route, the route's keys and the forwarded path on one canonical form (worker/src/paths.js),
+// chooses the route, the route's keys and the forwarded path on one canonical form (worker/src/http/paths.js),
 // and the middleware's route() key uses the same form. Attacks first, then the form, then a seeded
 // property test: random allowlisted paths x random legal re-spellings -> same route, same key, same
 // forwarded URL.
@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { random } from "../../bench/worker/workload.js"; // the bench's seeded PRNG (mulberry32)
-import { validateConfig } from "../../worker/src/gateway/config.js";
-import { createRouter } from "../../worker/src/gateway/routes.js";
-import { upstreamTarget } from "../../worker/src/gateway/target.js";
-import { route as routeKey } from "../../worker/src/keys.js";
-import { canonicalPath } from "../../worker/src/paths.js";
+import { validateConfig } from "../../worker/gateway/config.js";
+import { createRouter } from "../../worker/gateway/routes.js";
+import { upstreamTarget } from "../../worker/gateway/target.js";
+import { route as routeKey } from "../../worker/src/http/keys.js";
+import { canonicalPath } from "../../worker/src/http/paths.js";
 import { startGateway } from "./fixtures/gateway/harness.js";
 
 const RULE = { algorithm: "fixed-window", windowSec: 60, key: "ip" };

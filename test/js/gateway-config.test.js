@@ -9,9 +9,9 @@ import { Miniflare } from "miniflare";
 import { FIXTURE_CONFIG, ROOT, startGateway } from "./fixtures/gateway/harness.js";
 import { workerOptions } from "./helpers/worker.js";
 
-const { ConfigError, resolveConfig, validateConfig } = await import("../../worker/src/gateway/config.js");
-const { createGateway } = await import("../../worker/src/gateway/gateway.js");
-const { isolateTestHooks } = await import("../../worker/src/isolate.js");
+const { ConfigError, resolveConfig, validateConfig } = await import("../../worker/gateway/config.js");
+const { createGateway } = await import("../../worker/gateway/gateway.js");
+const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 const SHIPPED = JSON.parse(readFileSync(join(ROOT, "gateway.config.json"), "utf8"));
 

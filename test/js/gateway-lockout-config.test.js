@@ -1,10 +1,10 @@
-// The gateway's lockout rule kind (worker/src/gateway/lockout-rule.js): what validates, and every
+// The gateway's lockout rule kind (worker/gateway/lockout-rule.js): what validates, and every
 // error naming its field, at validation or when the gateway builds the rule's engine at start-up.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-const { ConfigError, validateConfig } = await import("../../worker/src/gateway/config.js");
-const { createGateway } = await import("../../worker/src/gateway/gateway.js");
+const { ConfigError, validateConfig } = await import("../../worker/gateway/config.js");
+const { createGateway } = await import("../../worker/gateway/gateway.js");
 
 function config(lockout, more = {}) {
   return {

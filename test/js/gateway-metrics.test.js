@@ -3,13 +3,13 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { tokensEqual } from "../../worker/src/gateway/admin.js";
-import { GatewayMetrics } from "../../worker/src/gateway/metrics.js";
-import { escapeHelp, escapeLabelValue, exposition, formatValue } from "../../worker/src/gateway/prometheus.js";
+import { tokensEqual } from "../../worker/gateway/admin.js";
+import { GatewayMetrics } from "../../worker/gateway/metrics.js";
+import { escapeHelp, escapeLabelValue, exposition, formatValue } from "../../worker/gateway/prometheus.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, startGateway } from "./fixtures/gateway/harness.js";
 import { parseExposition, sample } from "./helpers/prometheus.js";
 
-const { validateConfig } = await import("../../worker/src/gateway/config.js");
+const { validateConfig } = await import("../../worker/gateway/config.js");
 
 describe("the Prometheus text format", () => {
   test("label values escape backslash, double quote and line feed; HELP escapes backslash and line feed", () => {
@@ -298,7 +298,7 @@ describe("Analytics Engine binding", () => {
 
 describe("store families", () => {
   test("chains of one kind and binding add up; each chain's stores are counted apart", async () => {
-    const { storeFamilies } = await import("../../worker/src/gateway/store-metrics.js");
+    const { storeFamilies } = await import("../../worker/gateway/store-metrics.js");
     const chain = (timeoutMs, decided, errors, timeouts, circuitOpened) => ({
       store: "durable",
       bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" },
@@ -326,7 +326,7 @@ describe("store families", () => {
   });
 
   test("a leased chain's lease counters: one series per chain, adding up across chains of one binding", async () => {
-    const { storeFamilies } = await import("../../worker/src/gateway/store-metrics.js");
+    const { storeFamilies } = await import("../../worker/gateway/store-metrics.js");
     const leases = (n) => ({ roundTrips: n, leasedDecisions: 10 * n, leasesGranted: 2 * n, unitsLent: 20 * n, leasesExpired: n, unitsReturned: 3 * n, unitsStranded: 4 * n });
     const chain = (binding, leased) => ({
       store: "durable",

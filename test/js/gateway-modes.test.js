@@ -3,16 +3,16 @@
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { effectiveMode, fnv1a32, isNearLimit, rolloutPoint, ruleEvent } from "../../worker/src/gateway/mode.js";
+import { effectiveMode, fnv1a32, isNearLimit, rolloutPoint, ruleEvent } from "../../worker/src/engine/mode.js";
 import { FIXTURE_CONFIG, LIMITER_NOW, startGateway } from "./fixtures/gateway/harness.js";
 import { calls, recordingFactory } from "./fixtures/gateway/recording-limiter.js";
 import { failingDurableNamespace, failingKv } from "./fixtures/failing-stores.js";
 
-const { validateConfig } = await import("../../worker/src/gateway/config.js");
-const { LimiterContractError, decide } = await import("../../worker/src/gateway/decide.js");
-const { createLimiterFactory } = await import("../../worker/src/gateway/limiter.js");
-const { createGateway } = await import("../../worker/src/gateway/gateway.js");
-const { isolateTestHooks } = await import("../../worker/src/isolate.js");
+const { validateConfig } = await import("../../worker/gateway/config.js");
+const { LimiterContractError, decide } = await import("../../worker/gateway/decide.js");
+const { createLimiterFactory } = await import("../../worker/gateway/limiter.js");
+const { createGateway } = await import("../../worker/gateway/gateway.js");
+const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 // An independent statement of the rollout hash — FNV-1a over UTF-8, then MurmurHash3's fmix32 —
 // so that a change to mode.js that would move keys between the enforced and shadowed sides fails.

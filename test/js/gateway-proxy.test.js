@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { clientResponseHeaders, upstreamRequestHeaders } from "../../worker/src/gateway/forwarding.js";
-import { secretMasker } from "../../worker/src/gateway/redact.js";
+import { clientResponseHeaders, upstreamRequestHeaders } from "../../worker/gateway/forwarding.js";
+import { secretMasker } from "../../worker/gateway/redact.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, UPSTREAM_TOKEN, startGateway } from "./fixtures/gateway/harness.js";
 
 let gateway;

@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { createRouter } from "../../worker/src/gateway/routes.js";
-import { segmentProblem, upstreamTarget } from "../../worker/src/gateway/target.js";
+import { createRouter } from "../../worker/gateway/routes.js";
+import { segmentProblem, upstreamTarget } from "../../worker/gateway/target.js";
 import { startGateway } from "./fixtures/gateway/harness.js";
 
 const UPSTREAM = { origin: "https://api.example.com", basePath: "/v2/geo" };

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { random } from "../../bench/worker/workload.js"; // the bench's seeded PRNG (mulberry32)
-import { validateConfig } from "../../worker/src/gateway/config.js";
-import { secretMasker } from "../../worker/src/gateway/redact.js";
+import { validateConfig } from "../../worker/gateway/config.js";
+import { secretMasker } from "../../worker/gateway/redact.js";
 import { ADMIN_TOKEN, FIXTURE_CONFIG, UPSTREAM_TOKEN, leakSpellings, setLeakedSecrets, startGateway } from "./fixtures/gateway/harness.js";
 import { parseExposition, sample } from "./helpers/prometheus.js";
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 
-const { ConfigError, validateConfig } = await import("../../worker/src/gateway/config.js");
+const { ConfigError, validateConfig } = await import("../../worker/gateway/config.js");
 
 function withWebSocket(websocket, methods = ["GET"]) {
   return {

@@ -1,4 +1,4 @@
-// Account lockout (worker/src/lockout.js) in workerd: the Hono middleware and createLockout, on the
+// Account lockout (worker/src/features/lockout/lockout.js) in workerd: the Hono middleware and createLockout, on the
 // Durable Object across four isolates and on the isolate's memory, at fixed instants.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { createFallbackChain } from "../../worker/src/stores/chain.js";
-import { SluiceConfigError } from "../../worker/src/errors.js";
+import { SluiceConfigError } from "../../worker/src/engine/errors.js";
 
 const T0 = 1_700_000_000_000;
 const CHECKS = [{ rule: { limit: 10 }, key: "k", cost: 1 }];

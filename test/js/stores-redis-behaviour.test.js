@@ -10,7 +10,7 @@ import { startRedis } from "./helpers/redis-server.js";
 const { createRedisStore } = await import("../../worker/src/stores/redis.js");
 const { createFallbackChain } = await import("../../worker/src/stores/chain.js");
 const { createMemoryStore } = await import("../../worker/src/stores/memory.js");
-const { SluiceConfigError } = await import("../../worker/src/errors.js");
+const { SluiceConfigError } = await import("../../worker/src/engine/errors.js");
 const { DeadlineError } = await import("../../worker/src/stores/deadline.js");
 const { Hono } = await import("hono");
 const { rateLimit } = await import("../../worker/src/hono.js");

@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 
 const { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } = await import("../../worker/src/sluice.js");
-const { isolateTestHooks } = await import("../../worker/src/isolate.js");
+const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 const T0 = Date.UTC(2030, 0, 1);
 let now = T0;

@@ -7,7 +7,7 @@ import { test } from "node:test";
 const { Hono } = await import("hono");
 const { rateLimit, ip, user } = await import("../../worker/src/hono.js");
 const { createLimiter, SluiceConfigError } = await import("../../worker/src/sluice.js");
-const { MAX_LIMIT_VALUES } = await import("../../worker/src/options.js");
+const { MAX_LIMIT_VALUES } = await import("../../worker/src/engine/options.js");
 
 const T0 = Date.UTC(2030, 0, 1);
 const clock = () => T0;

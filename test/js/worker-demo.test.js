@@ -1,7 +1,7 @@
 // The demo in workerd (miniflare), through real requests. Two Workers serve it:
-//  - the Hono demo app (worker/src/demo.js, the middleware's example) in the test fixture, on a clock
+//  - the Hono demo app (worker/demo/demo.js, the middleware's example) in the test fixture, on a clock
 //    the tests set: the seed scenario, the tiers, keys a client cannot split or reset, IPv6 grouping;
-//  - the shipped Worker (worker/src/index.js): the gateway, configured by gateway.config.json with the
+//  - the shipped Worker (worker/index.js): the gateway, configured by gateway.config.json with the
 //    same tiers, in front of the demo upstream (its own DemoUpstream entrypoint, through the service
 //    binding DEMO_UPSTREAM, as wrangler.toml binds it), on the wall clock: its runs assert relative to
 //    the current window, and are repeated when they straddle a minute boundary.
@@ -19,7 +19,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 
 let mf;
-let demo; // the shipped Worker, worker/src/index.js, ENV=production
+let demo; // the shipped Worker, worker/index.js, ENV=production
 let demoDev; // the same, ENV=dev
 let degraded; // the same with a Durable Object that always fails (bound, but down): the durable store always falls back
 

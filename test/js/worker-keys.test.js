@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { canonicalAddress } from "../../worker/src/addresses.js";
-import { apiKey, bearerToken, compose, firstOf, ip, resolveKeyText, route, storeKey, user } from "../../worker/src/keys.js";
+import { canonicalAddress } from "../../worker/src/http/addresses.js";
+import { apiKey, bearerToken, compose, firstOf, ip, resolveKeyText, route, storeKey, user } from "../../worker/src/http/keys.js";
 
 // One row per spelling: [text, canonical at /64, canonical at /128].
 const ADDRESSES = [

@@ -7,7 +7,7 @@ import { beforeEach, test } from "node:test";
 
 const { rateLimit, ip, apiKey, user, SluiceConfigError } = await import("../../worker/src/hono.js");
 const { createLimiter } = await import("../../worker/src/sluice.js");
-const { isolateTestHooks } = await import("../../worker/src/isolate.js");
+const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 // Each test starts from a fresh isolate state: rules declared by one test do not count against the next.
 beforeEach(() => isolateTestHooks.reset());
@@ -210,13 +210,13 @@ test("the seeds' usage is accepted unchanged: rateLimit({ key, limit, windowSec,
 });
 
 test("windowMs states the window in milliseconds: the same rule as windowSec", async () => {
-  const { normalizeRuleSpec } = await import("../../worker/src/options.js");
+  const { normalizeRuleSpec } = await import("../../worker/src/engine/options.js");
   assert.deepEqual(normalizeRuleSpec({ limit: 5, windowMs: 1500 }), normalizeRuleSpec({ limit: 5, windowSec: 1.5 }));
   assert.equal(normalizeRuleSpec({ name: "n", limit: 5, windowMs: 2 ** 36, algorithm: "fixed-window" }).windowMs, 2 ** 36);
 });
 
 test("errors name the field under the caller's path and carry the problem apart", async () => {
-  const { normalizeRuleSpec } = await import("../../worker/src/options.js");
+  const { normalizeRuleSpec } = await import("../../worker/src/engine/options.js");
   assert.throws(
     () => normalizeRuleSpec({ limit: 0, windowSec: 1 }, "routes[2].rules[0]."),
     (error) => error.field === "routes[2].rules[0].limit" && error.problem === "must be a whole number from 1 to 2147483648; got 0",
@@ -261,8 +261,8 @@ test("the memory budget counts only tables kept in the isolate: a Durable Object
 });
 
 test("default key capacity keeps a sliding log's table bounded", async () => {
-  const { normalizeOptions, DEFAULT_KEY_CAPACITY, DEFAULT_TABLE_BYTES } = await import("../../worker/src/options.js");
-  const { tableBytes } = await import("../../worker/src/isolate.js");
+  const { normalizeOptions, DEFAULT_KEY_CAPACITY, DEFAULT_TABLE_BYTES } = await import("../../worker/src/engine/options.js");
+  const { tableBytes } = await import("../../worker/src/engine/isolate.js");
   const counter = normalizeOptions({ ...valid, algorithm: "sliding-counter" }, "hono").rules[0];
   assert.equal(counter.keyCapacity, DEFAULT_KEY_CAPACITY);
   const log = normalizeOptions({ ...valid, name: "log", algorithm: "sliding-log", limit: 1000 }, "hono").rules[0];

@@ -10,4 +10,4 @@ type _hono = Expect<Equal<keyof typeof import("sluice/hono"), Listed<"sluice/hon
 type _durableObject = Expect<Equal<keyof typeof import("sluice/durable-object"), Listed<"sluice/durable-object">>>;
 type _core = Expect<Equal<keyof typeof import("sluice/core"), Listed<"sluice/core">>>;
 type _loader = Expect<Equal<keyof typeof import("../../types/wasm-bindings/sluice.js"), Listed<"wasm-bindings/sluice.js">>>;
-type _gateway = Expect<Equal<keyof typeof import("../../types/worker/src/gateway/gateway.js"), Listed<"worker/src/gateway/gateway.js">>>;
+type _gateway = Expect<Equal<keyof typeof import("../../types/worker/gateway/gateway.js"), Listed<"worker/gateway/gateway.js">>>;

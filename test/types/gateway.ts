@@ -1,4 +1,4 @@
-// The gateway (worker/src/gateway/gateway.js), as README.md's "Embedding: createGateway" uses it: a
+// The gateway (worker/gateway/gateway.js), as README.md's "Embedding: createGateway" uses it: a
 // configuration typed as written, the options, and the limiter seam.
 import bundled from "../../gateway.config.json";
 import {
@@ -13,7 +13,7 @@ import {
   type GatewayConfigInput,
   type GatewayLimiter,
   type LimiterFactory,
-} from "../../types/worker/src/gateway/gateway.js";
+} from "../../types/worker/gateway/gateway.js";
 
 interface Env {
   SLUICE_CONFIG?: string;

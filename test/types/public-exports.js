@@ -31,7 +31,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
   "sluice/durable-object": ["SluiceDurableObject"],
   "sluice/core": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status", "sluiceWasm"],
   "wasm-bindings/sluice.js": ["ABI_VERSION", "ALGORITHMS", "LENDING_ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "RETURNING_ALGORITHMS", "SluiceCore", "SluiceError", "Status", "WINDOW_LENDING_ALGORITHMS"],
-  "worker/src/gateway/gateway.js": [
+  "worker/gateway/gateway.js": [
     "CONFIG_VAR",
     "ConfigError",
     "GatewayMetrics",

@@ -1,4 +1,4 @@
-// The Worker's main module must export the class (this repo's: worker/src/index.js):
+// The Worker's main module must export the class (this repo's: worker/index.js):
 export { SluiceDurableObject } from "sluice/durable-object";   // worker/src/stores/durable-object.js
 
 // Through the middleware:

@@ -2,7 +2,7 @@
 // and Hono types context variables only through its ContextVariableMap. scripts/build-types.js copies
 // this file beside the generated hono.d.ts and imports it from there, so `import "sluice/hono"` brings it.
 import type { LockoutAttempt, MiddlewareDecision } from "./hono.js";
-import type { ConcurrencyDecision } from "./concurrency/engine.js";
+import type { ConcurrencyDecision } from "./features/concurrency/engine.js";
 
 declare module "hono" {
   interface ContextVariableMap {

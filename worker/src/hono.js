@@ -4,36 +4,36 @@
 //
 // A denied request gets a 429 (or what onLimited returns); an admitted one runs the handler, and its
 // response carries the rate-limit headers. Either way the decision is c.get("rateLimit").
-import { withHeaders } from "./headers.js";
-import { createEngine, responseHeaders } from "./limiter.js";
-import { limitedResponse } from "./responses.js";
-import { executionContextOf } from "./execution-context.js";
+import { withHeaders } from "./http/headers.js";
+import { createEngine, responseHeaders } from "./engine/limiter.js";
+import { limitedResponse } from "./http/responses.js";
+import { executionContextOf } from "./engine/execution-context.js";
 
-export { apiKey, compose, firstOf, ip, route, user } from "./keys.js";
-export { SluiceConfigError } from "./errors.js";
-export { lockout } from "./lockout-middleware.js";
-export { jsonField, normalizeAccount } from "./account.js";
-export { concurrency } from "./concurrency/hono.js";
+export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
+export { SluiceConfigError } from "./engine/errors.js";
+export { lockout } from "./features/lockout/hono.js";
+export { jsonField, normalizeAccount } from "./http/account.js";
+export { concurrency } from "./features/concurrency/hono.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
-/** @import { CommonOptions } from "./options.js" */
+/** @import { CommonOptions } from "./engine/options.js" */
 
 // The types users of sluice/hono need, re-exported from the modules that define them.
-/** @typedef {import("./concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
-/** @template {unknown[]} [Args=any[]] @typedef {import("./concurrency/options.js").ConcurrencyCommonOptions<Args>} ConcurrencyOptions */
-/** @typedef {import("./keys.js").IpOptions} IpOptions */
-/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeyFunction<Args>} KeyFunction */
-/** @typedef {import("./keys.js").KeyHelper} KeyHelper */
-/** @template {unknown[]} [Args=any[]] @typedef {import("./keys.js").KeySource<Args>} KeySource */
-/** @typedef {import("./limiter.js").BypassedDecision} BypassedDecision */
-/** @typedef {import("./limiter.js").CheckedDecision} CheckedDecision */
-/** @typedef {import("./limiter.js").RateLimitDecision} RateLimitDecision */
-/** @typedef {import("./options.js").HeaderMode} HeaderMode */
-/** @typedef {import("./options.js").LimitFunction} LimitFunction */
-/** @template {unknown[]} [Args=any[]] @typedef {import("./options.js").RuleOptions<Args>} RuleOptions */
-/** @typedef {import("./options.js").RuleQuota} RuleQuota */
-/** @template {unknown[]} [Args=any[]] @typedef {import("./lockout-options.js").LockoutOptions<Args>} LockoutOptions */
-/** @typedef {import("./lockout.js").LockoutAttempt} LockoutAttempt */
+/** @typedef {import("./features/concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./features/concurrency/options.js").ConcurrencyCommonOptions<Args>} ConcurrencyOptions */
+/** @typedef {import("./http/keys.js").IpOptions} IpOptions */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeyFunction<Args>} KeyFunction */
+/** @typedef {import("./http/keys.js").KeyHelper} KeyHelper */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeySource<Args>} KeySource */
+/** @typedef {import("./engine/limiter.js").BypassedDecision} BypassedDecision */
+/** @typedef {import("./engine/limiter.js").CheckedDecision} CheckedDecision */
+/** @typedef {import("./engine/limiter.js").RateLimitDecision} RateLimitDecision */
+/** @typedef {import("./engine/options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./engine/options.js").LimitFunction} LimitFunction */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./engine/options.js").RuleOptions<Args>} RuleOptions */
+/** @typedef {import("./engine/options.js").RuleQuota} RuleQuota */
+/** @template {unknown[]} [Args=any[]] @typedef {import("./features/lockout/options.js").LockoutOptions<Args>} LockoutOptions */
+/** @typedef {import("./features/lockout/lockout.js").LockoutAttempt} LockoutAttempt */
 
 /**
  * The decision the middleware sets as c.get("rateLimit"): a checked request, or one the dev bypass let
@@ -49,7 +49,7 @@ export { concurrency } from "./concurrency/hono.js";
  * the request's keys as they stand (a cost of 1, peeked). `reset(c)`: forgets the request's keys.
  * @template {Env} [E=any]
  * @typedef {object} RateLimitHandle
- * @property {(c: Context<E>) => Promise<import("./limiter.js").RateLimitDecision>} peek
+ * @property {(c: Context<E>) => Promise<import("./engine/limiter.js").RateLimitDecision>} peek
  * @property {(c: Context<E>) => Promise<CheckedDecision>} get
  * @property {(c: Context<E>) => Promise<void>} reset
  */

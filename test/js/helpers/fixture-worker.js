@@ -1,12 +1,12 @@
 // The Worker the tests drive through workerd: the demo API and one small app per behaviour, all on a
 // clock the tests set (POST /__test/clock), plus test-only routes that reach the isolate's test hooks,
 // the test Durable Object's knobs and a KV fault. Nothing here ships: the demo Worker
-// (worker/src/index.js) imports none of it.
+// (worker/index.js) imports none of it.
 import { Hono } from "hono";
 
-import { createDemoApp } from "../../../worker/src/demo.js";
+import { createDemoApp } from "../../../worker/demo/demo.js";
 import { apiKey, compose, firstOf, ip, rateLimit, route, user } from "../../../worker/src/hono.js";
-import { isolateTestHooks } from "../../../worker/src/isolate.js";
+import { isolateTestHooks } from "../../../worker/src/engine/isolate.js";
 import { createLimiter, isolateStats, storeStats } from "../../../worker/src/sluice.js";
 import { faultyKv, setKvFault } from "../fixtures/faulty-kv.js";
 

@@ -19,7 +19,7 @@ const COMPATIBILITY_DATE = "2026-04-20";
 
 /** The Worker entries tests can run, relative to the repository root. */
 export const ENTRIES = Object.freeze({
-  demo: "worker/src/index.js",
+  demo: "worker/index.js",
   fixture: "test/js/helpers/fixture-worker.js",
   gateway: "test/js/fixtures/gateway/worker.js",
   lockout: "test/js/fixtures/lockout/worker.js",

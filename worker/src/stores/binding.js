@@ -1,5 +1,5 @@
 // Bindings given either as the binding object itself or as its name in the Worker's `env`.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 
 /**
  * checkBinding validates a binding option at construction: an object having `methods`, or the

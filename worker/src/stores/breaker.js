@@ -3,7 +3,7 @@
 // next store decides; after `failures` failures in a row the breaker opens and the chain goes straight
 // past that store for `cooldownMs`. Then one request (the probe) asks it again: an answer closes the
 // breaker, a failure opens it for another cooldown. Requests arriving while the probe is out skip it.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 
 /**
  * @typedef {object} BreakerOptions

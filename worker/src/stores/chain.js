@@ -6,7 +6,7 @@
 // store whose breaker lets it be asked: at most (1 + fallbacks) x timeoutMs in all (100 ms with the
 // defaults and a KV fallback; the memory store answers at once), and, once the breakers of failing
 // stores are open, no wait on them at all until one request probes each after its cooldown.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { CircuitBreaker, checkBreakerOptions } from "./breaker.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { DenialCache } from "./denial-cache.js";

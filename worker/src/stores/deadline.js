@@ -1,5 +1,5 @@
 // Bounding how long a store may take to answer.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 
 /** DeadlineError is a store that did not answer in time. */
 export class DeadlineError extends Error {

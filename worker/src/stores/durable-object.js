@@ -22,7 +22,7 @@
 // The Worker side, createDurableStore, is in durable.js; the leases it may take are in leases.js.
 import { DurableObject } from "cloudflare:workers";
 import { LENDING_ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError, Status, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
-import { nowMs as wallClockMs } from "../clock.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
 import { sameBytes } from "./bytes.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 import { RuleCore } from "./rule-core.js";

@@ -4,7 +4,7 @@
 //
 // This module does not import the object's class (nor `cloudflare:workers`), so the host can offer
 // store: 'durable' from modules that also load outside workerd.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
 

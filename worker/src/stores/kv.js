@@ -13,7 +13,7 @@
 // Isolates therefore over-admit: within one read interval, each isolate can admit up to the whole
 // limit on its own, and two isolates flushing at once can lose one another's addition. README.md, "Stores"
 // has the measured figures.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { sameBytes } from "./bytes.js";
 import { RuleCore } from "./rule-core.js";

@@ -8,7 +8,7 @@
 // so batches shrink to nothing near the limit), and gives unused units back on its next call to the
 // object. See docs/leases.md.
 import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 
 /** How long a lease lasts, by default (never past the end of the key's window). */

@@ -1,6 +1,6 @@
 // The memory store: counters in this isolate's sluice.wasm instance (see isolate.js). Fast and
 // synchronous, and per isolate: each isolate (and each Cloudflare location) counts on its own.
-import { decideInIsolate, memoryTable, resetInIsolate } from "../isolate.js";
+import { decideInIsolate, memoryTable, resetInIsolate } from "../engine/isolate.js";
 
 /** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck, TimedStoreOptions } from "./store.js" */
 

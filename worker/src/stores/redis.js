@@ -37,8 +37,8 @@
 // decision time are both as fresh as they can be. Keys expire (PXAT) once the core says they are back to
 // full quota, and never sooner than two windows after the decision, so idle keys leave Redis by
 // themselves.
-import { nowMs as wallClockMs } from "../clock.js";
-import { SluiceConfigError, describe } from "../errors.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { KeyTurns } from "./redis-batches.js";
 import { REDIS_CAS_SCRIPT } from "./redis-cas-script.js";

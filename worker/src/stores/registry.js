@@ -15,7 +15,7 @@
 // Bindings are named here and looked up in `env` per request, since the middleware is built before
 // any env exists. Stores with the same settings are built once per module instance and shared, so
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBreakerOptions } from "./breaker.js";
 import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";

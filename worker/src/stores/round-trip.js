@@ -9,7 +9,7 @@
 // a lock), which is not the store's slowness. An answer that arrives after its caller gave up is still
 // a round trip and is sampled; a call that never answers backs the timeout off (doubles it, as RFC
 // 6298 section 5.5 does) until an answer comes.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 
 /**
  * @typedef {object} RoundTripOptions

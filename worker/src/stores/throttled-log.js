@@ -1,5 +1,5 @@
 // Logging a recurring failure at most once per interval, never once per request.
-import { SluiceConfigError, describe } from "../errors.js";
+import { SluiceConfigError, describe } from "../engine/errors.js";
 
 /** How often a recurring failure is logged at most, by default. */
 export const DEFAULT_LOG_INTERVAL_MS = 60_000;

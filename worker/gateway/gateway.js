@@ -1,0 +1,321 @@
+// The gateway: a Worker fetch handler that forwards only configured routes and methods to their
+// upstreams, after the route's rate-limit rules (in their modes) admit the request.
+//
+// Order of a request: admin path -> canonical path (else 400) -> route (else 404) -> method (else 405)
+// -> declared body size (else 413) -> upstream secret and binding, and the rules' store bindings,
+// present (else 500; store-bindings.js) -> rules (429 when an enforced rule denies) -> body read
+// whole (413 when over the route's maxBodyBytes) -> upstream (502/504 on failure, else passthrough). Nothing before the rules charges a limit, and
+// nothing refused reaches the upstream. The route is chosen on the path's canonical form
+// (../src/http/paths.js), and that form is what the upstream is sent.
+//
+// THE LIMITER SEAM. `limiterFactory(rules, { route })` is called with some rules of one route, all of
+// one store (the validated rule objects of rule-config.js, in route order), and returns a limiter whose
+// `limit(request, env, ctx)` resolves to sluice's decision (limiter.d.ts):
+//   { allowed, limit, remaining, resetMs, retryAfterMs, decidingCheck, checks, keys, store, fallback? }
+// checking every given rule for the request in one all-or-nothing call, where `checks[i]` is rule i's
+// Decision ({ allowed, limit, remaining, resetMs, retryAfterMs }, or null when no store consulted it),
+// `keys[i]` the key text rule i was checked under (a partial rollout needs it; without it the rule is
+// enforced), `store` which store decided and `fallback` ({ from, reason }) is present when a fallback
+// store decided. A decision `{ allowed: true, bypassed: true }` is the Worker's dev bypass; the
+// limiter's `headers(decision)` then gives its response headers. Limiters made for different subsets
+// of a route's rules must share each rule's state — as sluice's do, since they register rules by a
+// stable id. Each store group of each route is asked for at construction, so what the factory refuses
+// fails at start-up; subsets are asked for lazily (see decide.js) and kept. The default factory is
+// sluice's own (limiter.js here); tests wrap it.
+
+import { nowMs } from "../src/engine/clock.js";
+import { SluiceConfigError } from "../src/engine/errors.js";
+import { compose } from "../src/http/keys.js";
+import { decisionHeaders, policyHeader, withHeaders } from "../src/http/headers.js";
+import { limitedResponse } from "../src/http/responses.js";
+import { storeStats } from "../src/stores/registry.js";
+import { serveAdmin } from "./admin.js";
+import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
+import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
+import { decide } from "./decide.js";
+import { GatewayError, errorResponse } from "./errors.js";
+import { createLimiterFactory } from "./limiter.js";
+import { createRouteLockouts } from "./lockout.js";
+import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
+import { GatewayMetrics } from "./metrics.js";
+import { canonicalPath } from "../src/http/paths.js";
+import { proxyRequest } from "./proxy.js";
+import { secretMasker } from "./redact.js";
+import { declaresTooLarge, readRequestBody } from "./request-body.js";
+import { createRouter } from "./routes.js";
+import { missingBindings, routeBindingNeeds } from "./store-bindings.js";
+import { storeFamilies } from "./store-metrics.js";
+import { upstreamTarget } from "./target.js";
+import { createWebSocketProxy, isWebSocketUpgrade } from "./websocket.js";
+import { keyPart } from "./limiter.js";
+
+/** @import { RateLimitDecision } from "../src/engine/limiter.js" */
+
+// The configuration's types, for users of this module.
+/** @typedef {import("./config.js").GatewayConfig} GatewayConfig */
+/** @typedef {import("./config.js").GatewayConfigInput} GatewayConfigInput */
+/** @typedef {import("./config.js").GatewayRoute} GatewayRoute */
+/** @typedef {import("./config.js").GatewayRule} GatewayRule */
+/** @typedef {import("./config.js").RuleInput} RuleInput */
+/** @typedef {import("./config.js").StoresInput} StoresInput */
+
+/**
+ * What a limiter answers for one request: sluice's decision (every given rule checked, all-or-nothing), or its dev bypass.
+ * @typedef {RateLimitDecision} LimiterOutcome
+ */
+/**
+ * A limiter of the seam. `headers(decision)`, optional: the response headers of a bypassed decision (X-RateLimit-Bypassed).
+ * @typedef {{
+ *   limit(request: Request, env: unknown, ctx: unknown): Promise<LimiterOutcome> | LimiterOutcome;
+ *   headers?(decision: LimiterOutcome): Array<[string, string]>;
+ * }} GatewayLimiter
+ */
+/**
+ * Makes the limiter of some rules of one route, all of one store. Limiters made for different subsets
+ * of a route's rules must share each rule's state (sluice's do: rules are registered by a stable id).
+ * @typedef {(rules: GatewayRule[], context: { route: GatewayRoute }) => GatewayLimiter} LimiterFactory
+ */
+/**
+ * @typedef {object} GatewayOptions
+ * @property {() => number} [now] The clock in milliseconds; default the host's (clock.js).
+ * @property {LimiterFactory} [limiterFactory] Default: createLimiterFactory({ stores: config.stores, clock: now }).
+ * @property {(line: string) => void} [log] Receives one JSON line per request; default console.log.
+ * @property {GatewayMetrics} [metrics]
+ */
+/**
+ * @typedef {object} Gateway
+ * @property {(request: Request, env: object, ctx: { waitUntil(promise: Promise<unknown>): void }) => Promise<Response>} fetch
+ * @property {GatewayMetrics} metrics
+ * @property {GatewayConfig} config
+ */
+
+/**
+ * Builds the gateway. `config` is a validated configuration (resolveConfig) or a raw one (validated
+ * here). Options:
+ *  - now() -> milliseconds: the clock; default the wall clock (clock.js);
+ *  - limiterFactory(rules, { route }) -> { limit(request, env, ctx), headers?(decision) }: see THE
+ *    LIMITER SEAM above; default sluice's own, on the configuration's stores and `now`;
+ *  - log(line): receives one JSON line per request; default: console.log;
+ *  - metrics: a GatewayMetrics to count into; default: a new one.
+ * Throws ConfigError naming the field for an invalid configuration, including what the limiters
+ * refuse when they are built. Returns { fetch(request, env, ctx), metrics, config }.
+ * @param {GatewayConfig | GatewayConfigInput} config
+ * @param {GatewayOptions} [options]
+ * @returns {Gateway}
+ */
+export function createGateway(config, options = {}) {
+  const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
+  const { now = nowMs, log = defaultLog } = options;
+  if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now });
+  if (typeof limiterFactory !== "function") {
+    throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
+  }
+  if (typeof log !== "function") throw new TypeError("createGateway: options.log must be a function");
+  const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
+  const { routes, responses, admin, analytics } = gatewayConfig;
+  const match = createRouter(routes);
+  const maskerFor = allSecretsMasker(gatewayConfig);
+  const bindingNeeds = routeBindingNeeds(gatewayConfig);
+
+  const limiterForRoute = routes.map((route) => {
+    const made = new Map();
+    return (ruleIndexes) => {
+      const id = ruleIndexes.join(",");
+      let limiter = made.get(id);
+      if (limiter === undefined) {
+        limiter = limiterFactory(ruleIndexes.map((i) => route.rules[i]), { route });
+        if (typeof limiter?.limit !== "function") {
+          throw new TypeError(`createGateway: limiterFactory returned no limit() for ${route.prefix}`);
+        }
+        made.set(id, limiter);
+      }
+      return limiter;
+    };
+  });
+  let lockoutsFor;
+  // Routes with a `websocket` block proxy upgrades with their connection and message limits.
+  const webSocketProxies = routes.map((route) =>
+    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+  );
+  try {
+    for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
+    lockoutsFor = createRouteLockouts(routes, { stores: gatewayConfig.stores, clock: now });
+  } catch (error) {
+    if (error instanceof ConfigError && error.source === undefined) throw new ConfigError(error.path, error.problem, gatewayConfig.source);
+    throw error;
+  }
+
+  // The host's rate-limit header fields for a request's merged outcome (decide.js), and its 429.
+  const rateLimitHeaders = (outcome) => decisionHeaders(outcome, responses.headers, policyHeader(outcome.rules));
+  const rateLimitedResponse = (outcome) => limitedResponse(outcome, { ...responses, policy: policyHeader(outcome.rules) });
+
+  function refuse(kind, record, detail, headers) {
+    metrics.countRefusal(kind.code);
+    if (detail !== undefined) record.error = detail;
+    return { response: errorResponse(kind, { headers }) };
+  }
+
+  async function handleRoute(request, url, path, env, ctx, record) {
+    const matched = match(path);
+    if (matched === null) return refuse(GatewayError.NO_ROUTE, record);
+    const { route, remainder } = matched;
+    record.route = route.prefix;
+    if (!route.methods.includes(request.method)) {
+      return refuse(GatewayError.METHOD_NOT_ALLOWED, record, undefined, { allow: route.methods.join(", ") });
+    }
+    const target = upstreamTarget(route.upstream, remainder, url.search);
+    if (target.problem !== undefined) return refuse(GatewayError.BAD_PATH, record, `path refused: ${target.problem}`);
+    if (declaresTooLarge(request, route.upstream.maxBodyBytes)) {
+      return refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`);
+    }
+    const { auth, service } = route.upstream;
+    const secret = auth === null ? null : env?.[auth.secret];
+    if (auth !== null && (typeof secret !== "string" || secret === "")) {
+      return refuse(GatewayError.MISCONFIGURED, record, `the secret ${auth.secret} (upstream credential) is not set`);
+    }
+    if (service !== null && typeof env?.[service]?.fetch !== "function") {
+      return refuse(GatewayError.MISCONFIGURED, record, `the service binding ${service} (upstream) is missing`);
+    }
+    // Before any rule is charged: a store binding env lacks is a deployment mistake, never a reason
+    // to count in this isolate's memory (store-bindings.js).
+    const missing = missingBindings(bindingNeeds[route.index], env);
+    if (missing !== "") return refuse(GatewayError.MISCONFIGURED, record, missing);
+
+    let verdict;
+    /** @type {{ guard: import("./lockout.js").RouteLockoutGuard, response: Response | null, attempts: any[] } | null} */
+    let lockout = null;
+    try {
+      verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
+      // Lockout rules (lockout.js), once the rate limits admitted the attempt (the dev bypass skips them too).
+      const guard = lockoutsFor(route);
+      if (guard !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
+      else if (guard !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
+    } catch (error) {
+      // The host's stores refuse an unbound binding too (a limiterFactory of one's own may reach one
+      // the check above does not know): a misconfiguration, answered as one. Only the field is
+      // logged: the problem may quote a value.
+      if (error instanceof SluiceConfigError) return refuse(GatewayError.MISCONFIGURED, record, `limiter misconfigured: ${error.field}`);
+      metrics.countLimiterError(route.index);
+      record.decision = "limiter_error";
+      record.error = `limiter failed: ${/** @type {any} */ (error)?.name ?? "error"}`;
+      // Fail closed where a rule could block; a route of shadow rules only never blocks anyway.
+      if (route.canBlock) return { response: errorResponse(GatewayError.LIMITER_UNAVAILABLE), route };
+      verdict = null;
+    }
+    /** @type {[string, string][]} */
+    let rateHeaders = [];
+    if (verdict !== null) {
+      verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
+      record.decision = requestDecision(verdict);
+      record.rules = logRules(verdict.verdicts);
+      if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
+      else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
+      if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
+      if (lockout?.response) {
+        record.decision = "denied";
+        return { response: lockout.response, route, verdict };
+      }
+    }
+
+    const webSocketProxy = webSocketProxies[route.index];
+    if (webSocketProxy !== null && isWebSocketUpgrade(request)) {
+      const upgraded = await webSocketProxy({ request, targetUrl: target.url, env, secret, ctx, headers: rateHeaders });
+      record.upstreamStatus = upgraded.upstreamStatus;
+      if (upgraded.refused) record.decision = "connection_limited";
+      if (upgraded.failure !== null) {
+        metrics.countUpstreamFailure(route.index, upgraded.failure);
+        record.error = `upstream ${upgraded.failure}`;
+      }
+      return { response: upgraded.response, route, verdict };
+    }
+
+    // A body that stalls does so after this request's log line: it is counted, and logged on its own.
+    const onBodyStall = () => {
+      metrics.countUpstreamFailure(route.index, "body_timeout");
+      log(JSON.stringify({ ...record, error: "upstream body timeout" }));
+    };
+    // Read whole before the upstream call (request-body.js says why), after the rules: a refused
+    // request's body is never read.
+    const read = await readRequestBody(request, route.upstream.maxBodyBytes);
+    if (read.tooLarge) {
+      return { ...refuse(GatewayError.BODY_TOO_LARGE, record, `request body over ${route.upstream.maxBodyBytes} bytes`), route, verdict };
+    }
+    const result = await proxyRequest({
+      method: request.method,
+      headers: request.headers,
+      body: read.body,
+      targetUrl: target.url,
+      upstream: route.upstream,
+      env,
+      secret,
+      mask: maskerFor(env),
+      now,
+      onBodyStall,
+    });
+    if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);
+    record.upstreamStatus = result.upstreamStatus;
+    record.upstreamLatencyMs = result.upstreamLatencyMs;
+    if (result.failure !== null) {
+      metrics.countUpstreamFailure(route.index, result.failure);
+      record.error = `upstream ${result.failure}`;
+    }
+    return { response: withHeaders(result.response, rateHeaders), route, verdict };
+  }
+
+  async function fetch(request, env, ctx) {
+    const url = new URL(request.url);
+    /** @type {Record<string, any>} */
+    const record = newLogRecord(request);
+    // One spelling of the path for everything after this line (../src/http/paths.js).
+    const canonical = canonicalPath(url.pathname);
+    let handled;
+    if (canonical.problem !== undefined) {
+      handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
+    } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
+      record.route = "admin";
+      handled = { response: await serveAdmin(request, env, admin, metrics, () => storeFamilies(storeStats())) };
+    } else {
+      try {
+        handled = await handleRoute(request, url, canonical.path, env, ctx, record);
+      } catch (error) {
+        // A bug or a broken dependency (a clock or a binding that throws): still one log line and a
+        // JSON error that no cache keeps. The message is not logged: it may quote request data.
+        record.error = `internal error: ${/** @type {any} */ (error)?.name ?? "error"}`;
+        handled = { response: errorResponse(GatewayError.INTERNAL) };
+      }
+    }
+    record.status = handled.response.status;
+    log(JSON.stringify(record));
+    const dataset = handled.route === undefined ? null : analyticsDataset(env, analytics.binding);
+    if (dataset !== null) {
+      const verdicts = handled.verdict?.verdicts ?? [];
+      writeLater(dataset, analyticsPoints(handled.route, verdicts, record), ctx, () => metrics.countAnalyticsError());
+    }
+    return handled.response;
+  }
+
+  return { fetch, metrics, config: gatewayConfig };
+}
+
+// The masker of every secret the configuration names (each route's upstream credential and the admin
+// token), whichever route a response comes from: a route may echo another route's credential. Built
+// again only when the secrets' values change.
+function allSecretsMasker({ routes, admin }) {
+  const names = [...new Set([...routes.flatMap((route) => (route.upstream.auth === null ? [] : [route.upstream.auth.secret])), ...(admin === null ? [] : [admin.tokenSecret])])];
+  let made = /** @type {ReturnType<typeof secretMasker> | null} */ (null);
+  let madeFor = /** @type {string | null} */ (null);
+  return (env) => {
+    const values = names.map((name) => env?.[name]).filter((value) => typeof value === "string" && value !== "");
+    const id = values.join("\u0000");
+    if (made === null || id !== madeFor) {
+      made = secretMasker(values);
+      madeFor = id;
+    }
+    return made;
+  };
+}
+
+export { CONFIG_VAR, ConfigError, resolveConfig, validateConfig } from "./config.js";
+export { createLimiterFactory } from "./limiter.js";
+export { GatewayMetrics } from "./metrics.js";

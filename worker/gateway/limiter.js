@@ -1,0 +1,91 @@
+// The gateway's limiters are sluice's own (createLimiter, limiter.js): one per store group of a route's
+// rules, on the host's stores (memory, durable and kv behind the fallback chain) and its clock.
+//
+// Key parts map onto the host's key helpers:
+//   ip             ip(): cf-connecting-ip, IPv6 by /64, never x-forwarded-for
+//   user           the bearer token as the user id, else the client's IP (the token is not verified:
+//                  pair such a rule with an ip rule, or put the gateway behind your authentication)
+//   route          the configured route prefix, never the request path: varying the path cannot
+//                  multiply a client's budget
+//   apiKey:<name>  the value of request header <name>
+// Several parts are composed into one key ("ip:192.0.2.1|route:/data").
+
+import { nowMs } from "../src/engine/clock.js";
+import { SluiceConfigError } from "../src/engine/errors.js";
+import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../src/http/keys.js";
+import { createGatewayLimiter } from "../src/engine/limiter.js";
+import { ConfigError, fieldPath } from "./validate.js";
+
+const clientIp = ip();
+const userOrIp = firstOf(user(bearerToken), clientIp);
+const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
+
+/** keyPart is the key function of one validated key part of `route` (also the WebSocket limits'). */
+export function keyPart(part, route) {
+  if (part === "ip") return clientIp;
+  if (part === "user") return userOrIp;
+  if (part === "route") return fixedRoute(route.prefix);
+  return apiKey(part.slice("apiKey:".length));
+}
+
+// A refusal of the host's, named where the configuration says it: a rule's field under its route, a
+// store option under `stores`.
+function configError(error, rules, route, store) {
+  const ruleField = RULE_FIELD.exec(error.field);
+  if (ruleField !== null) {
+    const index = route.rules.indexOf(rules[Number(ruleField[1])]);
+    return new ConfigError(`routes[${route.index}].rules[${index}].${ruleField[2]}`, error.problem);
+  }
+  return new ConfigError(fieldPath(fieldPath("stores", store), error.field), error.problem);
+}
+
+/**
+ * createLimiterFactory returns the gateway's limiterFactory(rules, { route }) on sluice's host:
+ * `stores` are the configuration's store options ({ durable, kv }), `clock` the time in milliseconds
+ * (default: the wall clock, clock.js). Each limiter is a createLimiter() of the given rules, which
+ * must share one store; rules are registered by their stable id, so limiters made for different
+ * subsets of a route's rules share each rule's counts. Throws ConfigError naming the field for what
+ * the host refuses when a limiter is built (e.g. key tables beyond the isolate's memory).
+ * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number }} [options]
+ * @returns {import("./gateway.js").LimiterFactory}
+ */
+export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
+  // Rules of one route with the same key share one key function, so it runs once per request.
+  const keyFunctions = new Map();
+  function keyFunction(rule, route) {
+    const id = `${route.index}\u0000${rule.key.join("\u0000")}`;
+    let key = keyFunctions.get(id);
+    if (key === undefined) {
+      const parts = rule.key.map((part) => keyPart(part, route));
+      key = parts.length === 1 ? parts[0] : compose(...parts);
+      keyFunctions.set(id, key);
+    }
+    return key;
+  }
+
+  return function limiterFactory(rules, { route }) {
+    const { store } = rules[0];
+    if (rules.some((rule) => rule.store !== store)) {
+      throw new TypeError(`createLimiterFactory: the rules of one limiter share one store; ${route.prefix} mixes them`);
+    }
+    const options = {
+      rules: rules.map((rule) => ({
+        name: rule.name,
+        algorithm: rule.algorithm,
+        limit: rule.limit,
+        windowMs: rule.windowMs,
+        ...(rule.burst > 0 ? { burst: rule.burst } : {}),
+        keyCapacity: rule.keyCapacity,
+        key: keyFunction(rule, route),
+      })),
+      clock,
+      ...(store === "memory" ? {} : { store, ...stores[store] }),
+    };
+    try {
+      return createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));
+    } catch (error) {
+      if (error instanceof SluiceConfigError) throw configError(error, rules, route, store);
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,89 @@
+// One rate-limit rule of the gateway configuration: the limiter's own rule, validated by the host
+// (options.js and the core: one place holds every bound of a limit, a window or a burst), plus what
+// only the gateway has: the key as named parts, the store, the mode and the rollout.
+
+import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
+import { normalizeRuleSpec } from "../src/engine/options.js";
+import { MODES } from "../src/engine/mode.js";
+import {
+  ConfigError,
+  HEADER_DESCRIPTION,
+  HEADER_NAME,
+  expectArray,
+  expectKnownFields,
+  expectNumber,
+  expectObject,
+  expectOneOf,
+  expectString,
+  fieldPath,
+  hostValidated,
+  show,
+} from "./validate.js";
+
+export const STORES = Object.freeze(["memory", "durable", "kv"]);
+export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>"]);
+const NAMED_KEY_PARTS = ["ip", "user", "route"];
+
+// The fields the host's limiter takes as they are; the others are the gateway's.
+const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity"];
+const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout"];
+// Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
+// than the host's printable ASCII.
+const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const RULE_NAME_DESCRIPTION = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit";
+const API_KEY_PART = /^apiKey:(.*)$/;
+
+// A key is one part or a list of parts; parts combine into one key (ip + route: per client per route).
+export function validateKey(raw, path) {
+  const parts = typeof raw === "string" ? [raw] : expectArray(raw, path, { min: 1, max: 4 });
+  const seen = new Set();
+  return parts.map((part, i) => {
+    const partPath = typeof raw === "string" ? path : fieldPath(path, i);
+    expectString(part, partPath);
+    const apiKey = API_KEY_PART.exec(part);
+    let canonical;
+    if (apiKey !== null) {
+      const header = expectString(apiKey[1], partPath, { pattern: HEADER_NAME, description: `apiKey:<${HEADER_DESCRIPTION}>` });
+      canonical = `apiKey:${header.toLowerCase()}`;
+    } else if (NAMED_KEY_PARTS.includes(part)) {
+      canonical = part;
+    } else {
+      throw new ConfigError(partPath, `must be one of ${KEY_PARTS.join(", ")}; got ${show(part)}`);
+    }
+    if (seen.has(canonical)) throw new ConfigError(partPath, `${show(part)} appears twice in the key`);
+    seen.add(canonical);
+    return canonical;
+  });
+}
+
+/**
+ * The validated, frozen rule at `path` (e.g. `routes[0].rules[1]`): the host's NormalizedRule (id,
+ * name, algorithm, limit, windowMs, burst, keyCapacity) plus key, store, mode and rollout.
+ */
+export function validateRule(raw, path) {
+  expectObject(raw, path);
+  expectKnownFields(raw, path, RULE_FIELDS);
+  expectString(raw.name, fieldPath(path, "name"), { pattern: RULE_NAME, description: RULE_NAME_DESCRIPTION });
+  // The host would default it; a gateway rule says which algorithm it runs.
+  if (raw.algorithm === undefined) throw new ConfigError(fieldPath(path, "algorithm"), `is required: one of ${ALGORITHMS.join(", ")}`);
+  const spec = {};
+  for (const field of LIMITER_FIELDS) if (raw[field] !== undefined) spec[field] = raw[field];
+  const limiterRule = hostValidated(path, () => normalizeRuleSpec(spec));
+  if (raw.key === undefined) throw new ConfigError(fieldPath(path, "key"), `is required: one of ${KEY_PARTS.join(", ")}, or a list of them`);
+  const key = Object.freeze(validateKey(raw.key, fieldPath(path, "key")));
+  const store = raw.store === undefined ? "memory" : expectOneOf(raw.store, fieldPath(path, "store"), STORES);
+  const mode = raw.mode === undefined ? "enforce" : expectOneOf(raw.mode, fieldPath(path, "mode"), MODES);
+  let rollout = 1;
+  if (raw.rollout !== undefined) {
+    rollout = expectNumber(raw.rollout, fieldPath(path, "rollout"), 0, 1);
+    if (mode !== "enforce") {
+      throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
+    }
+  }
+  return Object.freeze({ ...limiterRule, key, store, mode, rollout });
+}
+
+/** Two rules that would share limiter state (same name) must be the same rule. */
+export function sameRule(a, b) {
+  return a.kind === b.kind && a.id === b.id && a.keyCapacity === b.keyCapacity && a.store === b.store && a.key.join("+") === b.key.join("+");
+}

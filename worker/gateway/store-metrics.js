@@ -1,0 +1,87 @@
+// The stores' own counters as Prometheus families: how the durable and KV chains this isolate built
+// decided, how often each store failed or timed out, what the circuit breaker did, and for a durable
+// chain with `lease`, how its isolate used leases (stores/leases.js). The gateway's
+// per-rule `fallbacks` says that a rule fell back; these say which store failed, and how.
+//
+// A chain is labelled by its kind and binding (`chain="durable:SLUICE_DO"`). Chains of the same kind
+// and binding with other settings (a timeout, a fail mode) add up in one series: counters sum.
+
+/** Families from storeStats() (stores/registry.js): [{ name, help, type, samples }]. */
+/**
+ * @param {import("../src/stores/registry.js").StoreStats[]} stats
+ * @returns {import("./metrics.js").MetricFamily[]}
+ */
+export function storeFamilies(stats) {
+  const decided = new Map();
+  const failures = new Map();
+  const perChain = { circuitOpened: new Map(), circuitSkipped: new Map(), preFiltered: new Map() };
+  const perLeasedChain = Object.fromEntries(Object.keys(LEASE_FAMILIES).map((counter) => [counter, new Map()]));
+  const add = (map, labels, value) => {
+    const id = JSON.stringify(labels);
+    const entry = map.get(id);
+    if (entry === undefined) map.set(id, { labels, value });
+    else entry.value += value;
+  };
+  for (const { store, bindings, counters, leases } of stats) {
+    const chain = `${store}:${store === "durable" ? bindings.durable : bindings.kv}`;
+    for (const [by, value] of Object.entries(counters.decided)) add(decided, { chain, decided_by: by }, value);
+    for (const [kind, byStore] of [["error", counters.errors], ["timeout", counters.timeouts]]) {
+      for (const [name, value] of Object.entries(byStore)) add(failures, { chain, store: name, kind }, value);
+    }
+    for (const [counter, map] of Object.entries(perChain)) add(map, { chain }, counters[counter]);
+    // A durable chain with `lease` set: how its isolate decided from leases (stores/leases.js).
+    if (leases !== null && leases !== undefined) {
+      for (const [counter, map] of Object.entries(perLeasedChain)) add(map, { chain }, leases[counter]);
+    }
+  }
+  const samples = (map) => [...map.values()];
+  return [
+    {
+      name: "sluice_store_decisions_total",
+      help: "Decisions of each durable or KV chain, by the store that took them (failMode: none could).",
+      type: "counter",
+      samples: samples(decided),
+    },
+    {
+      name: "sluice_store_failures_total",
+      help: "Calls to a store of a chain that threw (error) or did not answer within the chain's timeoutMs (timeout).",
+      type: "counter",
+      samples: samples(failures),
+    },
+    {
+      name: "sluice_store_circuit_opened_total",
+      help: "Times a chain's circuit breaker stopped asking its primary store after failures in a row.",
+      type: "counter",
+      samples: samples(perChain.circuitOpened),
+    },
+    {
+      name: "sluice_store_circuit_skipped_total",
+      help: "Decisions that skipped a chain's primary store because its circuit breaker was open.",
+      type: "counter",
+      samples: samples(perChain.circuitSkipped),
+    },
+    {
+      name: "sluice_store_prefiltered_total",
+      help: "Denials a chain answered from the isolate's memory of its store's earlier denials, with no round trip.",
+      type: "counter",
+      samples: samples(perChain.preFiltered),
+    },
+    ...Object.entries(LEASE_FAMILIES).map(([counter, [name, help]]) => ({
+      name,
+      help,
+      type: /** @type {const} */ ("counter"),
+      samples: samples(perLeasedChain[counter]),
+    })),
+  ];
+}
+
+// The lease counters (LeaseCounters, stores/leases.js) as families: counter -> [name, help].
+const LEASE_FAMILIES = {
+  roundTrips: ["sluice_lease_round_trips_total", "Calls a leased durable chain made to its object (to decide, to take or give back a lease)."],
+  leasedDecisions: ["sluice_lease_decisions_total", "Decisions a leased durable chain took in this isolate from a lease, with no round trip."],
+  leasesGranted: ["sluice_lease_granted_total", "Leases the object granted to this isolate."],
+  unitsLent: ["sluice_lease_units_lent_total", "Units those leases carried."],
+  leasesExpired: ["sluice_lease_expired_total", "Leases that ended with units unused."],
+  unitsReturned: ["sluice_lease_units_returned_total", "Unused units the object took back."],
+  unitsStranded: ["sluice_lease_units_stranded_total", "Unused units that could not go back: admitted by no one until their window ends (a bucket's: until it drains them)."],
+};
