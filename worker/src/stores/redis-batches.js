@@ -162,6 +162,6 @@ export class KeyTurns {
         resolve(undefined);
       }, limitMs);
     });
-    return Promise.race([Promise.all(ahead), overdue]).then(() => clearTimeout(timer));
+    return Promise.race([Promise.all(ahead), overdue]).then(() => clearTimeout(/** @type {any} */ (timer)));
   }
 }
