@@ -29,7 +29,8 @@ function sluiceStore(env) {
   const s = state();
   let store = s.sluice.get("store");
   if (store === undefined) {
-    store = createRedisStore({ prefix: "bench:sluice:" });
+    // No timeout, as the peer has none: a timed-out call would be a failure here, not a measurement.
+    store = createRedisStore({ prefix: "bench:sluice:", timeoutMs: Infinity });
     s.sluice.set("store", store);
   }
   return store;
@@ -73,13 +74,14 @@ function deciderOf(subject, algorithm, limit, env) {
 }
 
 /**
- * timeRedis runs decisions of `subject` ("sluice" or "upstash") for at least minMs, one at a time,
- * on keys `${run}:<n>`: "cold" a new key per decision, "warm" 100 keys in turn (the figure first
- * passes over them with countRedis, from the same isolate), "hot" one key (the key other isolates
- * hammer at the same time, for contention).
- * Returns decisions, admitted, ms, and the sluice store's counters (conflicts, clock refusals).
+ * timeRedis runs decisions of `subject` ("sluice" or "upstash") for at least minMs, `inFlight` at a
+ * time (each lane one after another, as that many concurrent requests reach an isolate), on keys
+ * `${run}:<n>`: "cold" a new key per decision, "warm" 100 keys in turn (the figure first passes over
+ * them with countRedis, from the same isolate), "hot" one key (the key other isolates hammer at the
+ * same time, for contention).
+ * Returns decisions, admitted, ms, and the sluice store's counters (conflicts, clock refusals, calls).
  */
-export async function timeRedis({ subject, algorithm, limit, keys, run, minMs }, env) {
+export async function timeRedis({ subject, algorithm, limit, keys, run, minMs, inFlight = 1 }, env) {
   const decide = deciderOf(subject, algorithm, limit, env);
   const keyAt = keys === "cold" ? (i) => `${run}:${keyOf(i)}` : keys === "warm" ? (i) => `${run}:${keyOf(i % 100)}` : () => `${run}:hot`;
   const before = subject === "sluice" ? { ...sluiceStore(env).counters } : null;
@@ -87,11 +89,13 @@ export async function timeRedis({ subject, algorithm, limit, keys, run, minMs },
   let admitted = 0;
   const start = performance.now();
   let now = start;
-  while (now - start < minMs) {
-    if (await decide(keyAt(decisions))) admitted++;
-    decisions++;
-    now = performance.now();
-  }
+  const lane = async () => {
+    while (now - start < minMs) {
+      if (await decide(keyAt(decisions++))) admitted++;
+      now = performance.now();
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   const after = before === null ? null : sluiceStore(env).counters;
   return {
     decisions,
@@ -99,13 +103,24 @@ export async function timeRedis({ subject, algorithm, limit, keys, run, minMs },
     ms: now - start,
     conflicts: after === null ? null : after.conflicts - before.conflicts,
     clockRefusals: after === null ? null : after.clockRefusals - before.clockRefusals,
+    calls: after === null ? null : after.batches - before.batches,
   };
 }
 
-/** countRedis sends `count` decisions over `keys` keys (`${run}:<n>`), one at a time; returns how many were admitted. */
-export async function countRedis({ subject, algorithm, limit, keys, count, run }, env) {
+/**
+ * countRedis sends `count` decisions over `keys` keys (`${run}:<n>`), `inFlight` at a time; returns how
+ * many were admitted.
+ */
+export async function countRedis({ subject, algorithm, limit, keys, count, run, inFlight = 1 }, env) {
   const decide = deciderOf(subject, algorithm, limit, env);
   let admitted = 0;
-  for (let i = 0; i < count; i++) if (await decide(`${run}:${keyOf(i % keys)}`)) admitted++;
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const i = next++;
+      if (await decide(`${run}:${keyOf(i % keys)}`)) admitted++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   return { count, admitted };
 }

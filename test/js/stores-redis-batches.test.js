@@ -112,56 +112,50 @@ test("time a request waits in its isolate is not Redis's slowness: behind two ca
   assert.equal(store.counters.givenUp, 0);
 });
 
-test("a call given up on that lands anyway is taken back when its answer comes; the chain's answer stands", async () => {
+// A call the store gave up on: each request's DeadlineError carries `late`, its decision once the
+// call's answer comes; the fallback chain (chain.js) takes back what it answered otherwise.
+async function givenUpBurst(store, region, checks, count) {
+  region.script("late"); // delivered (Redis charges the requests) but answered after the store gave up
+  const errors = await Promise.all(Array.from({ length: count }, () => decide(store, checks).then(() => null, (e) => e)));
+  assert.ok(errors.every((e) => e instanceof DeadlineError && e.late instanceof Promise), String(errors));
+  return Promise.all(errors.map((e) => e.late));
+}
+
+test("a call given up on that lands anyway: each request's late decision, and a charge the chain denied is taken back", async () => {
   const checks = [{ rule: rule({ name: "late-undo", limit: 5 }), key: "k", cost: 1 }];
   const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });
   const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
   await decide(store, [{ ...checks[0], key: "warm-up" }]);
-  const chain = createFallbackChain({ primary: store, memory: createMemoryStore(), breaker: false, log: () => {} });
-  region.script("late"); // delivered (Redis charges the key) but answered after the store gave up
-  const outcome = await chain.decide(checks, { nowMs: Date.now() });
-  assert.equal(outcome.store, "memory");
-  assert.equal(chain.counters.timeouts.redis, 1);
+  const late = await givenUpBurst(store, region, checks, 3);
+  assert.deepEqual(late.map((o) => [o.store, o.allowed, o.remaining]), [["redis", true, 4], ["redis", true, 3], ["redis", true, 2]]);
   assert.equal(store.counters.givenUp, 1);
-  await until(() => store.counters.undone + store.counters.undoMissed > 0);
-  assert.equal(store.counters.undone, 1);
-  assert.equal(store.counters.undoMissed, 0);
-  // The key is as before the given-up call: absent, the full quota.
+  assert.equal(store.counters.lateApplied, 1);
+  // The chain denied the second (say): its charge alone is taken back; the first and third stay.
+  assert.deepEqual(await store.takeBack(late[1]), { undone: 1, missed: 0 });
+  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2, "two charges left: one more leaves 2");
+  assert.deepEqual(await store.takeBack(late[0]), { undone: 1, missed: 0 });
+  assert.deepEqual(await store.takeBack(late[2]), { undone: 1, missed: 0 });
+  // All taken back: the key is as before the call, absent (its full quota).
   assert.equal(await bridge.command("EXISTS", stateKey(checks)), 0);
-  assert.equal((await decide(isolate(), checks)).remaining, 4);
+  assert.equal(store.counters.undone, 3);
+  // Nothing twice, and an outcome that is no late one takes nothing back.
+  assert.deepEqual(await store.takeBack(late[1]), { undone: 0, missed: 0 });
+  assert.deepEqual(await store.takeBack(await decide(store, checks)), { undone: 0, missed: 0 });
 });
 
-test("a given-up write found by the isolate's next call is replaced by it, as if it had never landed", async () => {
-  const checks = [{ rule: rule({ name: "late-inline", limit: 5 }), key: "k", cost: 1 }];
-  const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });
-  const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
-  await decide(store, [{ ...checks[0], key: "warm-up" }]);
-  await decide(store, checks); // 4 left
-  region.script("late");
-  await assert.rejects(decide(store, checks), (e) => e instanceof DeadlineError); // lands: 3 left in Redis
-  // The next call finds the given-up write and decides on the state before it.
-  const next = await decide(store, checks);
-  assert.deepEqual([next.allowed, next.remaining], [true, 3]);
-  assert.equal(store.counters.undone, 1);
-  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2);
-  // The late answer changes nothing more.
-  await until(() => region.stats.late > 0 && region.stats.answered >= region.stats.calls - region.stats.lostOut - region.stats.lostBack);
-  assert.equal(store.counters.undone, 1);
-  assert.equal(store.counters.undoMissed, 0);
-});
-
-test("a given-up write another isolate built on cannot be taken back: it stays, and is counted", async () => {
+test("a late charge another isolate built on cannot be taken back: it stays, and is counted", async () => {
   const checks = [{ rule: rule({ name: "late-missed", limit: 5 }), key: "k", cost: 1 }];
   const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });
   const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
   await decide(store, [{ ...checks[0], key: "warm-up" }]);
+  const errors = [];
   region.script("late");
-  await assert.rejects(decide(store, checks), (e) => e instanceof DeadlineError);
-  // Another isolate charges on top of the given-up write before its answer comes.
-  const other = await decide(isolate(), checks);
-  assert.equal(other.remaining, 3);
-  await until(() => store.counters.undone + store.counters.undoMissed > 0);
+  await decide(store, checks).catch((e) => errors.push(e));
+  // Another isolate charges on top of the given-up call's write before its answer comes.
+  assert.equal((await decide(isolate(), checks)).remaining, 3);
+  const [late] = await Promise.all(errors.map((e) => e.late));
+  assert.equal(late.allowed, true);
+  assert.deepEqual(await store.takeBack(late), { undone: 0, missed: 1 });
   assert.equal(store.counters.undoMissed, 1);
-  assert.equal(store.counters.undone, 0);
-  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2, "the given-up charge stays: errs towards denying");
+  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2, "the late charge stays: errs towards denying");
 });

@@ -1,82 +1,92 @@
-// The writes of script calls the Redis store gave up waiting for.
+// Script calls the Redis store gave up waiting for, and what their late answers mean.
 //
-// A call that does not answer in time is given up: its requests fail, and the fallback chain decides
-// them. But the call was sent and may still reach Redis and write: Redis would then count requests a
-// fallback answered. The answered decision wins, so such a write is taken back. Each write the store
-// makes carries a tag of its own (redis.js: `<state>.<tag>`), so a given-up write is never mistaken for
-// another's, and it is taken back:
-//  - by this isolate's next call on the key, when the key still holds it: that call decides on the state
-//    the write replaced, as if the given-up call had never landed, and replaces the write (no extra
-//    round trip);
-//  - when the late answer says the call was applied and no later call took its write back: by one
-//    compare-and-set restoring what it replaced, if the key still holds it.
-// A write another isolate built on before either happened stays (the key then counts requests a
-// fallback decided: it errs towards denying) and is counted as missed.
+// A call that does not answer in time is given up: each of its requests fails with a DeadlineError, and
+// the fallback chain answers it otherwise (a fallback store, or failMode). But the call was sent, and
+// may still land: Redis then charged those requests too. The answered decision wins (as for the Durable
+// Object: chain.js reconciles late answers):
+//  - each request's DeadlineError carries `late`, the promise of its own decision as the call would
+//    apply it; it resolves once the call's answer comes (and rejects if the call failed);
+//  - if the chain answered a request the call admitted with a denial, it asks the store to take that
+//    charge back (redis.js takeBack): the store recomputes what the call would have written without it,
+//    from the same states at the same instant, and sets that by compare-and-set, if the key still holds
+//    the call's write. Every write carries a tag of its own, so no other write is mistaken for it.
+//  - a request the call admitted and the chain admitted too stays charged: it was admitted, so it
+//    counts against the limit everywhere.
+// A call whose answer says it did not land (another isolate wrote first) charged nothing: its requests'
+// late decisions are those it would have applied, and there is nothing to take back.
 
 /**
- * A write of a given-up call: the key's value it wrote, and the value it replaced ("" for absent).
- * @typedef {{ key: string, written: string, replaced: string }} GivenUpWrite
+ * A given-up call: what taking back one of its requests needs.
+ * @typedef {object} GivenUpCall
+ * @property {readonly string[]} keys Its Redis keys, sorted.
+ * @property {readonly string[]} basis The values it decided on ("" for absent).
+ * @property {ReadonlyArray<{ checks: readonly import("./store.js").StoreCheck[], peek: boolean }>} requests In order.
+ * @property {number} atMs The instant it decided at (Redis's clock).
+ * @property {string[]} values What it wrote to each key ("" nothing); after a take-back, what that wrote ("" deleted).
+ * @property {readonly boolean[]} wrote Whether it wrote each key at all.
+ * @property {readonly number[]} expiresAtMs When each written value expires.
+ * @property {Set<number>} [takenBack] The requests taken back so far.
+ * @property {Promise<boolean | null>} [applied] Whether it landed; null if its answer never said (it failed).
  */
-
-// A key rarely has more than one given-up write outstanding; the oldest beyond this are forgotten.
-const WRITES_PER_KEY = 4;
 
 /**
- * GivenUpWrites remembers, per Redis key, the writes of given-up calls that may still be in Redis.
+ * GivenUpCalls links the late outcomes handed to the fallback chain to the calls that made them, for
+ * takeBack. Outcomes are held weakly: a chain that drops one forgets the call.
  */
-export class GivenUpWrites {
-  /** @type {Map<string, GivenUpWrite[]>} */
-  #byKey = new Map();
-  #maxKeys;
+export class GivenUpCalls {
+  /** @type {WeakMap<object, { call: GivenUpCall, index: number }>} */
+  #byOutcome = new WeakMap();
 
-  /** @param {number} maxKeys The most keys remembered (the least recently given up on go first). */
-  constructor(maxKeys) {
-    this.#maxKeys = maxKeys;
+  /**
+   * giveUp records a call given up on; `answer` is the promise of its reply and `appliedOf(reply)` reads
+   * whether it landed. Resolves when that is known (never rejects), with whether it landed.
+   * @param {GivenUpCall} call
+   * @param {Promise<unknown>} answer
+   * @param {(reply: unknown) => boolean} appliedOf
+   * @returns {Promise<boolean | null>}
+   */
+  giveUp(call, answer, appliedOf) {
+    call.takenBack = new Set();
+    call.applied = answer.then(
+      (reply) => {
+        try {
+          return appliedOf(reply);
+        } catch {
+          return null; // a malformed reply says nothing
+        }
+      },
+      () => null,
+    );
+    return call.applied;
   }
 
   /**
-   * record remembers the writes of a call just given up on.
-   * @param {readonly GivenUpWrite[]} writes
+   * lateOutcome is the promise of request `index`'s late decision (`outcome`, as the call would apply
+   * it): resolved when the call's answer comes, rejected if the call failed. A call that landed keeps
+   * the outcome's link to it, for takeBack.
+   * @template {object} O
+   * @param {GivenUpCall} call
+   * @param {number} index
+   * @param {O} outcome
+   * @returns {Promise<O>}
    */
-  record(writes) {
-    for (const write of writes) {
-      const list = this.#byKey.get(write.key) ?? [];
-      this.#byKey.delete(write.key);
-      list.push(write);
-      if (list.length > WRITES_PER_KEY) list.shift();
-      this.#byKey.set(write.key, list);
-      if (this.#byKey.size > this.#maxKeys) this.#byKey.delete(/** @type {string} */ (this.#byKey.keys().next().value));
-    }
+  lateOutcome(call, index, outcome) {
+    const late = /** @type {Promise<boolean | null>} */ (call.applied).then((applied) => {
+      if (applied === null) throw new Error("redis: the call given up on failed");
+      if (applied) this.#byOutcome.set(outcome, { call, index });
+      return outcome;
+    });
+    late.catch(() => {}); // a chain that does not wait for late answers must not see an unhandled rejection
+    return late;
   }
 
   /**
-   * written reports the given-up write that `value` (what Redis holds at `key`) is, or null.
-   * @param {string} key
-   * @param {string} value
-   * @returns {GivenUpWrite | null}
+   * find returns the call that charged `outcome`'s request and its index, or null (not a late outcome
+   * of a call that landed).
+   * @param {object} outcome
+   * @returns {{ call: GivenUpCall, index: number } | null}
    */
-  written(key, value) {
-    if (value === "") return null;
-    return this.#byKey.get(key)?.find((write) => write.written === value) ?? null;
-  }
-
-  /**
-   * forget drops a write: taken back, known not to have landed, or past help.
-   * @param {GivenUpWrite} write
-   */
-  forget(write) {
-    const list = this.#byKey.get(write.key);
-    if (list === undefined) return;
-    const at = list.indexOf(write);
-    if (at >= 0) list.splice(at, 1);
-    if (list.length === 0) this.#byKey.delete(write.key);
-  }
-
-  /**
-   * outstanding reports whether `write` is still remembered (no call took it back yet).
-   * @param {GivenUpWrite} write
-   */
-  outstanding(write) {
-    return this.#byKey.get(write.key)?.includes(write) === true;
+  find(outcome) {
+    return this.#byOutcome.get(outcome) ?? null;
   }
 }

@@ -24,10 +24,12 @@
 // Timeouts: each call may take what the endpoint's measured round trip says (round-trip.js: smoothed
 // round trip plus four times its variation, per REST URL), or a fixed `timeoutMs`, counted from when
 // the call is sent: waiting in the isolate for the call ahead is not Redis's slowness. The store bounds
-// its own calls (`ownDeadline`), so the fallback chain adds no deadline of its own around them. A call
-// that does not answer in time is given up (its requests fail and the chain decides them) but not
-// aborted: if it still lands, its write is taken back (redis-given-up.js), and its late answer is still
-// a round-trip sample.
+// its own calls (`ownDeadline`, and `timeoutFor` says Infinity), so the fallback chain adds no deadline
+// of its own around them. A call that does not answer in time is given up but not aborted: each of its
+// requests fails with a DeadlineError whose `late` promise gives that request's own decision if the call
+// still lands (the chain, which has answered it otherwise meanwhile, reconciles: the answered decision
+// wins, and `takeBack(outcome)` takes back the charge of a late admission the chain denied; see
+// redis-given-up.js). Its late answer is still a round-trip sample.
 //
 // Time: each isolate keeps the offset between Redis's TIME and its own clock, learnt from every reply
 // (against the middle of the round trip, as NTP does), and decides at its clock plus that offset; a
@@ -42,7 +44,7 @@ import { SluiceConfigError, describe } from "../engine/errors.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
 import { KeyTurns } from "./redis-batches.js";
 import { REDIS_CAS_SCRIPT } from "./redis-cas-script.js";
-import { GivenUpWrites } from "./redis-given-up.js";
+import { GivenUpCalls } from "./redis-given-up.js";
 import { RoundTrips, checkRoundTripOptions } from "./round-trip.js";
 import { RuleCore } from "./rule-core.js";
 import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
@@ -51,7 +53,7 @@ import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings
 /** @import { IsolateTable, Outcome, StoreCheck, StoreOptions, WaitUntilContext } from "./store.js" */
 /** @import { UpstashRestClient } from "./upstash-rest.js" */
 /** @import { RoundTripOptions } from "./round-trip.js" */
-/** @import { GivenUpWrite } from "./redis-given-up.js" */
+/** @import { GivenUpCall } from "./redis-given-up.js" */
 /** @import { SluiceCore } from "../../../wasm-bindings/sluice.js" */
 /**
  * One request waiting for a script call: its checks, and how to answer it.
@@ -78,6 +80,11 @@ const SCRATCH_KEYS_PER_RULE = 64;
 const MAX_BATCH = 1000;
 // The script's new value that deletes a key (taking back a write that replaced an absent key).
 const DELETE = "-";
+// The learnt timeout's settings for Redis (round-trip.js's defaults, but for the first call): an
+// isolate's first call to the REST URL opens a TLS connection (two or three round trips) and may find
+// the script not loaded (EVALSHA, then EVAL), so it takes up to five round trips: 2.5 s holds a Redis
+// 250 ms +-20 % away, where round-trip.js's 1 s would give it up and fall back.
+const REDIS_ROUND_TRIP = Object.freeze({ initialTimeoutMs: 2500 });
 // The longest a request waits for its decision when timeoutMs is Infinity (10 minutes).
 const MAX_WAIT_MS = 600_000;
 // How many times taking back a late write may be refused because another isolate holds the key.
@@ -93,8 +100,9 @@ const UNDO_ATTEMPTS = 3;
  * @property {number} held Script calls refused because another isolate held a key (it had lost twice); answered after a wait.
  * @property {number} exhausted Batches that gave up after maxAttempts refused script calls.
  * @property {number} givenUp Script calls that did not answer in time: their requests failed (the chain decided them).
- * @property {number} undone Writes of given-up calls that landed anyway and were taken back.
- * @property {number} undoMissed Writes of given-up calls that landed and could not be taken back (another isolate wrote over them first).
+ * @property {number} lateApplied Given-up calls whose late answer said they landed (their requests were charged).
+ * @property {number} undone Charges of given-up requests taken back (takeBack: the chain had denied them).
+ * @property {number} undoMissed Charges takeBack could not take back (another isolate wrote over the call's write first).
  */
 /**
  * The exact store over Redis (Upstash REST protocol). Decisions are taken at Redis's time; decide and
@@ -102,6 +110,8 @@ const UNDO_ATTEMPTS = 3;
  * @typedef {{
  *   readonly name: "redis";
  *   readonly ownDeadline: true;
+ *   timeoutFor(checks: readonly StoreCheck[]): number;
+ *   takeBack(outcome: Outcome): Promise<{ undone: number, missed: number }>;
  *   readonly counters: Readonly<RedisStoreCounters>;
  *   readonly roundTrip: RoundTrips["summary"];
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
@@ -123,7 +133,7 @@ const UNDO_ATTEMPTS = 3;
  * @property {number} [maxCachedKeys] How many keys' last states the isolate remembers. Default 10000.
  * @property {number} [timeoutMs] Give a script call up after this long from its send (Infinity: wait). Default: learnt
  *   per REST URL from the measured round trips (`roundTrip`).
- * @property {RoundTripOptions} [roundTrip] The learnt timeout's settings. Default { initialTimeoutMs: 1000, floorMs: 50,
+ * @property {RoundTripOptions} [roundTrip] The learnt timeout's settings. Default { initialTimeoutMs: 2500, floorMs: 50,
  *   minTimeoutMs: 100, maxTimeoutMs: 3000 }.
  * @property {typeof fetch} [fetch] The fetch function. Default globalThis.fetch.
  * @property {() => number} [clock] This isolate's clock (ms since the epoch). Default: the wall clock.
@@ -166,7 +176,7 @@ export function createRedisStore(options = {}) {
   checkWhole(reserveMs, "reserveMs");
   checkWhole(maxCachedKeys, "maxCachedKeys");
   if (timeoutMs !== undefined) checkTimeout(timeoutMs, "timeoutMs");
-  const roundTrips = new RoundTrips(checkRoundTripOptions(roundTrip, "roundTrip"));
+  const roundTrips = new RoundTrips(checkRoundTripOptions({ ...REDIS_ROUND_TRIP, ...roundTrip }, "roundTrip"));
   if (fetchFn !== undefined && typeof fetchFn !== "function") throw new SluiceConfigError("fetch", `must be a function; got ${describe(fetchFn)}`);
   if (typeof clock !== "function") throw new SluiceConfigError("clock", `must be a function returning ms since the epoch; got ${describe(clock)}`);
 
@@ -187,6 +197,7 @@ export function createRedisStore(options = {}) {
     held: 0,
     exhausted: 0,
     givenUp: 0,
+    lateApplied: 0,
     undone: 0,
     undoMissed: 0,
   };
@@ -194,7 +205,7 @@ export function createRedisStore(options = {}) {
   const cache = new Map();
   /** @type {KeyTurns<Waiting>} */
   const turns = new KeyTurns(MAX_BATCH, () => batchBoundMs(client?.url ?? ""));
-  const givenUp = new GivenUpWrites(maxCachedKeys);
+  const givenUp = new GivenUpCalls();
   /** @type {{ url: string, token: string, rest: UpstashRestClient } | null} */
   let client = null;
   /** @type {Promise<string> | null} */
@@ -310,30 +321,36 @@ export function createRedisStore(options = {}) {
     // Calls refused because another isolate held a key do not count as attempts (the holder is about
     // to succeed), but are bounded too: a holder that died releases its hold after reserveMs.
     for (let calls = 0; refused < maxAttempts && calls < 4 * maxAttempts; calls++) {
-      // A key that holds a write of a call this isolate gave up on is decided as if that call had
-      // never landed, and the write is replaced (redis-given-up.js).
-      const undoing = states.map((value, u) => givenUp.written(keys[u], value));
-      const basis = states.map((value, u) => undoing[u]?.replaced ?? value);
       const sentAtMs = localTime();
       const atMs = Math.round(sentAtMs + (offsetMs ?? 0));
-      const { results, next, expiresAtMs } = decideOn(batch, keys, basis, atMs);
-      for (let u = 0; u < n; u++) {
-        if (next[u] !== "") next[u] = `${next[u]}.${link.caller.replaceAll("-", "").slice(0, 12)}${(++writes).toString(36)}`;
-        else if (undoing[u] !== null) next[u] = basis[u] === "" ? DELETE : basis[u];
-      }
+      const decided = decideOn(batch, keys, states, atMs);
+      const { results, expiresAtMs } = decided;
+      const next = decided.next.map((value) => (value === "" ? "" : tagged(value, link.caller)));
       /** @type {Array<string | number>} */
       const args = [atMs, clockToleranceMs, link.caller, refused >= 2 ? reserveMs : 0];
       for (let u = 0; u < n; u++) args.push(states[u], next[u], expiresAtMs[u]);
-      const reply = await send(link, scriptKeys, args, ctx, (answer) => giveUp(link, keys, next, basis, expiresAtMs, answer));
+      /** @type {unknown} */
+      let reply;
+      try {
+        reply = await send(link, scriptKeys, args, ctx);
+      } catch (error) {
+        if (!(error instanceof DeadlineError) || !(/** @type {any} */ (error).late instanceof Promise)) throw error;
+        releaseAll();
+        const call = { keys, basis: states, requests: batch.map(({ checks, peek }) => ({ checks, peek })), atMs, values: next, wrote: next.map((value) => value !== ""), expiresAtMs };
+        const settled = givenUp.giveUp(call, /** @type {any} */ (error).late, (reply) => parseReply(reply, n)[0]).then((landed) => {
+          if (landed === true) counters.lateApplied++;
+        });
+        ctx?.waitUntil(settled);
+        for (let r = 0; r < batch.length; r++) {
+          const result = results[r];
+          if (result instanceof Error) batch[r].reject(result);
+          else batch[r].reject(Object.assign(new DeadlineError("redis", error.timeoutMs), { late: givenUp.lateOutcome(call, r, { ...result, store: "redis" }) }));
+        }
+        return;
+      }
       const [applied, redisNowMs, heldMs] = parseReply(reply, n);
       if (applied) {
-        for (let u = 0; u < n; u++) {
-          remember(keys[u], next[u] === "" ? states[u] : next[u] === DELETE ? "" : next[u]);
-          if (undoing[u] !== null) {
-            givenUp.forget(/** @type {GivenUpWrite} */ (undoing[u]));
-            counters.undone++;
-          }
-        }
+        for (let u = 0; u < n; u++) remember(keys[u], next[u] === "" ? states[u] : next[u]);
         counters.batches++;
         releaseAll();
         for (let r = 0; r < batch.length; r++) {
@@ -368,16 +385,15 @@ export function createRedisStore(options = {}) {
 
   /**
    * Sends one script call, bounded by the timeout (counted from the send), and learns Redis's clock
-   * offset and the round trip from its answer. A call not answered in time is given up (DeadlineError)
-   * but left to run: `onGivenUp` gets the promise of its answer.
+   * offset and the round trip from its answer. A call not answered in time is given up, not aborted:
+   * the DeadlineError it rejects with carries `late`, the promise of its answer.
    * @param {{ rest: UpstashRestClient, sha: string, endpoint: string }} link
    * @param {string[]} scriptKeys
    * @param {Array<string | number>} args
    * @param {WaitUntilContext | undefined} ctx
-   * @param {(answer: Promise<unknown>) => Promise<void>} onGivenUp
    * @returns {Promise<unknown>}
    */
-  async function send(link, scriptKeys, args, ctx, onGivenUp) {
+  async function send(link, scriptKeys, args, ctx) {
     const sentAtMs = localTime();
     const answer = link.rest.evalScript(REDIS_CAS_SCRIPT, link.sha, scriptKeys, args).then((reply) => {
       const receivedAtMs = localTime();
@@ -385,109 +401,91 @@ export function createRedisStore(options = {}) {
       if (Array.isArray(reply) && Number.isFinite(Number(reply[1]))) offsetMs = Number(reply[1]) - (sentAtMs + receivedAtMs) / 2;
       return reply;
     });
+    answer.catch(() => {});
+    const limitMs = timeoutMs ?? roundTrips.timeoutMs(link.endpoint);
     try {
-      return await withDeadline(answer, timeoutMs ?? roundTrips.timeoutMs(link.endpoint), "redis");
+      return await withDeadline(answer, limitMs, "redis");
     } catch (error) {
       if (!(error instanceof DeadlineError)) throw error;
       counters.givenUp++;
       roundTrips.timedOut(link.endpoint);
-      // Keep the call (and what follows its late answer) alive past the requests that gave up on it.
-      const handled = onGivenUp(answer).catch(() => {});
-      ctx?.waitUntil(handled);
-      throw error;
+      // Keep the call alive past the requests that gave up on it: its answer is still a sample.
+      ctx?.waitUntil(answer.catch(() => {}));
+      throw Object.assign(new DeadlineError("redis", limitMs), { late: answer });
     }
   }
 
   /**
-   * A call was given up: remember its writes, so that this isolate's next call on a key that holds one
-   * decides as if it had never landed; when its answer comes, take back what it wrote if it landed.
-   * @param {{ rest: UpstashRestClient, sha: string, caller: string, endpoint: string }} link
-   * @param {readonly string[]} keys
-   * @param {readonly string[]} next what the call writes ("" nothing, DELETE a delete)
-   * @param {readonly string[]} basis what it decided on (free of given-up writes)
-   * @param {readonly number[]} expiresAtMs
-   * @param {Promise<unknown>} answer
-   * @returns {Promise<void>}
+   * takeBack takes back the charge of a given-up request whose late outcome (from its DeadlineError's
+   * `late`) admitted it while the fallback chain answered otherwise: the key is set to what the call
+   * would have written without that request (and without any taken back before), if it still holds
+   * the call's write. Another isolate's write over it first leaves the charge (missed).
+   * @param {Outcome} outcome
+   * @returns {Promise<{ undone: number, missed: number }>}
    */
-  async function giveUp(link, keys, next, basis, expiresAtMs, answer) {
-    /** @type {GivenUpWrite[]} */
-    const written = [];
-    /** @type {number[]} */
-    const expiries = [];
-    for (let u = 0; u < keys.length; u++) {
-      // A delete or a restore only takes back what given-up calls wrote: nothing to take back in turn.
-      if (next[u] === "" || next[u] === DELETE || next[u] === basis[u]) continue;
-      written.push({ key: keys[u], written: next[u], replaced: basis[u] });
-      expiries.push(expiresAtMs[u]);
-    }
-    givenUp.record(written);
-    /** @type {unknown} */
-    let reply = null;
-    try {
-      reply = await answer;
-    } catch {
-      reply = null; // failed: a reply with an error was not applied; a lost connection leaves it unknown
-    }
-    const applied = Array.isArray(reply) && reply[0] === 1;
-    for (let w = 0; w < written.length; w++) {
-      const write = written[w];
-      if (!givenUp.outstanding(write)) continue; // a later call of this isolate took it back
-      if (applied) await takeBack(link, write, expiries[w]);
-      else if (reply !== null) givenUp.forget(write); // refused: it never landed
-    }
-  }
-
-  /**
-   * Takes back one write of a given-up call that landed: restores what it replaced, if the key still
-   * holds it (undone); if another isolate wrote over it first, it stays (undoMissed).
-   * @param {{ rest: UpstashRestClient, sha: string, caller: string, endpoint: string }} link
-   * @param {GivenUpWrite} write
-   * @param {number} expiresAtMs
-   * @returns {Promise<void>}
-   */
-  async function takeBack(link, write, expiresAtMs) {
-    const scriptKeys = [write.key, holdKeyOf(write.key)];
-    await turns.turn([write.key], async () => {
-      for (let attempt = 0; attempt < UNDO_ATTEMPTS && givenUp.outstanding(write); attempt++) {
-        const atMs = Math.round(localTime() + (offsetMs ?? 0));
-        // The clock tolerance is irrelevant to a restore: accept any time.
-        const args = [atMs, Number.MAX_SAFE_INTEGER, link.caller, 0, write.written, write.replaced === "" ? DELETE : write.replaced, expiresAtMs];
+  async function takeBack(outcome) {
+    const found = givenUp.find(outcome);
+    if (found === null) return { undone: 0, missed: 0 }; // not a late outcome of a call that landed
+    const { call, index } = found;
+    if (call.takenBack?.has(index)) return { undone: 0, missed: 0 }; // already taken back
+    const link = client === null ? null : { rest: client.rest, sha: await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT)), caller: ticket ?? "", endpoint: client.url };
+    if (link === null) return { undone: 0, missed: 1 };
+    return turns.turn(call.keys, async () => {
+      const takenBack = /** @type {Set<number>} */ (call.takenBack);
+      const left = call.requests.filter((_, r) => r !== index && !takenBack.has(r));
+      const without = left.length > 0 ? decideOn(left, call.keys, call.basis, call.atMs).next : call.keys.map(() => "");
+      /** @type {string[]} */
+      const keys = [];
+      /** @type {Array<string | number>} */
+      const args = [call.atMs, Number.MAX_SAFE_INTEGER, link.caller, 0]; // a restore is not a decision: any time will do
+      /** @type {string[]} */
+      const values = [];
+      for (let u = 0; u < call.keys.length; u++) {
+        if (!call.wrote[u]) continue; // the call wrote nothing there
+        const value = without[u] !== "" ? tagged(without[u], link.caller) : call.basis[u] === "" ? DELETE : call.basis[u];
+        keys.push(call.keys[u]);
+        values.push(value === DELETE ? "" : value);
+        args.push(call.values[u], value, call.expiresAtMs[u]);
+      }
+      for (let attempt = 0; attempt < UNDO_ATTEMPTS; attempt++) {
         /** @type {unknown} */
         let reply;
         try {
-          reply = await send(link, scriptKeys, args, undefined, async () => {});
+          reply = await send(link, [...keys, ...keys.map(holdKeyOf)], args, undefined);
         } catch {
-          break; // unanswered or failed: counted as missed below
+          break;
         }
-        const [applied, , heldMs] = parseReply(reply, 1);
+        const [applied, , heldMs] = parseReply(reply, keys.length);
         if (applied) {
-          givenUp.forget(write);
-          remember(write.key, write.replaced);
+          takenBack.add(index);
+          let w = 0;
+          for (let u = 0; u < call.keys.length; u++) if (call.wrote[u]) call.values[u] = values[w++];
+          keys.forEach((key, k) => remember(key, values[k]));
           counters.undone++;
-          return;
+          return { undone: 1, missed: 0 };
         }
-        const current = String(/** @type {unknown[]} */ (reply)[3]);
-        remember(write.key, current);
-        if (heldMs > 0) {
-          await sleep(Math.min(heldMs, typicalRoundTripMs()));
-          continue;
-        }
-        // Over it now: another given-up write of this isolate (taken back with it), or someone else's.
-        if (givenUp.written(write.key, current) === null) counters.undoMissed++;
-        givenUp.forget(write);
-        return;
+        if (heldMs === 0) break; // another isolate wrote over the call's write: the charge stays
+        await sleep(Math.min(heldMs, typicalRoundTripMs()));
       }
-      if (givenUp.outstanding(write)) {
-        givenUp.forget(write);
-        counters.undoMissed++;
-      }
+      counters.undoMissed++;
+      return { undone: 0, missed: 1 };
     });
+  }
+
+  /**
+   * A key's new value: the state bytes and a tag naming this write, unique to it (so that no later
+   * write is ever mistaken for it: a take-back compares against it).
+   * @param {string} state base64
+   * @param {string} caller
+   */
+  function tagged(state, caller) {
+    return `${state}.${caller.replaceAll("-", "").slice(0, 12)}${(++writes).toString(36)}`;
   }
 
   /**
    * Decides every request of `batch` in order, each all-or-nothing, on `basis` (each key's value) at
    * `atMs`, in the scratch core, which is left empty again.
-   * @param {readonly Waiting[]} batch
+   * @param {ReadonlyArray<{ checks: readonly StoreCheck[], peek: boolean }>} batch
    * @param {readonly string[]} keys
    * @param {readonly string[]} basis
    * @param {number} atMs
@@ -631,6 +629,9 @@ export function createRedisStore(options = {}) {
   return {
     name: "redis",
     ownDeadline: true,
+    /** The store bounds each of its calls itself, from its send: a chain around it waits as long as it does. */
+    timeoutFor: () => Infinity,
+    takeBack,
     counters,
     get roundTrip() {
       return roundTrips.summary;
