@@ -269,7 +269,13 @@ export function createRedisStore(options = {}) {
         clearTimeout(watchdog);
         failure(error);
       };
-      turns.join(keys, { checks, peek, ctx, resolve, reject }, (batch, release) => decideBatch({ rest, sha, caller, endpoint }, keys, batch, release));
+      turns.join(keys, { checks, peek, ctx, resolve, reject }, (batch, release) => {
+        const done = decideBatch({ rest, sha, caller, endpoint }, keys, batch, release);
+        // The batch's call runs in its first request's context: if that client goes away, the call
+        // must still finish for the others (in workerd, a cancelled request's work is dropped).
+        batch[0].ctx?.waitUntil(done);
+        return done;
+      });
     });
   }
 
