@@ -90,6 +90,30 @@ describe("Redis store across isolates", () => {
     assert.equal(counters.reduce((sum, c) => sum + c.decisions, 0), REQUESTS);
   });
 
+  test("a call given up on in workerd: its batch falls back, nothing hangs, and its late answer is read", async () => {
+    const checks = [{ rule: rule({ name: "given-up", limit: LIMIT, windowMs: HOUR }), key: "client", cost: 1 }];
+    // The first call is answered 3 s late; the store gives it up after 500 ms (its first timeout).
+    const primary = { kind: "redis", options: { prefix: "given-up:", roundTrip: { initialTimeoutMs: 500 }, region: { name: "late", rttMs: 10, lateMs: 3000, script: ["late"] } } };
+    const store = { kind: "chain", primary, memory: { kind: "memory" }, options: {} };
+    const results = await Promise.all(Array.from({ length: 5 }, () => send(0, { op: "decide", store, checks, nowMs: Date.now() })));
+    // The given-up call's requests fell back (at least the first); those that queued behind it went in
+    // the next call, which Redis answered.
+    const byMemory = results.filter((r) => r.outcome.store === "memory").length;
+    let counters = await send(0, { op: "counters", store: primary });
+    assert.ok(byMemory >= 1);
+    assert.equal(results.filter((r) => r.outcome.store === "redis").length, 5 - byMemory);
+    assert.equal(counters.decisions, 5 - byMemory);
+    assert.equal(counters.givenUp, 1);
+    for (let i = 0; i < 300 && counters.lateAnswered === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      counters = await send(0, { op: "counters", store: primary });
+    }
+    assert.equal(counters.lateAnswered, 1, "the late answer was read");
+    // The next decision is Redis's again, on the state the late call left.
+    const next = await send(0, { op: "decide", store, checks, nowMs: Date.now() });
+    assert.equal(next.outcome.store, "redis");
+  });
+
   test("sustained contention on one key from 4 isolates: every decision is Redis's, counted once", async () => {
     // Every decision admits and writes, so every isolate races the others for the key on every call.
     const BIG = 1_000_000;

@@ -205,6 +205,7 @@ test("store: 'redis' builds with its defaults: secrets from env, memory behind i
     held: 0,
     exhausted: 0,
     givenUp: 0,
+    lateAnswered: 0,
     lateApplied: 0,
     undone: 0,
     undoMissed: 0,

@@ -100,7 +100,8 @@ const UNDO_ATTEMPTS = 3;
  * @property {number} held Script calls refused because another isolate held a key (it had lost twice); answered after a wait.
  * @property {number} exhausted Batches that gave up after maxAttempts refused script calls.
  * @property {number} givenUp Script calls that did not answer in time: their requests failed (the chain decided them).
- * @property {number} lateApplied Given-up calls whose late answer said they landed (their requests were charged).
+ * @property {number} lateAnswered Given-up calls whose answer came after all (slow, not failed).
+ * @property {number} lateApplied Of those, calls that landed (their requests were charged).
  * @property {number} undone Charges of given-up requests taken back (takeBack: the chain had denied them).
  * @property {number} undoMissed Charges takeBack could not take back (another isolate wrote over the call's write first).
  */
@@ -197,6 +198,7 @@ export function createRedisStore(options = {}) {
     held: 0,
     exhausted: 0,
     givenUp: 0,
+    lateAnswered: 0,
     lateApplied: 0,
     undone: 0,
     undoMissed: 0,
@@ -344,6 +346,7 @@ export function createRedisStore(options = {}) {
         releaseAll();
         const call = { keys, basis: states, requests: batch.map(({ checks, peek }) => ({ checks, peek })), atMs, values: next, wrote: next.map((value) => value !== ""), expiresAtMs };
         const settled = givenUp.giveUp(call, /** @type {any} */ (error).late, (reply) => parseReply(reply, n)[0]).then((landed) => {
+          if (landed !== null) counters.lateAnswered++;
           if (landed === true) counters.lateApplied++;
         });
         ctx?.waitUntil(settled);
