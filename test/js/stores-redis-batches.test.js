@@ -159,3 +159,35 @@ test("a late charge another isolate built on cannot be taken back: it stays, and
   assert.equal(store.counters.undoMissed, 1);
   assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2, "the late charge stays: errs towards denying");
 });
+
+test("leases over compare-and-set: 4 isolates decide a hot key mostly from leases, and never admit beyond the limit", async () => {
+  const { createLeasedRedisStore } = await import("../../worker/src/stores/redis-leases.js");
+  // Round-robin, one request at a time per isolate, 60 each.
+  async function run(name, algorithm, limit) {
+    const checks = [{ rule: rule({ name, algorithm, limit }), key: "hot", cost: 1 }];
+    const isolates = Array.from({ length: 4 }, () => createLeasedRedisStore({ redis: isolate() }));
+    const requestsBefore = bridge.requests;
+    let admitted = 0;
+    let local = 0;
+    for (let i = 0; i < 240; i++) {
+      const outcome = await isolates[i % 4].decide(checks, { nowMs: Date.now() });
+      assert.equal(outcome.store, "redis");
+      if (outcome.allowed) admitted++;
+      if (outcome.lease === true) local++;
+    }
+    return { checks, admitted, local, roundTrips: bridge.requests - requestsBefore };
+  }
+  for (const algorithm of ["fixed-window", "sliding-counter", "token-bucket"]) {
+    // Below the limit: nearly every decision from a lease, with no round trip.
+    const warm = await run(`leased-warm-${algorithm}`, algorithm, 1000);
+    assert.equal(warm.admitted, 240);
+    assert.ok(warm.local >= 200, `${algorithm}: ${warm.local} of 240 decided from leases`);
+    assert.ok(warm.roundTrips <= 240 / 4, `${algorithm}: ${warm.roundTrips} round trips for 240 decisions`);
+    // At the limit: never beyond it (lent units are charged when lent), and little is stranded.
+    const hot = await run(`leased-hot-${algorithm}`, algorithm, 100);
+    assert.ok(hot.admitted <= 100, `${algorithm}: ${hot.admitted} admitted of 100`);
+    assert.ok(hot.admitted >= 90, `${algorithm}: ${hot.admitted} admitted of 100`);
+    assert.equal((await decide(isolate(), hot.checks, { peek: true })).allowed, false);
+    console.log(`${algorithm}: below the limit ${warm.local}/240 from leases in ${warm.roundTrips} round trips; at the limit ${hot.admitted} of 100 admitted`);
+  }
+});

@@ -123,7 +123,9 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       : null;
   /** @type {Store} */
   const primaryRemote =
-    leased === null ? primary : { name: primaryName, decide: (checks, options) => leased.decideRemotely(checks, options) };
+    leased === null
+      ? primary
+      : { name: primaryName, ownDeadline: primary.ownDeadline, decide: (checks, options) => leased.decideRemotely(checks, options) };
   const fallbacks = [kv === null ? null : [kv, kv.name ?? "kv"], memory === null ? null : [memory, memory.name ?? "memory"]].filter(
     (entry) => entry !== null,
   );

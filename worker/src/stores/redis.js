@@ -48,7 +48,7 @@ import { GivenUpCalls } from "./redis-given-up.js";
 import { RoundTrips, checkRoundTripOptions } from "./round-trip.js";
 import { RuleCore } from "./rule-core.js";
 import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
-import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
+import { LENDING_ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError, Status, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
 
 /** @import { IsolateTable, Outcome, StoreCheck, StoreOptions, WaitUntilContext } from "./store.js" */
 /** @import { UpstashRestClient } from "./upstash-rest.js" */
@@ -56,12 +56,21 @@ import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings
 /** @import { GivenUpCall } from "./redis-given-up.js" */
 /** @import { SluiceCore } from "../../../wasm-bindings/sluice.js" */
 /**
- * One request waiting for a script call: its checks, and how to answer it.
+ * What one request asks of a script call: its checks; with leases (leases.js), units to give back
+ * first and units to borrow once admitted (a refill borrows without deciding anything).
  * @typedef {{
  *   checks: readonly StoreCheck[],
  *   peek: boolean,
+ *   lend?: { wanted: number[], leaseMs: number },
+ *   giveBack?: ReadonlyArray<{ rule: import("./store.js").NormalizedRule, key: string, units: number, expiresAtMs: number }>,
+ *   refill?: boolean,
+ * }} Asked
+ */
+/**
+ * One request waiting for a script call, and how to answer it.
+ * @typedef {Asked & {
  *   ctx: WaitUntilContext | undefined,
- *   resolve: (outcome: Outcome) => void,
+ *   resolve: (outcome: any) => void,
  *   reject: (error: unknown) => void,
  * }} Waiting
  */
@@ -116,6 +125,8 @@ const UNDO_ATTEMPTS = 3;
  *   readonly counters: Readonly<RedisStoreCounters>;
  *   readonly roundTrip: RoundTrips["summary"];
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   refill(checks: readonly StoreCheck[], options: { env?: unknown, ctx?: WaitUntilContext, lend: { wanted: number[], leaseMs: number }, giveBack?: Asked["giveBack"] }): Promise<{ leases: Array<object | null>, returned: number[] | null, resetMs: number[] }>;
+ *   objectOf(key: string): string;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   isolateTables(): IsolateTable[];
  *   isBound(env: unknown): boolean;
@@ -242,26 +253,53 @@ export function createRedisStore(options = {}) {
   /**
    * decide checks every (rule, key, cost) of one request, all-or-nothing, at Redis's time. It waits
    * for this isolate's call ahead on the same keys, then goes in the next call with the requests that
-   * waited with it.
+   * waited with it. With leases (leases.js), options.lend and options.giveBack borrow and return units
+   * in the same call (the outcome then has `leases` and `returned`).
    * @param {readonly StoreCheck[]} checks
-   * @param {StoreOptions} [decideOptions]
+   * @param {StoreOptions & { lend?: Asked["lend"], giveBack?: Asked["giveBack"] }} [decideOptions]
    * @returns {Promise<Outcome>}
    */
-  async function decide(checks, decideOptions = {}) {
-    const { peek = false, env, ctx } = decideOptions;
+  function decide(checks, decideOptions = {}) {
+    const { peek = false, lend, giveBack } = decideOptions;
+    return ask({ checks, peek, ...(lend === undefined ? {} : { lend }), ...(giveBack === undefined ? {} : { giveBack }) }, decideOptions);
+  }
+
+  /**
+   * refill borrows units of the checks' keys for this isolate's leases (options.lend), returning
+   * options.giveBack first, without deciding a request: { leases, returned, resetMs } (leases.js).
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ env?: unknown, ctx?: WaitUntilContext, lend: NonNullable<Asked["lend"]>, giveBack?: Asked["giveBack"] }} refillOptions
+   * @returns {Promise<{ leases: Array<object | null>, returned: number[] | null, resetMs: number[] }>}
+   */
+  function refill(checks, refillOptions) {
+    const { lend, giveBack } = refillOptions;
+    return /** @type {Promise<any>} */ (ask({ checks, peek: false, lend, refill: true, ...(giveBack === undefined ? {} : { giveBack }) }, refillOptions));
+  }
+
+  /**
+   * @param {Asked} asked
+   * @param {{ env?: unknown, ctx?: WaitUntilContext }} options
+   * @returns {Promise<any>}
+   */
+  async function ask(asked, options) {
+    const { env, ctx } = options;
+    const { checks, giveBack } = asked;
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
       throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    if (giveBack !== undefined && (!Array.isArray(giveBack) || checks.length + giveBack.length > MAX_CHECKS_PER_CALL)) {
+      throw new RangeError(`giveBack must be an array of at most ${MAX_CHECKS_PER_CALL - checks.length} units to return with these checks`);
     }
     const { url: endpoint, rest } = clientFor(env); // config errors throw here, before any request
     const sha = await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT));
     const caller = (ticket ??= crypto.randomUUID());
-    const keys = redisKeysOf(checks);
+    const keys = redisKeysOf(pairsOf(asked));
     return new Promise((outcome, failure) => {
       // A bound on the wait, and (in workerd) what keeps this request alive while another request's
       // call decides it: a request with nothing of its own pending is cancelled as hung.
       const waitMs = Math.min(2 * batchBoundMs(endpoint), MAX_WAIT_MS);
       const watchdog = setTimeout(() => failure(new Error(`redis store: not decided within ${waitMs} ms (the call deciding it never answered)`)), waitMs);
-      /** @param {Outcome} value */
+      /** @param {unknown} value */
       const resolve = (value) => {
         clearTimeout(watchdog);
         outcome(value);
@@ -271,7 +309,7 @@ export function createRedisStore(options = {}) {
         clearTimeout(watchdog);
         failure(error);
       };
-      turns.join(keys, { checks, peek, ctx, resolve, reject }, (batch, release) => {
+      turns.join(keys, { ...asked, ctx, resolve, reject }, (batch, release) => {
         const done = decideBatch({ rest, sha, caller, endpoint }, keys, batch, release);
         // The batch's call runs in its first request's context: if that client goes away, the call
         // must still finish for the others (in workerd, a cancelled request's work is dropped).
@@ -344,7 +382,7 @@ export function createRedisStore(options = {}) {
       } catch (error) {
         if (!(error instanceof DeadlineError) || !(/** @type {any} */ (error).late instanceof Promise)) throw error;
         releaseAll();
-        const call = { keys, basis: states, requests: batch.map(({ checks, peek }) => ({ checks, peek })), atMs, values: next, wrote: next.map((value) => value !== ""), expiresAtMs };
+        const call = { keys, basis: states, requests: batch.map(asAsked), atMs, values: next, wrote: next.map((value) => value !== ""), expiresAtMs };
         const settled = givenUp.giveUp(call, /** @type {any} */ (error).late, (reply) => parseReply(reply, n)[0]).then((landed) => {
           if (landed !== null) counters.lateAnswered++;
           if (landed === true) counters.lateApplied++;
@@ -493,8 +531,10 @@ export function createRedisStore(options = {}) {
 
   /**
    * Decides every request of `batch` in order, each all-or-nothing, on `basis` (each key's value) at
-   * `atMs`, in the scratch core, which is left empty again.
-   * @param {ReadonlyArray<{ checks: readonly StoreCheck[], peek: boolean }>} batch
+   * `atMs`, in the scratch core, which is left empty again. A request first gives back what it gives
+   * back, and lends what it asks for once admitted (or, a refill, without deciding): the core's lend
+   * and giveBack, on the same states, in the same call (leases over compare-and-set).
+   * @param {readonly Asked[]} batch
    * @param {readonly string[]} keys
    * @param {readonly string[]} basis
    * @param {number} atMs
@@ -503,7 +543,7 @@ export function createRedisStore(options = {}) {
   function decideOn(batch, keys, basis, atMs) {
     const n = keys.length;
     // Every request of a batch has the same (rule, key) pairs: the first one's name the slots.
-    const first = batch[0].checks;
+    const first = pairsOf(batch[0]);
     const firstIndices = rules.indicesOf(first);
     const core = rules.core;
     /** @type {Array<{ index: number, key: string, windowMs: number }>} */
@@ -514,6 +554,9 @@ export function createRedisStore(options = {}) {
     }
     const indices = slots.map((slot) => slot.index);
     const evictionsBefore = evictions(core, indices);
+    // A lease ends here no later than in Redis's clock, whatever this isolate's offset estimate missed
+    // (at most half a round trip): a round trip shorter.
+    const marginMs = Math.ceil(typicalRoundTripMs());
     try {
       for (let u = 0; u < n; u++) {
         core.reset(slots[u].index, slots[u].key);
@@ -521,17 +564,9 @@ export function createRedisStore(options = {}) {
       }
       /** @type {Array<Outcome | Error>} */
       const results = [];
-      const resetMs = new Array(n).fill(0);
       for (const request of batch) {
         try {
-          const checkIndices = rules.indicesOf(request.checks); // the same rules: no new core
-          const coreChecks = request.checks.map((c, i) => ({ rule: checkIndices[i], key: c.key, cost: c.cost }));
-          const outcome = core.checkAll(coreChecks, atMs, { peek: request.peek });
-          for (let i = 0; i < request.checks.length; i++) {
-            const u = keys.indexOf(stateKeyOf(request.checks[i]));
-            resetMs[u] = Math.max(resetMs[u], /** @type {any} */ (outcome.checks[i]).resetMs);
-          }
-          results.push(/** @type {Outcome} */ (outcome));
+          results.push(/** @type {Outcome} */ (decideOne(core, request, atMs, marginMs)));
         } catch (error) {
           results.push(error instanceof Error ? error : new Error(String(error)));
         }
@@ -544,9 +579,10 @@ export function createRedisStore(options = {}) {
       /** @type {number[]} */
       const expiresAtMs = new Array(n).fill(0);
       for (let u = 0; u < n; u++) {
-        // Back to full quota by the core's word, and never sooner than two windows (a sliding
-        // counter still weighs the previous window after the current one turns).
-        expiresAtMs[u] = atMs + Math.max(resetMs[u], 2 * slots[u].windowMs) + clockToleranceMs;
+        // Back to full quota by the core's word (lent units included), and never sooner than two
+        // windows (a sliding counter still weighs the previous window after the current one turns).
+        const resetMs = core.peek(slots[u].index, slots[u].key, 1, atMs).resetMs;
+        expiresAtMs[u] = atMs + Math.max(resetMs, 2 * slots[u].windowMs) + clockToleranceMs;
         const bytes = core.exportState(slots[u].index, slots[u].key);
         if (bytes === null) continue;
         const encoded = toBase64(bytes);
@@ -556,6 +592,58 @@ export function createRedisStore(options = {}) {
     } finally {
       for (let u = 0; u < n; u++) core.reset(slots[u].index, slots[u].key);
     }
+  }
+
+  /**
+   * One request on the scratch core: give back, decide (unless a refill), lend.
+   * @param {SluiceCore} core
+   * @param {Asked} request
+   * @param {number} atMs
+   * @param {number} marginMs
+   * @returns {object} the Outcome (with `leases` and `returned` when asked), or a refill's answer
+   */
+  function decideOne(core, request, atMs, marginMs) {
+    const { checks } = request;
+    const pairIndices = rules.indicesOf(pairsOf(request)); // the batch's rules: no new core
+    /** @type {number[] | undefined} */
+    let returned;
+    if (request.giveBack !== undefined) {
+      returned = request.giveBack.map((back, j) =>
+        LENDING_ALGORITHMS.includes(back.rule.algorithm) ? core.giveBack(pairIndices[checks.length + j], back.key, back.units, back.expiresAtMs) : 0,
+      );
+    }
+    const outcome = request.refill
+      ? null
+      : core.checkAll(checks.map((c, i) => ({ rule: pairIndices[i], key: c.key, cost: c.cost })), atMs, { peek: request.peek });
+    /** @type {Array<object | null> | undefined} */
+    let leases;
+    if (request.lend !== undefined && !request.peek && (outcome === null || outcome.allowed)) {
+      const { wanted, leaseMs } = request.lend;
+      leases = checks.map((check, i) => {
+        const units = wanted?.[i] ?? 0;
+        const repeat = checks.findIndex((c) => c.rule.id === check.rule.id && c.key === check.key) !== i;
+        if (!(units > 0) || repeat || !LENDING_ALGORITHMS.includes(check.rule.algorithm)) return null;
+        const lease = core.lend(pairIndices[i], check.key, units, leaseMs, atMs);
+        const validForMs = lease.expiresAtMs - atMs - marginMs;
+        if (lease.units === 0 || validForMs <= 0) return null; // too short to use: the units lapse with it
+        const endsWithWindow = WINDOW_LENDING_ALGORITHMS.includes(check.rule.algorithm) && lease.expiresAtMs < atMs + leaseMs;
+        return { ...lease, validForMs, endsWithWindow };
+      });
+    }
+    if (outcome === null) {
+      const resetMs = checks.map((c, i) => core.peek(pairIndices[i], c.key, 1, atMs).resetMs);
+      return { leases: leases ?? checks.map(() => null), returned: returned ?? null, resetMs };
+    }
+    return { ...outcome, ...(leases === undefined ? {} : { leases }), ...(returned === undefined ? {} : { returned }) };
+  }
+
+  /**
+   * The (rule, key) pairs a request touches: its checks', then those it gives units back to.
+   * @param {Asked} request
+   * @returns {Array<{ rule: import("./store.js").NormalizedRule, key: string }>}
+   */
+  function pairsOf(request) {
+    return request.giveBack === undefined ? [...request.checks] : [...request.checks, ...request.giveBack];
   }
 
   /**
@@ -583,7 +671,7 @@ export function createRedisStore(options = {}) {
   /**
    * A key's state lives at `<prefix>s:<rule id>:<key>` and its hold at `<prefix>h:<rule id>:<key>`: the
    * letter after the prefix keeps the two apart whatever a client puts in its key.
-   * @param {StoreCheck} check
+   * @param {{ rule: import("./store.js").NormalizedRule, key: string }} check
    * @returns {string}
    */
   function stateKeyOf(check) {
@@ -597,11 +685,21 @@ export function createRedisStore(options = {}) {
 
   /**
    * The Redis keys of a request's checks, each once, sorted (a batch's identity).
-   * @param {readonly StoreCheck[]} checks
+   * @param {ReadonlyArray<{ rule: import("./store.js").NormalizedRule, key: string }>} checks
    * @returns {string[]}
    */
   function redisKeysOf(checks) {
     return [...new Set(checks.map(stateKeyOf))].sort();
+  }
+
+  /**
+   * Which lender holds `key`, for leases.js (it returns units with the next call to the same one): a
+   * key's own Redis keys, so any call on the key can take them.
+   * @param {string} key
+   * @returns {string}
+   */
+  function objectOf(key) {
+    return key;
   }
 
   /**
@@ -646,6 +744,8 @@ export function createRedisStore(options = {}) {
       return roundTrips.summary;
     },
     decide,
+    refill,
+    objectOf,
     reset,
     /** The scratch core is emptied after every decision: nothing counts in the isolate. */
     isolateTables: () => [],
@@ -804,4 +904,13 @@ function checkWhole(value, field) {
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new SluiceConfigError(field, `must be a whole number >= 1; got ${describe(value)}`);
   }
+}
+
+/**
+ * What a waiting request asked, without how to answer it (kept for a take-back's recomputation).
+ * @param {Asked} request
+ * @returns {Asked}
+ */
+function asAsked({ checks, peek, lend, giveBack, refill }) {
+  return { checks, peek, ...(lend === undefined ? {} : { lend }), ...(giveBack === undefined ? {} : { giveBack }), ...(refill === undefined ? {} : { refill }) };
 }

@@ -23,6 +23,7 @@ import { createKvStore } from "./kv.js";
 import { checkLeaseOptions, createLeasedStore } from "./leases.js";
 import { createMemoryStore } from "./memory.js";
 import { DEFAULT_REDIS_ENV, createRedisStore } from "./redis.js";
+import { createLeasedRedisStore } from "./redis-leases.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** @import { BreakerOptions } from "./breaker.js" */
@@ -84,6 +85,8 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  *   holding the REST URL and token, and the KV binding of a kv fallback; default { redisUrl: "UPSTASH_REDIS_REST_URL",
  *   redisToken: "UPSTASH_REDIS_REST_TOKEN", kv: "SLUICE_KV" }.
  * @property {undefined} [shards] Durable only.
+ * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota Redis lent them, exactly (leases over
+ *   compare-and-set: docs/redis.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in
  *   this order, when Redis cannot; default ["memory"]; [] for none.
  */
@@ -154,7 +157,7 @@ const FALLBACK_ORDER = ["kv", "memory"];
 let memoryStore = null;
 /** @type {Map<string, any>} */
 const built = new Map(); // settings id -> a store (or store part) shared by every limiter with those settings
-/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>} */
+/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: { counters: LeaseCounters } | null; redis: RedisStore | null }>} */
 const chains = []; // every chain built here, with its parts, for storeStats()
 
 function isPlainObject(value) {
@@ -207,8 +210,8 @@ function remoteStore(kind, options) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
-  if (kind !== "durable" && options.lease !== undefined) throw new SluiceConfigError("lease", `applies to store 'durable', not '${kind}'`);
-  const lease = kind === "durable" ? checkLeaseOptions(options.lease) : null;
+  if (kind === "kv" && options.lease !== undefined) throw new SluiceConfigError("lease", "applies to store 'durable' and 'redis', not 'kv'");
+  const lease = kind === "kv" ? null : checkLeaseOptions(options.lease);
   const {
     shards = 1,
     failMode = DEFAULT_FAIL_MODE,
@@ -253,10 +256,17 @@ function remoteStore(kind, options) {
           }),
         )
       : null;
+  // Leases over compare-and-set (redis-leases.js), shared like the Redis store.
+  const leasedRedis =
+    lease === null || redis === null
+      ? null
+      : shared(`leased-redis|${bindings.redisUrl}|${bindings.redisToken}|${options.timeoutMs ?? "learnt"}|${JSON.stringify(lease)}`, () =>
+          createLeasedRedisStore({ redis, ...lease }),
+        );
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
-    primary: leased ?? durable ?? redis ?? kv,
+    primary: leased ?? durable ?? leasedRedis ?? redis ?? kv,
     kv: durable !== null || redis !== null ? kv : null,
     memory: fallback.includes("memory") ? resolveMemory() : null,
     failMode,
@@ -269,7 +279,7 @@ function remoteStore(kind, options) {
     // The Redis store checks its own configuration (URL and token in env) at first use and throws a
     // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
     built.set(id, chain);
-    chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
+    chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased: leasedRedis, redis });
     return chain;
   }
   // The store the options name must be bound, on every surface (the gateway too): a missing binding
