@@ -13,6 +13,7 @@ const { createFallbackChain } = await import("../../worker/src/stores/chain.js")
 const { createMemoryStore } = await import("../../worker/src/stores/memory.js");
 const { DeadlineError } = await import("../../worker/src/stores/deadline.js");
 const { createRegion } = await import("../../worker/src/testing/geography.js");
+const { LENDING_ALGORITHMS } = await import("../../wasm-bindings/sluice.js");
 
 const TOKEN = "batches-token-9e1f";
 const HOUR = 3_600_000;
@@ -160,7 +161,7 @@ test("a late charge another isolate built on cannot be taken back: it stays, and
   assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 2, "the late charge stays: errs towards denying");
 });
 
-test("leases over compare-and-set: 4 isolates decide a hot key mostly from leases, and never admit beyond the limit", async () => {
+test("leases over compare-and-set: 4 isolates decide a hot key mostly from leases, and never admit beyond the limit, for every lending algorithm", async () => {
   const { createLeasedRedisStore } = await import("../../worker/src/stores/redis-leases.js");
   // Round-robin, one request at a time per isolate, 60 each.
   async function run(name, algorithm, limit) {
@@ -177,7 +178,7 @@ test("leases over compare-and-set: 4 isolates decide a hot key mostly from lease
     }
     return { checks, admitted, local, roundTrips: bridge.requests - requestsBefore };
   }
-  for (const algorithm of ["fixed-window", "sliding-counter", "token-bucket"]) {
+  for (const algorithm of LENDING_ALGORITHMS) {
     // Below the limit: nearly every decision from a lease, with no round trip.
     const warm = await run(`leased-warm-${algorithm}`, algorithm, 1000);
     assert.equal(warm.admitted, 240);
