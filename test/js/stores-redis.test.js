@@ -90,6 +90,22 @@ describe("Redis store across isolates", () => {
     assert.equal(counters.reduce((sum, c) => sum + c.decisions, 0), REQUESTS);
   });
 
+  test("store: 'redis', lease: true over 4 isolates: never beyond the limit, and most decisions from leases", async () => {
+    const checks = [{ rule: rule({ name: "leased", limit: 50, windowMs: HOUR }), key: "client", cost: 1 }];
+    const store = { kind: "resolved", options: { store: "redis", lease: true } };
+    const requestsBefore = bridge.requests;
+    const outcomes = [];
+    for (let i = 0; i < 160; i++) outcomes.push((await send(i % ISOLATES, { op: "decide", store, checks, nowMs: Date.now() })).outcome);
+    const admitted = outcomes.filter((o) => o.allowed).length;
+    assert.ok(admitted <= 50 && admitted >= 45, `${admitted} admitted of 50`);
+    assert.ok(outcomes.every((o) => o.store === "redis"));
+    const leased = outcomes.filter((o) => o.lease === true).length;
+    assert.ok(leased >= admitted / 2, `${leased} of ${admitted} admissions from leases`);
+    // The denials past the limit are answered from each isolate's memory of Redis's denial (preFilter).
+    assert.ok(bridge.requests - requestsBefore <= 40, `${bridge.requests - requestsBefore} round trips for 160 decisions`);
+    console.log(`leased: ${admitted} admitted of 50, ${leased} from leases, ${bridge.requests - requestsBefore} round trips for 160 decisions`);
+  });
+
   test("a call given up on in workerd: its batch falls back, nothing hangs, and its late answer is read", async () => {
     const checks = [{ rule: rule({ name: "given-up", limit: LIMIT, windowMs: HOUR }), key: "client", cost: 1 }];
     // The first call is answered 3 s late; the store gives it up after 500 ms (its first timeout).
