@@ -25,13 +25,15 @@ export async function startRedisForBench() {
   };
 }
 
-// subject "sluice" is createRedisStore (store: "redis"); "upstash" is @upstash/ratelimit over @upstash/redis.
+// subject "sluice" is createRedisStore (store: "redis"), "sluice-leased" the same with leases (store: "redis",
+// lease: true); "upstash" is @upstash/ratelimit over @upstash/redis.
 const CASES = {
   "sluice, fixed window, cold keys": { subject: "sluice", algorithm: "fixed-window", keys: "cold", isolates: 1 },
   "sluice, fixed window, warm keys": { subject: "sluice", algorithm: "fixed-window", keys: "warm", isolates: 1 },
   "sluice, fixed window, one key from 4 isolates": { subject: "sluice", algorithm: "fixed-window", keys: "hot", isolates: 4 },
   "sluice, fixed window, one key from 4 isolates, 8 in flight each": { subject: "sluice", algorithm: "fixed-window", keys: "hot", isolates: 4, inFlight: 8 },
   "sluice, token bucket, warm keys": { subject: "sluice", algorithm: "token-bucket", keys: "warm", isolates: 1 },
+  "sluice with lease, fixed window, one key from 4 isolates": { subject: "sluice-leased", algorithm: "fixed-window", keys: "hot", isolates: 4 },
   "@upstash/ratelimit, fixed window, cold keys": { subject: "upstash", algorithm: "fixed-window", keys: "cold", isolates: 1 },
   "@upstash/ratelimit, fixed window, warm keys": { subject: "upstash", algorithm: "fixed-window", keys: "warm", isolates: 1 },
   "@upstash/ratelimit, fixed window, one key from 4 isolates": { subject: "upstash", algorithm: "fixed-window", keys: "hot", isolates: 4 },
@@ -64,9 +66,9 @@ export async function figureRedis(workerd, bridge, { plan, log, durableIsolate }
       ...CASES[name],
       decisionsPerSecond: summary(runs.map((r) => (r.decisions / r.ms) * 1000)),
       roundTripsPerDecision: median(runs.map((r) => r.roundTrips / r.decisions)),
-      conflictsPerDecision: CASES[name].subject === "sluice" ? median(runs.map((r) => r.conflicts / r.decisions)) : null,
+      conflictsPerDecision: CASES[name].subject.startsWith("sluice") ? median(runs.map((r) => r.conflicts / r.decisions)) : null,
       // How many decisions one applied script call took (sluice batches the requests queued on a key).
-      decisionsPerCall: CASES[name].subject === "sluice" ? median(runs.map((r) => r.decisions / Math.max(1, r.calls))) : null,
+      decisionsPerCall: CASES[name].subject.startsWith("sluice") ? median(runs.map((r) => r.decisions / Math.max(1, r.calls))) : null,
     };
   }
 

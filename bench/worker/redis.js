@@ -7,6 +7,7 @@
 import { Ratelimit } from "@upstash/ratelimit";
 import { Redis } from "@upstash/redis/cloudflare";
 import { createRedisStore } from "../../worker/src/stores/redis.js";
+import { createLeasedRedisStore } from "../../worker/src/stores/redis-leases.js";
 import { keyOf } from "./workload.js";
 
 const HOUR_MS = 3_600_000;
@@ -32,6 +33,17 @@ function sluiceStore(env) {
     // No timeout, as the peer has none: a timed-out call would be a failure here, not a measurement.
     store = createRedisStore({ prefix: "bench:sluice:", timeoutMs: Infinity });
     s.sluice.set("store", store);
+  }
+  return store;
+}
+
+// The same store with leases in front (store: "redis", lease: true): hot keys decided from lent units.
+function leasedStore(env) {
+  const s = state();
+  let store = s.sluice.get("leased");
+  if (store === undefined) {
+    store = createLeasedRedisStore({ redis: sluiceStore(env) });
+    s.sluice.set("leased", store);
   }
   return store;
 }
@@ -64,8 +76,8 @@ function rule(algorithm, limit) {
 
 // A decider: (key) -> Promise<boolean admitted>.
 function deciderOf(subject, algorithm, limit, env) {
-  if (subject === "sluice") {
-    const store = sluiceStore(env);
+  if (subject === "sluice" || subject === "sluice-leased") {
+    const store = subject === "sluice" ? sluiceStore(env) : leasedStore(env);
     const r = rule(algorithm, limit);
     return async (key) => (await store.decide([{ rule: r, key, cost: 1 }], { nowMs: Date.now(), env })).allowed;
   }
@@ -84,7 +96,7 @@ function deciderOf(subject, algorithm, limit, env) {
 export async function timeRedis({ subject, algorithm, limit, keys, run, minMs, inFlight = 1 }, env) {
   const decide = deciderOf(subject, algorithm, limit, env);
   const keyAt = keys === "cold" ? (i) => `${run}:${keyOf(i)}` : keys === "warm" ? (i) => `${run}:${keyOf(i % 100)}` : () => `${run}:hot`;
-  const before = subject === "sluice" ? { ...sluiceStore(env).counters } : null;
+  const before = subject.startsWith("sluice") ? { ...sluiceStore(env).counters } : null;
   let decisions = 0;
   let admitted = 0;
   const start = performance.now();

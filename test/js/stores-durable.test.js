@@ -158,7 +158,7 @@ describe("durable store", () => {
     const wideNow = await decide(send, 0, store, [{ rule: wide, key: "a", cost: 1 }], { peek: true });
     assert.equal(wideNow.remaining, 3);
     const counters = await send(1, { op: "counters", store });
-    assert.deepEqual(counters, { spreadRequests: 1, undone: 1, undoMissed: 0 });
+    assert.deepEqual(counters, { spreadRequests: 1, undone: 1, undoMissed: 0, roundTrips: 2 });
   });
 
   test("idle keys are swept by one alarm, never a timer per key", async () => {

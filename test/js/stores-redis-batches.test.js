@@ -144,6 +144,27 @@ test("a call given up on that lands anyway: each request's late decision, and a 
   assert.deepEqual(await store.takeBack(await decide(store, checks)), { undone: 0, missed: 0 });
 });
 
+test("through the fallback chain: a given-up call's late admissions the chain denied are taken back, and slow is not failed", async () => {
+  const checks = [{ rule: rule({ name: "late-chain", limit: 5 }), key: "k", cost: 1 }];
+  // Late past the store's timeout (at most 1500 ms) but within the chain's late window (8 timeouts,
+  // at least 8 x 300 ms: round-trip.js's least timeout).
+  const region = createRegion({ name: "far", rttMs: 20, lateMs: 1800 });
+  const store = isolate({ roundTrip: LEARNING, fetch: region.fetch(globalThis.fetch) });
+  await decide(store, [{ ...checks[0], key: "warm-up" }]);
+  // store: "redis"'s defaults: no fallback, and a denial when Redis does not answer in time.
+  const chain = createFallbackChain({ primary: store, failMode: "closed", log: () => {} });
+  region.script("late");
+  const outcomes = await Promise.all(Array.from({ length: 3 }, () => chain.decide(checks, { nowMs: Date.now() })));
+  assert.deepEqual(outcomes.map((o) => [o.allowed, o.store]), [[false, "none"], [false, "none"], [false, "none"]]);
+  await until(() => chain.counters.late.undone + chain.counters.late.undoMissed >= 3);
+  // The call landed and admitted all three; the chain had denied them: the answered decision wins.
+  assert.equal(chain.counters.late.answered, 3);
+  assert.equal(chain.counters.late.undone, 3);
+  assert.equal(chain.counters.circuitOpened, 0);
+  assert.equal(store.counters.undone, 3);
+  assert.equal(await bridge.command("EXISTS", stateKey(checks)), 0, "the key is as before the call: absent");
+});
+
 test("a late charge another isolate built on cannot be taken back: it stays, and is counted", async () => {
   const checks = [{ rule: rule({ name: "late-missed", limit: 5 }), key: "k", cost: 1 }];
   const region = createRegion({ name: "far", rttMs: 20, lateMs: LATE_MS });

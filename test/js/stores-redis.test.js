@@ -50,7 +50,7 @@ describe("Redis store across isolates", () => {
   // With the library's default options: store: "redis" as a limiter's options build it (its chain,
   // breaker, fallback to memory and learnt timeouts), nothing but the URL and token given.
   for (const algorithm of ALGORITHMS) {
-    test(`${algorithm}: a burst over ${ISOLATES} isolates admits exactly the limit, with default options, about one call per batch`, async () => {
+    test(`${algorithm}: a burst over ${ISOLATES} isolates admits the limit and never more, with default options, about one call per batch`, async () => {
       const checks = [{ rule: rule({ name: `burst-${algorithm}`, algorithm, limit: LIMIT, windowMs: HOUR }), key: "client", cost: 1 }];
       const store = { kind: "resolved", options: { store: "redis" } };
       const requestsBefore = bridge.requests;
@@ -59,8 +59,12 @@ describe("Redis store across isolates", () => {
       );
       const roundTrips = bridge.requests - requestsBefore;
       const admitted = results.filter((r) => r.outcome.allowed).length;
-      assert.equal(admitted, LIMIT);
-      assert.deepEqual(results.filter((r) => r.outcome.store !== "redis").map((r) => r.outcome.fallback), []);
+      // Never beyond the limit; short of it only by visible fail-closed denials (a call given up on a
+      // host too loaded to answer in time: the default for an exact store is to deny, not to guess).
+      const failedClosed = results.filter((r) => r.outcome.store !== "redis");
+      assert.ok(admitted <= LIMIT, `${admitted} admitted of ${LIMIT}`);
+      assert.ok(admitted + failedClosed.length >= LIMIT, `${admitted} admitted and ${failedClosed.length} fail-closed denials`);
+      assert.ok(failedClosed.every((r) => r.outcome.allowed === false && r.outcome.fallback !== undefined));
       // Requests queued in an isolate go together: far fewer calls than requests (one by one: ~2.9 each).
       assert.ok(roundTrips <= 1.2 * REQUESTS, `${roundTrips} round trips for ${REQUESTS} decisions`);
       // Every isolate's remaining count agrees afterwards: nothing left.
@@ -77,14 +81,14 @@ describe("Redis store across isolates", () => {
     const storeOf = (isolate) => ({
       kind: "chain",
       primary: { kind: "redis", options: { prefix: "far:", region: { name: `far-${isolate}`, rttMs: 250, jitter: 0.2, seed: isolate + 1 } } },
-      memory: { kind: "memory" },
-      options: {},
+      options: { failMode: "closed" }, // store: "redis"'s defaults: no fallback, deny when Redis cannot answer
     });
     const results = await Promise.all(
       Array.from({ length: REQUESTS }, (_, i) => send(i % ISOLATES, { op: "decide", store: storeOf(i % ISOLATES), checks, nowMs: Date.now() })),
     );
     assert.equal(results.filter((r) => r.outcome.allowed).length, LIMIT);
     assert.deepEqual(results.filter((r) => r.outcome.store !== "redis").map((r) => r.outcome.fallback), []);
+    // The learnt timeouts held a 250 ms +-20 % round trip: no call was given up.
     const counters = await Promise.all(Array.from({ length: ISOLATES }, (_, i) => send(i, { op: "counters", store: storeOf(i).primary })));
     assert.equal(counters.reduce((sum, c) => sum + c.givenUp, 0), 0);
     assert.equal(counters.reduce((sum, c) => sum + c.decisions, 0), REQUESTS);

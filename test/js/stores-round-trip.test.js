@@ -36,14 +36,18 @@ describe("round-trip estimator", () => {
     });
   }
 
-  test("an unanswered call doubles the timeout until an answer comes; the clamp holds", () => {
+  test("an unanswered call doubles the timeout (twice at most) until an answer comes; the clamp holds", () => {
     const estimator = new RoundTripEstimator();
     for (let i = 0; i < 20; i++) estimator.sample(100);
     const settled = estimator.timeoutMs;
     estimator.timedOut();
     assert.equal(estimator.timeoutMs, Math.ceil(settled * 2));
     for (let i = 0; i < 20; i++) estimator.timedOut();
-    assert.equal(estimator.timeoutMs, DEFAULT_ROUND_TRIP.maxTimeoutMs);
+    assert.equal(estimator.timeoutMs, Math.ceil(settled * 4), "two doublings at most");
+    const far = new RoundTripEstimator();
+    far.sample(2000);
+    for (let i = 0; i < 3; i++) far.timedOut();
+    assert.equal(far.timeoutMs, DEFAULT_ROUND_TRIP.maxTimeoutMs, "and never above maxTimeoutMs");
     estimator.sample(100);
     assert.ok(estimator.timeoutMs <= settled + 1);
   });

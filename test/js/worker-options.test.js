@@ -163,14 +163,16 @@ test("limiters with the same store settings share one chain; its settings and co
   rateLimit({ ...valid, name: "quota", store: "kv", bindings: { kv: "QUOTA_KV" } });
   const built = storeStats().slice(before);
   assert.deepEqual(
-    built.map(({ counters, durable, leases, kv, redis, ...settings }) => settings),
+    built.map(({ counters, durable, leases, kv, redis, roundTrip, ...settings }) => settings),
     [
-      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
-      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
+      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: [], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
+      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: "adaptive", breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
     ],
   );
-  assert.deepEqual(built[0].counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
-  assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0 });
+  assert.deepEqual(built[0].counters.decided, { durable: 0, failMode: 0 });
+  assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0, roundTrips: 0 });
+  assert.deepEqual(built[0].roundTrip, { endpoints: 0, samples: 0, srttMs: NaN, rttvarMs: NaN, timeoutMs: 1000 });
+  assert.deepEqual(built[0].counters.weakened, { failMode: 0 });
   assert.deepEqual(built[1].counters.decided, { kv: 0, memory: 0, failMode: 0 });
   assert.equal(built[1].durable, null);
   assert.deepEqual([built[0].leases, built[1].leases], [null, null]);
@@ -184,18 +186,18 @@ test("store 'durable' with lease puts leases in front of the object; storeStats(
   const [built] = storeStats().slice(before);
   assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000 });
   assert.deepEqual(built.leases, { roundTrips: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0 });
-  assert.deepEqual(built.counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
+  assert.deepEqual(built.counters.decided, { durable: 0, failMode: 0 });
 });
 
-test("store: 'redis' builds with its defaults: secrets from env, memory behind it, one Redis store per settings", async () => {
+test("store: 'redis' builds with its defaults: secrets from env, no fallback, failMode closed, one Redis store per settings", async () => {
   const { storeStats } = await import("../../worker/src/stores/registry.js");
   rateLimit({ ...valid, name: "edge-a", store: "redis", timeoutMs: 31 });
   rateLimit({ ...valid, name: "edge-b", store: "redis", timeoutMs: 31 });
   const built = storeStats().filter((chain) => chain.store === "redis" && chain.timeoutMs === 31);
   assert.equal(built.length, 1);
   assert.deepEqual(built[0].bindings, { kv: "SLUICE_KV", redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
-  assert.deepEqual(built[0].fallback, ["memory"]);
-  assert.deepEqual(built[0].counters.decided, { redis: 0, memory: 0, failMode: 0 });
+  assert.deepEqual([built[0].fallback, built[0].failMode], [[], "closed"]);
+  assert.deepEqual(built[0].counters.decided, { redis: 0, failMode: 0 });
   assert.deepEqual(built[0].redis, {
     decisions: 0,
     batches: 0,

@@ -8,6 +8,7 @@ type Listed<Module extends keyof typeof PUBLIC_EXPORTS> = (typeof PUBLIC_EXPORTS
 type _sluice = Expect<Equal<keyof typeof import("sluice"), Listed<"sluice">>>;
 type _hono = Expect<Equal<keyof typeof import("sluice/hono"), Listed<"sluice/hono">>>;
 type _durableObject = Expect<Equal<keyof typeof import("sluice/durable-object"), Listed<"sluice/durable-object">>>;
+type _testing = Expect<Equal<keyof typeof import("sluice/testing"), Listed<"sluice/testing">>>;
 type _core = Expect<Equal<keyof typeof import("sluice/core"), Listed<"sluice/core">>>;
 type _loader = Expect<Equal<keyof typeof import("../../types/wasm-bindings/sluice.js"), Listed<"wasm-bindings/sluice.js">>>;
 type _gateway = Expect<Equal<keyof typeof import("../../types/worker/gateway/gateway.js"), Listed<"worker/gateway/gateway.js">>>;

@@ -29,6 +29,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
   ],
   "sluice/hono": ["SluiceConfigError", "apiKey", "compose", "concurrency", "firstOf", "ip", "jsonField", "lockout", "normalizeAccount", "rateLimit", "route", "user"],
   "sluice/durable-object": ["SluiceDurableObject"],
+  "sluice/testing": ["GeographyError", "createRegion", "restartObject", "seededRandom"],
   "sluice/core": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status", "sluiceWasm"],
   "wasm-bindings/sluice.js": ["ABI_VERSION", "ALGORITHMS", "LENDING_ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "RETURNING_ALGORITHMS", "SluiceCore", "SluiceError", "Status", "WINDOW_LENDING_ALGORITHMS"],
   "worker/gateway/gateway.js": [

@@ -141,3 +141,25 @@ const conflicts: number = redis.counters.conflicts;
 // @ts-expect-error the clock tolerance is a number of ms
 createRedisStore({ clockToleranceMs: "1s" });
 export { conflicts, redisChain };
+
+// A fallback's decision says whether it weakened the primary's limit; storeStats() has the counters.
+declare const decided: Outcome;
+if (decided.fallback !== undefined) {
+  const weakened: boolean = decided.fallback.weakened;
+  console.log(weakened);
+}
+for (const stats of storeStats()) {
+  const timeout: number | "adaptive" = stats.timeoutMs;
+  const late: number = stats.counters.late.undone + stats.counters.late.unanswered;
+  const weakenedByMemory: number | undefined = stats.counters.weakened.memory;
+  console.log(timeout, late, weakenedByMemory, stats.roundTrip?.srttMs);
+}
+
+// sluice/testing: a region's seams over a namespace and a fetch.
+import { createRegion } from "sluice/testing";
+const far = createRegion({ name: "syd", rttMs: 250, jitter: 0.2, seed: 7, faults: { lostOut: 0.01 } });
+const farNamespace: typeof env.SLUICE_DO = far.namespace(env.SLUICE_DO);
+const farFetch: typeof fetch = far.fetch(fetch);
+far.script("late", "ok");
+far.cutOff(30_000, { failFast: true });
+console.log(farNamespace, farFetch, far.stats.lostOut);

@@ -14,6 +14,8 @@
 export function storeFamilies(stats) {
   const decided = new Map();
   const failures = new Map();
+  const weakened = new Map();
+  const late = new Map();
   const perChain = { circuitOpened: new Map(), circuitSkipped: new Map(), preFiltered: new Map() };
   const perLeasedChain = Object.fromEntries(Object.keys(LEASE_FAMILIES).map((counter) => [counter, new Map()]));
   const add = (map, labels, value) => {
@@ -29,6 +31,10 @@ export function storeFamilies(stats) {
       for (const [name, value] of Object.entries(byStore)) add(failures, { chain, store: name, kind }, value);
     }
     for (const [counter, map] of Object.entries(perChain)) add(map, { chain }, counters[counter]);
+    // Decisions a fallback weaker than the primary took (alert on these: the limit was not exact).
+    for (const [by, value] of Object.entries(counters.weakened ?? {})) add(weakened, { chain, decided_by: by }, value);
+    // Primary calls the chain stopped waiting for, by what became of them.
+    for (const [outcome, value] of Object.entries(counters.late ?? {})) add(late, { chain, outcome }, value);
     // A durable chain with `lease` set: how its isolate decided from leases (stores/leases.js).
     if (leases !== null && leases !== undefined) {
       for (const [counter, map] of Object.entries(perLeasedChain)) add(map, { chain }, leases[counter]);
@@ -47,6 +53,18 @@ export function storeFamilies(stats) {
       help: "Calls to a store of a chain that threw (error) or did not answer within the chain's timeoutMs (timeout).",
       type: "counter",
       samples: samples(failures),
+    },
+    {
+      name: "sluice_store_weakened_total",
+      help: "Decisions taken by a fallback weaker than the chain's primary (a fallback store, or failMode open): the limit was not exact for them.",
+      type: "counter",
+      samples: samples(weakened),
+    },
+    {
+      name: "sluice_store_late_total",
+      help: "Primary calls the chain stopped waiting for, by outcome: answered late (agreed, undone, undoMissed, admittedUncounted), failed, or unanswered.",
+      type: "counter",
+      samples: samples(late),
     },
     {
       name: "sluice_store_circuit_opened_total",

@@ -137,7 +137,9 @@ app.get("/stores/durable", rateLimit({ name: "s-durable", ...perIp, store: "dura
 app.get("/stores/kv", rateLimit({ name: "s-kv", ...perIp, store: "kv", timeoutMs: HEALTHY_TIMEOUT_MS }), ok);
 app.get(
   "/stores/fallback",
-  rateLimit({ name: "s-fallback", ...perIp, store: "durable", timeoutMs: HANG_TIMEOUT_MS, onLimited: remember("fallback") }),
+  // The whole chain, asked for: KV, then the isolate's memory, then failMode "open" (the exact store's
+  // default is no fallback and failMode "closed").
+  rateLimit({ name: "s-fallback", ...perIp, store: "durable", fallback: ["kv", "memory"], failMode: "open", timeoutMs: HANG_TIMEOUT_MS, onLimited: remember("fallback") }),
   ok,
 );
 for (const failMode of ["open", "closed"]) {

@@ -3,7 +3,10 @@
 //    the deciding rule (the denying one, or the one with least remaining);
 //  - draft: RateLimit-Policy and RateLimit as draft-ietf-httpapi-ratelimit-headers-10 spells them,
 //    one list member per rule: `"name";q=100;w=60` and `"name";r=42;t=17`;
-//  - Retry-After on every denial that waiting can cure, whatever the mode.
+//  - Retry-After on every denial that waiting can cure, whatever the mode;
+//  - X-RateLimit-Fallback when the store that should have decided could not (any mode but "none"): who
+//    decided instead ("kv", "memory"), or failMode's "open" or "closed". Nothing of why: a store's
+//    error text stays in the logs.
 // Values come only from decisions a store took: a rule no store consulted (a pre-filtered request's
 // other rules, every rule when failMode decided) has no list member in RateLimit, and a request that
 // failMode "open" admitted has no X-RateLimit-* counts, since nobody counted it.
@@ -12,6 +15,7 @@
 /** @type {readonly HeaderMode[]} */
 export const HEADER_MODES = Object.freeze(["legacy", "draft", "both", "none"]);
 export const BYPASS_HEADER = "X-RateLimit-Bypassed";
+export const FALLBACK_HEADER = "X-RateLimit-Fallback";
 
 /** secondsUntil rounds a delay in milliseconds up to whole seconds: never earlier than the truth. */
 export function secondsUntil(ms) {
@@ -81,6 +85,9 @@ export function decisionHeaders(decision, mode, policy) {
     }
     pairs.push(["RateLimit-Policy", policy]);
     if (limits !== "") pairs.push(["RateLimit", limits]);
+  }
+  if (decision.fallback !== undefined && mode !== "none") {
+    pairs.push([FALLBACK_HEADER, decision.store === "none" ? (decision.allowed ? "open" : "closed") : String(decision.store)]);
   }
   if (!decision.allowed) {
     const retryAfter = retryAfterSeconds(decision);

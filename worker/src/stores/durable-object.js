@@ -31,13 +31,18 @@ import { RuleCore } from "./rule-core.js";
 /** @import { StoreCheck } from "./store.js" */
 
 /**
- * Takes back one charge of an undoable decide (a request spread over several objects).
+ * Takes back one charge of an undoable decide (a request spread over several objects, or one whose
+ * answer came after its caller gave up). A charge the core took carries the key's state before and
+ * after it (and the reservation it made, if any); a charge spent from a reservation carries the units
+ * and the reservation's generation instead, and goes back to that reservation.
  * @typedef {object} UndoToken
  * @property {string} rule
  * @property {string} key
- * @property {ArrayBuffer | Uint8Array | null} before
- * @property {ArrayBuffer | Uint8Array} after
- * @property {number} afterExpiresAtMs
+ * @property {ArrayBuffer | Uint8Array | null} [before]
+ * @property {ArrayBuffer | Uint8Array} [after]
+ * @property {number} [afterExpiresAtMs]
+ * @property {{ units: number, generation: number }} [reservation] What the charge reserved (left unspent, it goes back with the charge).
+ * @property {{ units: number, generation: number }} [reserved] A charge spent from a reservation: its units and the reservation's generation.
  */
 /**
  * A lease lent with a decision (leases.js keeps it): units charged to the key, usable until
@@ -148,7 +153,7 @@ export class SluiceDurableObject extends DurableObject {
   #waiting = 0;
   // "rule\nkey" -> the key's demand and its reservation: units charged in memory and storage, not yet
   // spent; usable until expiresAtMs, once `ready` (the flush that stores them) has resolved.
-  /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null }>} */
+  /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null, generation: number }>} */
   #reserved = new Map();
   #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0 };
   // When the sweep alarm is due (ms), or null when none is scheduled.
@@ -196,10 +201,10 @@ export class SluiceDurableObject extends DurableObject {
     const peek = options.peek === true;
     const undoable = options.undoable === true && !peek;
     // Plain calls (no peek, undo, lease) may spend and take reservations.
-    const reserving = this.#persistent && !peek && !undoable && options.lend === undefined && options.giveBack === undefined;
+    const reserving = this.#persistent && !peek && options.lend === undefined && options.giveBack === undefined;
     this.#counters.calls++;
     if (reserving) {
-      const spent = this.#spendReserved(checks, nowMs);
+      const spent = this.#spendReserved(checks, nowMs, undoable);
       if (spent !== null) {
         this.#counters.callsFromReserved++;
         return spent;
@@ -234,7 +239,13 @@ export class SluiceDurableObject extends DurableObject {
       const resetMs = reserved > 0 ? core.peek(indices[i], key, 1, nowMs).resetMs : outcome.checks[i].resetMs;
       const expiresAtMs = nowMs + resetMs;
       const after = this.persist(rule.id, key, indices[i], expiresAtMs);
-      if (undo !== null && before !== null && after !== null) undo.push({ rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs });
+      if (undo !== null && before !== null && after !== null) {
+        /** @type {UndoToken} */
+        const token = { rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs };
+        const entry = reserved > 0 ? this.#reserved.get(`${rule.id}\n${key}`) : undefined;
+        if (entry !== undefined) token.reservation = { units: entry.units, generation: entry.generation };
+        undo.push(token);
+      }
     }
     if (undo !== null) outcome.undo = undo;
     // Nothing queued (an object without storage): nothing to wait for.
@@ -246,7 +257,7 @@ export class SluiceDurableObject extends DurableObject {
 
   // Decides a plain call from reservations when every check's key holds enough reserved units
   // (already stored: nothing to write); else returns null. Counts the call in each key's demand.
-  #spendReserved(checks, nowMs) {
+  #spendReserved(checks, nowMs, undoable) {
     let covered = true;
     const entries = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
@@ -285,6 +296,9 @@ export class SluiceDurableObject extends DurableObject {
     Object.assign(outcome, { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding });
     // Units whose write is still on its way are not yet stored: answer once they are (that write is
     // the pending flush; waiting through flushed() counts this call in its batch).
+    if (undoable) {
+      outcome.undo = checks.map(({ rule, key, cost = 1 }, i) => ({ rule: rule.id, key, reserved: { units: cost, generation: entries[i].generation } }));
+    }
     if (ready === null) return outcome;
     return (ready === this.#flush ? this.flushed() : ready).then(() => outcome);
   }
@@ -297,7 +311,9 @@ export class SluiceDurableObject extends DurableObject {
       // The oldest key's unspent units stay counted until its window ends: stranded, never lost.
       const oldest = this.#reserved.size >= MAX_RESERVED_KEYS ? this.#reserved.keys().next().value : undefined;
       if (oldest !== undefined) this.#reserved.delete(oldest);
-      entry = { ...freshDemand(nowMs), units: 0, expiresAtMs: 0, ready: null };
+      // generation changes whenever the reservation is made or given back: an undo of a charge spent
+      // from it is only sound while the units it holds are still the ones charged to the core.
+      entry = { ...freshDemand(nowMs), units: 0, expiresAtMs: 0, ready: null, generation: 0 };
       this.#reserved.set(id, entry);
     }
     return entry;
@@ -313,6 +329,7 @@ export class SluiceDurableObject extends DurableObject {
     if (wanted === 0) return 0;
     const lease = this.#rules.core.lend(index, check.key, wanted, check.rule.windowMs, nowMs);
     entry.units = lease.units;
+    entry.generation++;
     entry.expiresAtMs = lease.expiresAtMs;
     this.#counters.unitsReserved += lease.units;
     return lease.units;
@@ -344,6 +361,7 @@ export class SluiceDurableObject extends DurableObject {
       if (entry === undefined || entry.units === 0) continue;
       const back = this.#rules.core.giveBack(indices[i], key, entry.units, entry.expiresAtMs);
       entry.units = 0;
+      entry.generation++;
       if (back > 0) this.persist(rule.id, key, indices[i], nowMs + this.#rules.core.peek(indices[i], key, 1, nowMs).resetMs);
     }
   }
@@ -391,16 +409,34 @@ export class SluiceDurableObject extends DurableObject {
     let undone = 0;
     const core = this.#rules.core;
     for (const token of tokens) {
+      if (token.reserved !== undefined) {
+        // Spent from a reservation: the unit goes back to it while it is the same reservation (its
+        // units are still charged to the core, and stored).
+        const entry = this.#reserved.get(`${token.rule}\n${token.key}`);
+        if (entry === undefined || entry.generation !== token.reserved.generation) continue;
+        entry.units += token.reserved.units;
+        undone++;
+        continue;
+      }
       const index = this.#indexOfId(token.rule);
       // A rule the core no longer holds was dropped with its keys: nothing of it is resident, so the
       // stored (or pending) row is the truth.
       const current = index === undefined ? this.#storedState(token.rule, token.key) : this.#residentState(index, token.rule, token.key);
-      if (current === null || !sameBytes(current, token.after)) continue;
+      const after = token.after;
+      if (current === null || after === undefined || !sameBytes(current, after)) continue;
+      // A reservation this charge made must be untouched (nothing spent from it), and goes with it.
+      const entry = this.#reserved.get(`${token.rule}\n${token.key}`);
+      if (entry !== undefined && entry.units > 0) {
+        const made = token.reservation;
+        if (made === undefined || made.generation !== entry.generation || made.units !== entry.units) continue;
+        entry.units = 0;
+        entry.generation++;
+      }
       if (index !== undefined) {
-        if (token.before === null) core.reset(index, token.key);
+        if (token.before === null || token.before === undefined) core.reset(index, token.key);
         else core.importState(index, token.key, new Uint8Array(token.before));
       }
-      this.#queue(token.rule, token.key, token.before, token.afterExpiresAtMs);
+      this.#queue(token.rule, token.key, token.before ?? null, /** @type {number} */ (token.afterExpiresAtMs));
       undone++;
     }
     await this.flushed();

@@ -3,13 +3,15 @@
 // so the engine never knows which one it talks to.
 //
 //   store: "memory"   the isolate's own instance (the default);
-//   store: "durable"  a fallback chain: the Durable Object decides; when it fails or is slow, KV (if
-//                     bound), then the isolate's memory, then failMode; with `lease`, hot keys are
-//                     decided from quota the object lent this isolate (leases.js) first;
+//   store: "durable"  a fallback chain: the Durable Object decides, waiting as long as each object's
+//                     measured round trip needs (round-trip.js); when it fails or does not answer, the
+//                     fallbacks asked for (none by default), then failMode ("closed" by default: an
+//                     exact limit never quietly turns per-isolate); with `lease`, hot keys are decided
+//                     from quota the object lent this isolate (leases.js) first;
 //   store: "kv"       a fallback chain: KV decides; when it fails, the isolate's memory, then failMode;
 //   store: "redis"    a fallback chain: Redis (over the Upstash REST protocol, URL and token read from
-//                     env) decides exactly; when it fails or is slow, KV if asked for, then the
-//                     isolate's memory, then failMode;
+//                     env) decides exactly; when it fails or is slow, the fallbacks asked for (none by
+//                     default), then failMode ("closed" by default, as for "durable");
 //   a store object    used as it is (build your own with createFallbackChain and friends).
 //
 // Bindings are named here and looked up in `env` per request, since the middleware is built before
@@ -17,7 +19,7 @@
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBreakerOptions } from "./breaker.js";
-import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
+import { createFallbackChain } from "./chain.js";
 import { createDurableStore } from "./durable.js";
 import { createKvStore } from "./kv.js";
 import { checkLeaseOptions, createLeasedStore } from "./leases.js";
@@ -40,8 +42,10 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 /**
  * durable and kv: the fallback chain's settings.
  * @typedef {object} ChainSettings
- * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open".
- * @property {number} [timeoutMs] How long each store may take before the next decides; default 50 ms.
+ * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default
+ *   "closed" for the exact stores (durable, redis), "open" for kv.
+ * @property {number} [timeoutMs] How long each store may take before the next decides, fixed; default: the Durable Object's
+ *   timeout follows each object's measured round trip (RFC 6298, 1 s before the first answer), others 50 ms.
  * @property {BreakerOptions | boolean} [breaker] Skip a failing primary: after `failures` failures in a row, for `cooldownMs`,
  *   then probe it with one request; default { failures: 5, cooldownMs: 10000 }; false turns it off.
  * @property {boolean} [preFilter] Deny keys the store denied from this isolate, with no round trip, until their retry time; default true.
@@ -59,7 +63,8 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota the object lent them, exactly
  *   (docs/leases.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
- *   order, when the object cannot; default ["kv", "memory"]; [] for none.
+ *   order, when the object cannot; default [] (none: failMode decides). A fallback weakens the exact limit while it decides
+ *   (decision.fallback.weakened, the X-RateLimit-Fallback header, storeStats().counters.weakened).
  */
 
 /**
@@ -88,7 +93,7 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota Redis lent them, exactly (leases over
  *   compare-and-set: docs/redis.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in
- *   this order, when Redis cannot; default ["memory"]; [] for none.
+ *   this order, when Redis cannot; default [] (none: failMode decides).
  */
 
 /**
@@ -110,13 +115,16 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {number | "key"} [shards] Durable only.
  * @property {ReadonlyArray<"kv" | "memory">} fallback
  * @property {"open" | "closed"} failMode
- * @property {number} timeoutMs
+ * @property {number | "adaptive"} timeoutMs A fixed timeout, or "adaptive": per store endpoint, from its measured round trips.
  * @property {Readonly<Required<BreakerOptions>> | false} breaker The breaker's settings, or false when it is off.
  * @property {boolean} preFilter
  * @property {number} logIntervalMs
  * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
  *   denials, errors and timeouts per store.
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
+ * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number } | null} roundTrip
+ *   Durable only: what its round-trip estimator knows (objects tracked, answers measured, the smoothed round trip over all
+ *   objects, its variation, and the timeout an object not yet measured gets), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
  * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
@@ -143,14 +151,22 @@ export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUIC
  */
 export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: DEFAULT_REDIS_ENV.url, redisToken: DEFAULT_REDIS_ENV.token });
 /**
- * What decides, in order, when the named store cannot.
- * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"]; redis: readonly ["memory"] }>}
+ * What decides, in order, when the named store cannot. None for the exact stores: a fallback store
+ * counts per isolate (memory) or approximately (KV), so it would turn an exact limit into a looser one
+ * exactly when a region is far or cut off; failMode decides instead.
+ * @type {Readonly<{ durable: readonly []; kv: readonly ["memory"]; redis: readonly [] }>}
  */
 export const DEFAULT_FALLBACK = Object.freeze({
-  durable: /** @type {readonly ["kv", "memory"]} */ (Object.freeze(["kv", "memory"])),
+  durable: /** @type {readonly []} */ (Object.freeze([])),
   kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
-  redis: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
+  redis: /** @type {readonly []} */ (Object.freeze([])),
 });
+/**
+ * What happens when no store of the chain can decide, by default: the exact stores deny (a limit that
+ * cannot be checked is not exceeded), KV admits (it is approximate already).
+ * @type {Readonly<{ durable: "closed"; kv: "open"; redis: "closed" }>}
+ */
+export const DEFAULT_FAIL_MODES = Object.freeze({ durable: "closed", kv: "open", redis: "closed" });
 const FALLBACK_ORDER = ["kv", "memory"];
 
 /** @type {MemoryStore | null} */
@@ -214,8 +230,8 @@ function remoteStore(kind, options) {
   const lease = kind === "kv" ? null : checkLeaseOptions(options.lease);
   const {
     shards = 1,
-    failMode = DEFAULT_FAIL_MODE,
-    timeoutMs = DEFAULT_TIMEOUT_MS,
+    failMode = DEFAULT_FAIL_MODES[kind],
+    timeoutMs,
     preFilter = true,
     logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
   } = options;
@@ -227,7 +243,7 @@ function remoteStore(kind, options) {
     ...(lease === null ? {} : { lease }),
     fallback,
     failMode,
-    timeoutMs,
+    timeoutMs: timeoutMs ?? "adaptive",
     breaker,
     preFilter,
     logIntervalMs,
@@ -243,24 +259,20 @@ function remoteStore(kind, options) {
   const leased =
     lease === null || durable === null
       ? null
-      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => createLeasedStore({ durable, ...lease }));
+      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => withRoundTrips(createLeasedStore({ durable, ...lease }), durable));
   const redis =
     kind === "redis"
       ? // The Redis store bounds its own calls from their send, with the timeout it learns per REST URL
         // unless timeoutMs was given (then that, fixed); the chain adds no deadline around it.
-        shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${options.timeoutMs ?? "learnt"}`, () =>
-          createRedisStore({
-            urlEnv: bindings.redisUrl,
-            tokenEnv: bindings.redisToken,
-            ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-          }),
+        shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs ?? "learnt"}`, () =>
+          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, ...(timeoutMs === undefined ? {} : { timeoutMs }) }),
         )
       : null;
   // Leases over compare-and-set (redis-leases.js), shared like the Redis store.
   const leasedRedis =
     lease === null || redis === null
       ? null
-      : shared(`leased-redis|${bindings.redisUrl}|${bindings.redisToken}|${options.timeoutMs ?? "learnt"}|${JSON.stringify(lease)}`, () =>
+      : shared(`leased-redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs ?? "learnt"}|${JSON.stringify(lease)}`, () =>
           createLeasedRedisStore({ redis, ...lease }),
         );
   const usesKv = kind === "kv" || fallback.includes("kv");
@@ -275,12 +287,36 @@ function remoteStore(kind, options) {
     preFilter,
     logIntervalMs,
   });
+  // A KV fallback asked for by name must be bound when passing over it would leave the decision to
+  // something weaker than KV (the isolate's memory, or failMode "open"): that is a deployment mistake
+  // that quietly turns a global limit into a per-isolate one. With failMode "closed" and nothing after
+  // KV, passing over it only denies, and stays allowed.
+  const kvAskedFor = options.fallback !== undefined && fallback.includes("kv") && kind !== "kv" && (fallback.includes("memory") || failMode === "open");
+  /** @param {{ env?: object } | undefined} options */
+  const checkKvBound = (options) => {
+    if (kvAskedFor && kv !== null && !kv.isBound(options?.env)) {
+      throw new SluiceConfigError(
+        "bindings.kv",
+        `names ${JSON.stringify(bindings.kv)}, which env does not have, and fallback asks for 'kv' before a weaker decider: declare it in wrangler.toml ([[kv_namespaces]]), or leave 'kv' out of fallback`,
+      );
+    }
+  };
   if (redis !== null) {
     // The Redis store checks its own configuration (URL and token in env) at first use and throws a
     // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
-    built.set(id, chain);
+    const redisChain = kvAskedFor
+      ? {
+          ...chain,
+          /** @type {FallbackChain["decide"]} */
+          decide(checks, options) {
+            checkKvBound(options);
+            return chain.decide(checks, options);
+          },
+        }
+      : chain;
+    built.set(id, redisChain);
     chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased: leasedRedis, redis });
-    return chain;
+    return redisChain;
   }
   // The store the options name must be bound, on every surface (the gateway too): a missing binding
   // is a deployment mistake, and falling back for it would quietly turn an exact (durable) or global
@@ -302,6 +338,7 @@ function remoteStore(kind, options) {
     /** @type {FallbackChain["decide"]} */
     decide(checks, options) {
       checkBound(options);
+      checkKvBound(options);
       return chain.decide(checks, options);
     },
     /** @type {FallbackChain["reset"]} */
@@ -313,6 +350,13 @@ function remoteStore(kind, options) {
   built.set(id, guarded);
   chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
   return guarded;
+}
+
+// The leased store with the object client's round trips: the chain sizes its wait for the object (and
+// takes back late charges) through the client that makes the calls. Delegating through the prototype
+// keeps every member of the leased store as it is.
+function withRoundTrips(leased, durable) {
+  return Object.assign(Object.create(leased), { timeoutFor: durable.timeoutFor, timedOut: durable.timedOut, takeBack: durable.takeBack });
 }
 
 function resolveMemory() {
@@ -354,6 +398,7 @@ export function storeStats() {
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    roundTrip: durable === null ? null : durable.roundTrip.summary,
     leases: leased === null ? null : { ...leased.counters },
     redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },
