@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever this machine lacks to build and test sluice: Emscripten, Catch2, nlohmann-json,
-# CMake, a C++ compiler, clang 14 with libFuzzer and redis-server (the Redis store's tests start one)
+# CMake, a C++ compiler, clang 14 with libFuzzer, redis-server (the Redis store's tests start one)
+# and chromium (the dashboard is tested in a real browser)
 # from Debian's packages, and the npm dependencies. Safe to run every time: it does nothing when
 # everything is there.
 set -euo pipefail
@@ -16,6 +17,8 @@ command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v clang++-14 >/dev/null 2>&1 || missing+=(clang-14)
 compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing+=(libclang-rt-14-dev)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# The dashboard's browser test (test/js/dashboard.test.js) drives Debian's Chromium headless.
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sluice: installing ${missing[*]} from Debian's packages" >&2
   sudo=""

@@ -10,6 +10,8 @@ import { createGateway, resolveConfig } from "./gateway/gateway.js";
 
 // wrangler.toml binds this class as SLUICE_DO: the Durable Object store's exact counters.
 export { SluiceDurableObject } from "./src/stores/durable-object.js";
+// And this one as SLUICE_DASHBOARD: where every isolate's counters add up for the dashboard.
+export { SluiceDashboardObject } from "./gateway/dashboard/object.js";
 // And this entrypoint as DEMO_UPSTREAM, the demo's upstream (remove both when you proxy a real API).
 export { DemoUpstream } from "./demo/upstream.js";
 

@@ -340,6 +340,20 @@ describe("every kind of configuration error names its field", () => {
     delete noAdmin.admin;
     assert.equal(validateConfig(noAdmin).admin, null);
   });
+
+  test("admin.dashboard: defaults, and each field's error names it", () => {
+    assert.equal(validateConfig(base()).admin.dashboard, null, "no dashboard unless configured");
+    const on = base();
+    on.admin.dashboard = true;
+    assert.deepEqual({ ...validateConfig(on).admin.dashboard }, { path: "/_sluice/dashboard", binding: "SLUICE_DASHBOARD", reportIntervalMs: 5000, showKeys: false });
+    rejects((c) => (c.admin.dashboard = { path: "/_sluice/metrics" }), "admin.dashboard.path", /differ from admin.path/);
+    rejects((c) => (c.admin.dashboard = { path: "/_sluice" }), "admin.dashboard.path", /differ from admin.path and not contain it/);
+    rejects((c) => (c.admin.dashboard = { path: "/v1" }), "admin.dashboard.path", /routes\[0\]/);
+    rejects((c) => (c.admin.dashboard = { binding: "not a binding" }), "admin.dashboard.binding", /./);
+    rejects((c) => (c.admin.dashboard = { reportIntervalMs: -1 }), "admin.dashboard.reportIntervalMs", /whole number from 0/);
+    rejects((c) => (c.admin.dashboard = { showKeys: "yes" }), "admin.dashboard.showKeys", /true or false/);
+    rejects((c) => (c.admin.dashboard = { token: "x" }), "admin.dashboard.token", /unknown field/);
+  });
 });
 
 describe("SLUICE_CONFIG overrides the bundled configuration", () => {

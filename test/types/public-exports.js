@@ -5,6 +5,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
   sluice: [
     "ChunkLimitError",
     "SluiceConfigError",
+    "accuracyProbe",
     "apiKey",
     "compose",
     "createConcurrencyLimiter",
@@ -27,7 +28,7 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
     "storeStats",
     "user",
   ],
-  "sluice/hono": ["SluiceConfigError", "apiKey", "compose", "concurrency", "firstOf", "ip", "jsonField", "lockout", "normalizeAccount", "rateLimit", "route", "user"],
+  "sluice/hono": ["SluiceConfigError", "accuracyProbe", "apiKey", "compose", "concurrency", "firstOf", "ip", "jsonField", "lockout", "normalizeAccount", "rateLimit", "route", "user"],
   "sluice/durable-object": ["SluiceDurableObject"],
   "sluice/testing": ["GeographyError", "createRegion", "restartObject", "seededRandom"],
   "sluice/core": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status", "sluiceWasm"],

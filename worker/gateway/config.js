@@ -6,6 +6,7 @@
 
 import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
+import { normalizeAccuracy } from "../src/features/accuracy/probe.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
@@ -105,12 +106,18 @@ import {
  * @property {HeaderMode} [headers] Which rate-limit header fields responses carry; default "both".
  */
 /**
+ * The dashboard's settings (admin.dashboard): where it is served, the Durable Object binding its
+ * counters add up in, how often each isolate reports, and whether client keys are shown as they are.
+ * @typedef {{ path: string; binding: string; reportIntervalMs: number; showKeys: boolean }} DashboardSettings
+ */
+/**
  * @typedef {object} GatewayConfigInput
  * @property {RouteInput[]} routes
  * @property {StoresInput} [stores]
  * @property {ResponsesInput} [responses]
- * @property {{ path: string; tokenSecret: string }} [admin]
+ * @property {{ path: string; tokenSecret: string; dashboard?: boolean | Partial<DashboardSettings> }} [admin]
  * @property {{ binding: string }} [analytics]
+ * @property {{ sample: number; binding?: string }} [accuracy] Check this share of the keys of every memory and KV rule against exact counting (docs/accuracy.md).
  */
 /**
  * A validated rule: the host's normalized rule (id, name, algorithm, limit, windowMs, burst,
@@ -164,8 +171,9 @@ import {
  *   readonly routes: readonly GatewayRoute[];
  *   readonly stores: { readonly durable: Readonly<DurableStoreSettings>; readonly kv: Readonly<KvStoreSettings> };
  *   readonly responses: { readonly code: string | number; readonly problemJson: boolean; readonly headers: HeaderMode };
- *   readonly admin: { readonly path: string; readonly tokenSecret: string } | null;
+ *   readonly admin: { readonly path: string; readonly tokenSecret: string; readonly dashboard: DashboardSettings | null } | null;
  *   readonly analytics: { readonly binding: string };
+ *   readonly accuracy?: { readonly sample: number; readonly binding: string } | null;
  * }} GatewayConfig
  */
 
@@ -194,7 +202,7 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // requests every other rule admitted.
 const STORE_ORDER = ["memory", "kv", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy"];
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
@@ -213,7 +221,10 @@ const UPSTREAM_FIELDS = [
   "cacheControl",
 ];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
-const ADMIN_FIELDS = ["path", "tokenSecret"];
+const ADMIN_FIELDS = ["path", "tokenSecret", "dashboard"];
+const DASHBOARD_FIELDS = ["path", "binding", "reportIntervalMs", "showKeys"];
+/** The dashboard's defaults (dashboard/): its path, its Durable Object binding, how often isolates report. */
+export const DASHBOARD_DEFAULTS = Object.freeze({ path: "/_sluice/dashboard", binding: "SLUICE_DASHBOARD", reportIntervalMs: 5000, showKeys: false });
 const ANALYTICS_FIELDS = ["binding"];
 
 // Plain segments only (no escapes) keep prefix matching unambiguous; 96 characters is Analytics
@@ -492,7 +503,29 @@ function validateAdmin(raw, routes) {
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
-  return Object.freeze({ path, tokenSecret });
+  return Object.freeze({ path, tokenSecret, dashboard: validateDashboard(raw.dashboard, routes, path) });
+}
+
+// `admin.dashboard`: the deployment's dashboard (dashboard/serve.js), or null when absent or false.
+function validateDashboard(raw, routes, adminPath) {
+  if (raw === undefined || raw === false) return null;
+  const given = raw === true ? {} : expectObject(raw, "admin.dashboard");
+  expectKnownFields(given, "admin.dashboard", DASHBOARD_FIELDS);
+  const settings = { ...DASHBOARD_DEFAULTS, ...given };
+  const path = validatePath(settings.path, "admin.dashboard.path", { allowRoot: false });
+  const lower = path.toLowerCase();
+  if (lower === adminPath.toLowerCase() || adminPath.toLowerCase().startsWith(`${lower}/`)) {
+    throw new ConfigError("admin.dashboard.path", "must differ from admin.path and not contain it");
+  }
+  // Served before any route is matched (as admin.path is): a route at or below it would be hidden.
+  const shadowed = routes.find((route) => route.prefix.toLowerCase() === lower || route.prefix.toLowerCase().startsWith(`${lower}/`));
+  if (shadowed !== undefined) {
+    throw new ConfigError("admin.dashboard.path", `is also the prefix of routes[${shadowed.index}] (or contains it); the dashboard would hide it`);
+  }
+  const binding = expectString(settings.binding, "admin.dashboard.binding", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const reportIntervalMs = expectInteger(settings.reportIntervalMs, "admin.dashboard.reportIntervalMs", 0, 3_600_000);
+  if (typeof settings.showKeys !== "boolean") throw new ConfigError("admin.dashboard.showKeys", `must be true or false; got ${JSON.stringify(settings.showKeys)}`);
+  return Object.freeze({ path, binding, reportIntervalMs, showKeys: settings.showKeys });
 }
 
 function validateAnalytics(raw) {
@@ -532,6 +565,8 @@ export function validateConfig(raw, source = "configuration") {
       responses: validateResponses(raw.responses),
       admin: validateAdmin(raw.admin, routes),
       analytics: validateAnalytics(raw.analytics),
+      // How far memory and KV rules are from exact (features/accuracy/probe.js): null when off.
+      accuracy: raw.accuracy === undefined ? null : Object.freeze(hostValidated("", () => normalizeAccuracy(raw.accuracy))),
     }));
     validated.add(config);
     return config;

@@ -30,6 +30,9 @@ import { decisionHeaders, policyHeader, withHeaders } from "../src/http/headers.
 import { limitedResponse } from "../src/http/responses.js";
 import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
+import { accuracyFamilies } from "./accuracy-metrics.js";
+import { DashboardReporter } from "./dashboard/report.js";
+import { serveDashboard } from "./dashboard/serve.js";
 import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
 import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
 import { decide } from "./decide.js";
@@ -107,7 +110,9 @@ export function createGateway(config, options = {}) {
   const gatewayConfig = isValidatedConfig(config) ? config : validateConfig(config);
   const { now = nowMs, log = defaultLog } = options;
   if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
-  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now });
+  /** @type {import("./limiter.js").AccuracyProbeEntry[]} */
+  const probes = [];
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
@@ -115,6 +120,13 @@ export function createGateway(config, options = {}) {
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
   const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
+  const dashboard = admin?.dashboard ?? null;
+  const reporter = dashboard === null || admin === null ? null : new DashboardReporter(dashboard, admin.tokenSecret);
+  // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
+  // The rules whose denials are lockouts, so the dashboard can list the accounts locked now.
+  const lockoutRules = [...new Set(routes.flatMap((route) => route.rules.filter((rule) => /** @type {any} */ (rule).kind === "lockout").map((rule) => rule.name)))];
+  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...(reporter === null ? [] : reporter.families())];
+  const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
 
@@ -207,6 +219,7 @@ export function createGateway(config, options = {}) {
     let rateHeaders = [];
     if (verdict !== null) {
       verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
+      reporter?.note(verdict.verdicts);
       record.decision = requestDecision(verdict);
       record.rules = logRules(verdict.verdicts);
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
@@ -274,7 +287,11 @@ export function createGateway(config, options = {}) {
       handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
     } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
-      handled = { response: await serveAdmin(request, env, admin, metrics, () => storeFamilies(storeStats())) };
+      handled = { response: await serveAdmin(request, env, admin, metrics, moreFamilies) };
+    } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
+      record.route = "dashboard";
+      const subpath = canonical.path.slice(dashboard.path.length);
+      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), lockoutRules, reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
     } else {
       try {
         handled = await handleRoute(request, url, canonical.path, env, ctx, record);
@@ -287,6 +304,9 @@ export function createGateway(config, options = {}) {
     }
     record.status = handled.response.status;
     log(JSON.stringify(record));
+    // The dashboard's counters leave in the background, at most once per reportIntervalMs of the wall
+    // clock (not the injectable `now`: a report is not part of any decision).
+    if (reporter !== null && record.route !== "dashboard" && reporter.due(Date.now())) ctx?.waitUntil?.(reporter.report(env, Date.now(), allFamilies()));
     const dataset = handled.route === undefined ? null : analyticsDataset(env, analytics.binding);
     if (dataset !== null) {
       const verdicts = handled.verdict?.verdicts ?? [];
@@ -296,6 +316,13 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// Whether `path` is `base` or below it (case-insensitive, as the admin path is matched).
+function underPath(path, base) {
+  const lower = path.toLowerCase();
+  const prefix = base.toLowerCase();
+  return lower === prefix || lower.startsWith(`${prefix}/`);
 }
 
 // The masker of every secret the configuration names (each route's upstream credential and the admin

@@ -14,6 +14,7 @@ import { nowMs } from "../src/engine/clock.js";
 import { SluiceConfigError } from "../src/engine/errors.js";
 import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../src/http/keys.js";
 import { createGatewayLimiter } from "../src/engine/limiter.js";
+import { accuracyProbe } from "../src/features/accuracy/probe.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 const clientIp = ip();
@@ -39,6 +40,8 @@ function configError(error, rules, route, store) {
   return new ConfigError(fieldPath(fieldPath("stores", store), error.field), error.problem);
 }
 
+/** @typedef {{ route: string, store: string, probe: import("../src/features/accuracy/probe.js").AccuracyProbe }} AccuracyProbeEntry */
+
 /**
  * createLimiterFactory returns the gateway's limiterFactory(rules, { route }) on sluice's host:
  * `stores` are the configuration's store options ({ durable, kv }), `clock` the time in milliseconds
@@ -46,10 +49,12 @@ function configError(error, rules, route, store) {
  * must share one store; rules are registered by their stable id, so limiters made for different
  * subsets of a route's rules share each rule's counts. Throws ConfigError naming the field for what
  * the host refuses when a limiter is built (e.g. key tables beyond the isolate's memory).
- * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number }} [options]
+ * `accuracy` ({ sample, binding }, or null) gives every memory and KV limiter a probe measuring it
+ * against exact counting (features/accuracy/probe.js); each probe is pushed to `probes`.
+ * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number; accuracy?: { sample: number; binding: string } | null; probes?: AccuracyProbeEntry[] }} [options]
  * @returns {import("./gateway.js").LimiterFactory}
  */
-export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
+export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = null, probes = [] } = {}) {
   // Rules of one route with the same key share one key function, so it runs once per request.
   const keyFunctions = new Map();
   function keyFunction(rule, route) {
@@ -61,6 +66,13 @@ export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
       keyFunctions.set(id, key);
     }
     return key;
+  }
+
+  // One probe per route and store: `probes` collects them for the gateway's /metrics.
+  function probeFor(route, store) {
+    const probe = accuracyProbe(/** @type {any} */ (accuracy));
+    probes.push({ route: route.prefix, store, probe });
+    return probe;
   }
 
   return function limiterFactory(rules, { route }) {
@@ -80,6 +92,8 @@ export function createLimiterFactory({ stores = {}, clock = nowMs } = {}) {
       })),
       clock,
       ...(store === "memory" ? {} : { store, ...stores[store] }),
+      // Approximate stores are measured against exact counting when the configuration asks (accuracy).
+      ...(accuracy !== null && (store === "memory" || store === "kv") ? { accuracy: probeFor(route, store) } : {}),
     };
     try {
       return createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));

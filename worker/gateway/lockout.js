@@ -90,6 +90,8 @@ function createGuard(entries) {
         verdict.event = attempt.allowed ? "admitted" : rule.mode === "enforce" ? "denied" : "would_have_denied";
         verdict.store = attempt.store;
         verdict.fallback = attempt.store !== null && attempt.store !== rule.store;
+        // The account, as the dashboard lists locked ones (redacted there unless showKeys).
+        if (typeof attempt.account === "string") verdict.key = `account:${attempt.account}`;
       }
       if (!attempt.allowed && rule.mode === "enforce") {
         return { response: attempt.reason === "missing_account" ? missingAccountResponse() : engine.refusedResponse(attempt), attempts };

@@ -11,6 +11,7 @@ import { executionContextOf } from "./engine/execution-context.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
 export { SluiceConfigError } from "./engine/errors.js";
+export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 export { concurrency } from "./features/concurrency/hono.js";

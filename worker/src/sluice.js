@@ -13,6 +13,7 @@ export { createKvStore } from "./stores/kv.js";
 export { createRedisStore } from "./stores/redis.js";
 export { createFallbackChain } from "./stores/chain.js";
 export { SluiceConfigError } from "./engine/errors.js";
+export { accuracyProbe } from "./features/accuracy/probe.js";
 export { createLockout } from "./features/lockout/lockout.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 
@@ -37,6 +38,9 @@ export { jsonField, normalizeAccount } from "./http/account.js";
 /** @typedef {import("./http/keys.js").KeyPart} KeyPart */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeySource<Args>} KeySource */
 /** @typedef {import("./engine/isolate.js").IsolateStats} IsolateStats */
+/** @typedef {import("./features/accuracy/probe.js").AccuracyProbe} AccuracyProbe */
+/** @typedef {import("./features/accuracy/probe.js").AccuracyCounters} AccuracyCounters */
+/** @typedef {import("./features/accuracy/probe.js").AccuracyOptions} AccuracyOptions */
 /** @typedef {import("./stores/registry.js").StoreStats} StoreStats */
 /** @typedef {import("./stores/memory.js").MemoryStore} MemoryStore */
 /** @typedef {import("./stores/durable.js").DurableStore} DurableStore */

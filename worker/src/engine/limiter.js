@@ -140,7 +140,11 @@ export function createEngine(options, surface) {
     let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
     if (isPromise(outcome)) outcome = await outcome;
     const decision = decide(outcome, checkedRules, keys);
-    if (!peek) countDecision(decision);
+    if (!peek) {
+      countDecision(decision);
+      // The accuracy probe compares what was decided with exact counting, in the background.
+      settings.accuracy?.observe(checks, outcome, env, ctx);
+    }
     return decision;
   }
 

@@ -70,6 +70,8 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  *   "shadow", decision.wouldDeny what enforcing would have done). Default "enforce".
  * @property {number} [rollout] With mode "enforce": the share of keys enforced, from 0 to 1; the rest run in
  *   shadow. Which keys is stable (a hash of the first rule's name and key), as in the gateway. Default 1.
+ * @property {import("../features/accuracy/probe.js").AccuracyProbe} [accuracy] A probe from accuracyProbe({ sample }): checks a
+ *   share of the keys against exact counting in the background and counts how often this limiter agreed (docs/accuracy.md).
  */
 
 /**
@@ -125,6 +127,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {"enforce" | "shadow"} mode
  * @property {number} rollout
  * @property {boolean} dynamic Whether some rule's limit is a function (the policy header is then per decision).
+ * @property {import("../features/accuracy/probe.js").AccuracyProbe | null} accuracy
  */
 
 /**
@@ -150,7 +153,7 @@ const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
 const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
-const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout"];
+const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
 /** The most distinct values one rule's limit function may return (each is a rule in the core, which holds 64). */
 export const MAX_LIMIT_VALUES = 8;
 /**
@@ -515,5 +518,16 @@ export function normalizeOptions(options, surface) {
     store,
     bypass: normalizeBypass(options.bypass),
     clock: optionalFunction(options.clock, "clock") ?? nowMs,
+    accuracy: accuracyOption(options.accuracy),
   });
+}
+
+// `accuracy`: a probe from accuracyProbe() (features/accuracy/probe.js), taken as a value so that the
+// engine does not import it.
+function accuracyOption(value) {
+  if (value === undefined) return null;
+  if (value === null || typeof value !== "object" || typeof value.observe !== "function") {
+    throw new SluiceConfigError("accuracy", `must be a probe built by accuracyProbe({ sample }); got ${describe(value)}`);
+  }
+  return value;
 }
