@@ -213,3 +213,25 @@ test("leases over compare-and-set: 4 isolates decide a hot key mostly from lease
     console.log(`${algorithm}: below the limit ${warm.local}/240 from leases in ${warm.roundTrips} round trips; at the limit ${hot.admitted} of 100 admitted`);
   }
 });
+
+test("a call that never lets go of its keys (its request cancelled) is overtaken after its bound, and counted", async () => {
+  const { KeyTurns } = await import("../../worker/src/stores/redis-batches.js");
+  const turns = new KeyTurns(10, () => 50);
+  const ran = [];
+  // The first batch's work never settles and never releases: a request workerd cancelled mid-call.
+  turns.join(["k"], "stuck", () => new Promise(() => {}));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  // Requests that come meanwhile form one batch behind it, which goes once the bound has passed.
+  const done = new Promise((resolve) => {
+    for (const name of ["a", "b", "c"]) {
+      turns.join(["k"], name, async (requests, release) => {
+        release();
+        ran.push(requests);
+        resolve();
+      });
+    }
+  });
+  await done;
+  assert.deepEqual(ran, [["a", "b", "c"]]);
+  assert.equal(turns.overdue, 1);
+});
