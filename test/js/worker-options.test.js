@@ -211,6 +211,7 @@ test("store: 'redis' builds with its defaults: secrets from env, no fallback, fa
     lateApplied: 0,
     undone: 0,
     undoMissed: 0,
+    overdue: 0,
   });
   assert.equal(built[0].durable, null);
   assert.throws(() => rateLimit({ ...valid, store: "redis", shards: 2 }), /shards applies to store 'durable', not 'redis'/);

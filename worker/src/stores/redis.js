@@ -113,6 +113,8 @@ const UNDO_ATTEMPTS = 3;
  * @property {number} lateApplied Of those, calls that landed (their requests were charged).
  * @property {number} undone Charges of given-up requests taken back (takeBack: the chain had denied them).
  * @property {number} undoMissed Charges takeBack could not take back (another isolate wrote over the call's write first).
+ * @property {number} overdue Calls that went while the call ahead still held their keys past its bound (in workerd: a
+ *   request cancelled mid-call never lets go).
  */
 /**
  * The exact store over Redis (Upstash REST protocol). Decisions are taken at Redis's time; decide and
@@ -200,7 +202,7 @@ export function createRedisStore(options = {}) {
     keyCapacity: SCRATCH_KEYS_PER_RULE,
   }));
   /** @type {RedisStoreCounters} */
-  const counters = {
+  const counters = /** @type {RedisStoreCounters} */ ({
     decisions: 0,
     batches: 0,
     roundTrips: 0,
@@ -213,11 +215,12 @@ export function createRedisStore(options = {}) {
     lateApplied: 0,
     undone: 0,
     undoMissed: 0,
-  };
+  });
   /** @type {Map<string, string>} Redis key -> the last value seen ("" for absent), least recently used first */
   const cache = new Map();
   /** @type {KeyTurns<Waiting>} */
   const turns = new KeyTurns(MAX_BATCH, () => batchBoundMs(client?.url ?? ""));
+  Object.defineProperty(counters, "overdue", { get: () => turns.overdue, enumerable: true });
   const givenUp = new GivenUpCalls();
   /** @type {{ url: string, token: string, rest: UpstashRestClient } | null} */
   let client = null;
