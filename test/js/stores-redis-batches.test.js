@@ -204,7 +204,9 @@ test("leases over compare-and-set: 4 isolates decide a hot key mostly from lease
     const warm = await run(`leased-warm-${algorithm}`, algorithm, 1000);
     assert.equal(warm.admitted, 240);
     assert.ok(warm.local >= 200, `${algorithm}: ${warm.local} of 240 decided from leases`);
-    assert.ok(warm.roundTrips <= 240 / 4, `${algorithm}: ${warm.roundTrips} round trips for 240 decisions`);
+    // At most a third of a round trip per decision (without leases: about 2.5). Background refills
+    // (leases.js asks for a warm key's next lease before it runs out) are round trips too.
+    assert.ok(warm.roundTrips <= 240 / 3, `${algorithm}: ${warm.roundTrips} round trips for 240 decisions`);
     // At the limit: never beyond it (lent units are charged when lent), and little is stranded.
     const hot = await run(`leased-hot-${algorithm}`, algorithm, 100);
     assert.ok(hot.admitted <= 100, `${algorithm}: ${hot.admitted} admitted of 100`);

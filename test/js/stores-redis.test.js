@@ -106,7 +106,8 @@ describe("Redis store across isolates", () => {
     const leased = outcomes.filter((o) => o.lease === true).length;
     assert.ok(leased >= admitted / 2, `${leased} of ${admitted} admissions from leases`);
     // The denials past the limit are answered from each isolate's memory of Redis's denial (preFilter).
-    assert.ok(bridge.requests - requestsBefore <= 64, `${bridge.requests - requestsBefore} round trips for 160 decisions`);
+    // At most half a round trip per decision (without leases: about 2.5, each isolate racing the others).
+    assert.ok(bridge.requests - requestsBefore <= 80, `${bridge.requests - requestsBefore} round trips for 160 decisions`);
     console.log(`leased: ${admitted} admitted of 50, ${leased} from leases, ${bridge.requests - requestsBefore} round trips for 160 decisions`);
   });
 
