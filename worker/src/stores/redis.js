@@ -92,7 +92,7 @@ const DELETE = "-";
 // The learnt timeout's settings for Redis (round-trip.js's defaults, but for the first call): an
 // isolate's first call to the REST URL opens a TLS connection (two or three round trips) and may find
 // the script not loaded (EVALSHA, then EVAL), so it takes up to five round trips: 2.5 s holds a Redis
-// 250 ms +-20 % away, where round-trip.js's 1 s would give it up and fall back.
+// 250 ms +-20 % away, where round-trip.js's 1 s would give it up (a denial, by default).
 const REDIS_ROUND_TRIP = Object.freeze({ initialTimeoutMs: 2500 });
 // The longest a request waits for its decision when timeoutMs is Infinity (10 minutes).
 const MAX_WAIT_MS = 600_000;
@@ -147,8 +147,8 @@ const UNDO_ATTEMPTS = 3;
  * @property {number} [maxCachedKeys] How many keys' last states the isolate remembers. Default 10000.
  * @property {number} [timeoutMs] Give a script call up after this long from its send (Infinity: wait). Default: learnt
  *   per REST URL from the measured round trips (`roundTrip`).
- * @property {RoundTripOptions} [roundTrip] The learnt timeout's settings. Default { initialTimeoutMs: 2500, floorMs: 50,
- *   minTimeoutMs: 100, maxTimeoutMs: 3000 }.
+ * @property {RoundTripOptions} [roundTrip] The learnt timeout's settings. Default { initialTimeoutMs: 2500, floorMs: 200,
+ *   minTimeoutMs: 300, maxTimeoutMs: 5000 } (round-trip.js's, but for the first call).
  * @property {typeof fetch} [fetch] The fetch function. Default globalThis.fetch.
  * @property {() => number} [clock] This isolate's clock (ms since the epoch). Default: the wall clock.
  */
