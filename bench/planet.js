@@ -15,6 +15,10 @@ import { seededRandom } from "../worker/src/testing/geography.js";
 import { loadAverageNow } from "./lib/machine.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+// --only=per-user,hot,zipf,partition runs just those scenarios and prints them, leaving bench/planet.json alone.
+const onlyArg = process.argv.find((a) => a.startsWith("--only="));
+const only = onlyArg === undefined ? null : new Set(onlyArg.slice("--only=".length).split(","));
+const wanted = (name) => only === null || only.has(name);
 const PARTITION_MS = Number(process.argv.find((a) => a.startsWith("--partition-ms="))?.split("=")[1] ?? 30_000);
 
 const STORES = {
@@ -90,13 +94,15 @@ async function partition(planet) {
   const antipode = planet.regions.length - 1;
   const limiters = Object.entries(configs).map(([label, options], c) => ({ label, limiter: { name: `partition-${c}`, algorithm: "fixed-window", limit, windowSec: 60, options } }));
   const admitted = Object.fromEntries(limiters.map(({ label }) => [label, { total: {}, cutRegion: 0, cutDecisions: 0 }]));
+  let cut = false;
+  let cutRounds = 0;
   const oneSecond = (i) =>
     Promise.all(
       limiters.map(async ({ label, limiter }) => {
         const r = await planet.send(i, { op: "requests", limiter, keys: users });
         for (const [key, t] of Object.entries(r)) {
           admitted[label].total[key] = (admitted[label].total[key] ?? 0) + t.admitted;
-          if (i === antipode) {
+          if (i === antipode && cut) {
             admitted[label].cutRegion += t.admitted;
             admitted[label].cutDecisions += t.admitted + t.denied;
           }
@@ -106,12 +112,14 @@ async function partition(planet) {
   // Warm: every isolate has measured its round trip and (with leases) may hold one.
   await Promise.all(planet.regions.map((_, i) => oneSecond(i)));
   await planet.send(antipode, { op: "cutOff", ms: PARTITION_MS });
+  cut = true;
   const endAt = Date.now() + PARTITION_MS;
   await Promise.all(
     planet.regions.map(async (_, i) => {
       while (Date.now() < endAt) {
         const tick = new Promise((r) => setTimeout(r, 1000));
         await oneSecond(i);
+        if (i === antipode) cutRounds++;
         await tick;
       }
     }),
@@ -126,6 +134,7 @@ async function partition(planet) {
       maxAdmittedPerUser: Math.max(...perUser),
       admittedInCutRegion: admitted[label].cutRegion,
       decisionsInCutRegion: admitted[label].cutDecisions,
+      cutRegionRounds: cutRounds,
     };
   });
 }
@@ -138,13 +147,13 @@ const users = Array.from({ length: 50 }, (_, u) => `user-${u}`);
 const figures = [];
 try {
   for (const store of Object.keys(STORES)) {
-    figures.push(await scenario(planet, { name: "per-user", limit: 10, store, keysOf: () => Array(4).fill(users).flat(), waves: 4 }));
-    figures.push(await scenario(planet, { name: "hot key 2,000/min", limit: 2000, store, keysOf: () => Array(640).fill("hot"), waves: 16 }));
-    figures.push(await scenario(planet, { name: "zipf 1,000 keys", limit: 10, store, keysOf: (i) => zipfKeys(1000, 1000, 1.1, i + 1), waves: 10 }));
+    if (wanted("per-user")) figures.push(await scenario(planet, { name: "per-user", limit: 10, store, keysOf: () => Array(4).fill(users).flat(), waves: 4 }));
+    if (wanted("hot")) figures.push(await scenario(planet, { name: "hot key 2,000/min", limit: 2000, store, keysOf: () => Array(640).fill("hot"), waves: 16 }));
+    if (wanted("zipf")) figures.push(await scenario(planet, { name: "zipf 1,000 keys", limit: 10, store, keysOf: (i) => zipfKeys(1000, 1000, 1.1, i + 1), waves: 10 }));
   }
-  const partitioned = await partition(planet);
+  const partitioned = wanted("partition") ? await partition(planet) : [];
   const result = { startedAt, loadAverage: load, regions: REGIONS, jitter: 0.2, partitionMs: PARTITION_MS, figures, partition: partitioned };
-  writeFileSync(resolve(root, "bench/planet.json"), `${JSON.stringify(result, null, 2)}\n`);
+  if (only === null) writeFileSync(resolve(root, "bench/planet.json"), `${JSON.stringify(result, null, 2)}\n`);
   for (const f of figures) {
     console.log(`\n${f.scenario}, ${f.store}: at most ${f.maxAdmittedPerKey} admitted per key (limit ${f.limit}), ${f.overAdmitted} over in all`);
     console.log("region    rtt  decisions admitted waited  p50  p99  round trips/1000");
@@ -155,7 +164,7 @@ try {
   }
   console.log(`\npartition of ${REGIONS.at(-1).name} for ${PARTITION_MS / 1000} s (20 users, limit 10 each):`);
   for (const p of partitioned) {
-    console.log(`${p.fallback.padEnd(40)} over-admitted ${String(p.overAdmitted).padStart(4)} (max ${p.maxAdmittedPerUser} per user); cut-off region admitted ${p.admittedInCutRegion} of ${p.decisionsInCutRegion}`);
+    console.log(`${p.fallback.padEnd(40)} over-admitted ${String(p.overAdmitted).padStart(4)} (max ${p.maxAdmittedPerUser} per user); cut-off region admitted ${p.admittedInCutRegion} of ${p.decisionsInCutRegion} while cut off (${p.cutRegionRounds} rounds)`);
   }
 } finally {
   await planet.dispose();

@@ -89,6 +89,16 @@ describe("late answers", () => {
     assert.deepEqual([chain.counters.late.agreed, primary.takenBack.length], [1, 0]);
   });
 
+  test("a late peek charged nothing: nothing is taken back", async () => {
+    const primary = heldPrimary();
+    const ctx = background();
+    const chain = createFallbackChain({ primary, failMode: "closed", preFilter: false, log: () => {} });
+    await chain.decide(CHECKS, { nowMs: T0, ctx, peek: true });
+    primary.held[0].resolve(decision(true, "durable"));
+    await ctx.settled();
+    assert.deepEqual([primary.takenBack.length, chain.counters.late.undoMissed, chain.counters.late.agreed], [0, 0, 1]);
+  });
+
   test("a call that never answers is counted unanswered once its late window ends, and fails the breaker then", async () => {
     const primary = heldPrimary();
     const ctx = background();

@@ -359,7 +359,8 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       const { outcome } = /** @type {{ outcome: Outcome }} */ (result);
       counters.late.answered++;
       breaker?.succeeded();
-      if (outcome.allowed === answered.allowed) {
+      // A peek charged nothing: nothing to reconcile.
+      if (decideOptions.peek === true || outcome.allowed === answered.allowed) {
         counters.late.agreed++;
       } else if (outcome.allowed) {
         // The object charged a request the chain denied: take the charge back.

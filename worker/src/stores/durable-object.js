@@ -156,6 +156,9 @@ export class SluiceDurableObject extends DurableObject {
   /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null, generation: number }>} */
   #reserved = new Map();
   #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0 };
+  // Numbers reservations (and their ends) object-wide, so that an undo token names one reservation and
+  // never a later one of a key whose entry was dropped and made again.
+  #generations = 0;
   // When the sweep alarm is due (ms), or null when none is scheduled.
   /** @type {number | null} */
   #alarmAtMs = null;
@@ -329,7 +332,7 @@ export class SluiceDurableObject extends DurableObject {
     if (wanted === 0) return 0;
     const lease = this.#rules.core.lend(index, check.key, wanted, check.rule.windowMs, nowMs);
     entry.units = lease.units;
-    entry.generation++;
+    entry.generation = ++this.#generations;
     entry.expiresAtMs = lease.expiresAtMs;
     this.#counters.unitsReserved += lease.units;
     return lease.units;
@@ -361,7 +364,7 @@ export class SluiceDurableObject extends DurableObject {
       if (entry === undefined || entry.units === 0) continue;
       const back = this.#rules.core.giveBack(indices[i], key, entry.units, entry.expiresAtMs);
       entry.units = 0;
-      entry.generation++;
+      entry.generation = ++this.#generations;
       if (back > 0) this.persist(rule.id, key, indices[i], nowMs + this.#rules.core.peek(indices[i], key, 1, nowMs).resetMs);
     }
   }
@@ -424,13 +427,17 @@ export class SluiceDurableObject extends DurableObject {
       const current = index === undefined ? this.#storedState(token.rule, token.key) : this.#residentState(index, token.rule, token.key);
       const after = token.after;
       if (current === null || after === undefined || !sameBytes(current, after)) continue;
-      // A reservation this charge made must be untouched (nothing spent from it), and goes with it.
+      // A reservation this charge made must be untouched (nothing spent from it: spending leaves the
+      // core's state as it was, so only the reservation shows it), and goes with it. Without one, any
+      // reservation the key holds now was made after this charge, and changed the state: no match.
       const entry = this.#reserved.get(`${token.rule}\n${token.key}`);
-      if (entry !== undefined && entry.units > 0) {
-        const made = token.reservation;
-        if (made === undefined || made.generation !== entry.generation || made.units !== entry.units) continue;
+      const made = token.reservation;
+      if (made !== undefined) {
+        if (entry === undefined || made.generation !== entry.generation || made.units !== entry.units) continue;
         entry.units = 0;
-        entry.generation++;
+        entry.generation = ++this.#generations;
+      } else if (entry !== undefined && entry.units > 0) {
+        continue;
       }
       if (index !== undefined) {
         if (token.before === null || token.before === undefined) core.reset(index, token.key);
