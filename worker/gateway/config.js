@@ -7,6 +7,8 @@
 import { MAX_CHECKS_PER_CALL } from "../../wasm-bindings/sluice.js";
 import { normalizeResponseOptions } from "../src/engine/options.js";
 import { normalizeAccuracy } from "../src/features/accuracy/probe.js";
+import { createJwtVerifier } from "../src/http/jwt.js";
+import { createAccessList } from "../src/features/lists/access-list.js";
 import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
@@ -117,6 +119,8 @@ import {
  * @property {ResponsesInput} [responses]
  * @property {{ path: string; tokenSecret: string; dashboard?: boolean | Partial<DashboardSettings> }} [admin]
  * @property {{ binding: string }} [analytics]
+ * @property {import("../src/features/lists/access-list.js").AccessListOptions} [lists] Allow and deny lists of addresses, countries and ASNs.
+ * @property {import("../src/http/jwt.js").JwtOptions} [jwt] How jwt:<claim> key parts verify tokens (no `secret`: use secretBinding).
  * @property {{ sample: number; binding?: string }} [accuracy] Check this share of the keys of every memory and KV rule against exact counting (docs/accuracy.md).
  */
 /**
@@ -174,6 +178,8 @@ import {
  *   readonly admin: { readonly path: string; readonly tokenSecret: string; readonly dashboard: DashboardSettings | null } | null;
  *   readonly analytics: { readonly binding: string };
  *   readonly accuracy?: { readonly sample: number; readonly binding: string } | null;
+ *   readonly jwt?: import("../src/http/jwt.js").JwtOptions | null;
+ *   readonly lists?: import("../src/features/lists/access-list.js").AccessListOptions | null;
  * }} GatewayConfig
  */
 
@@ -202,7 +208,7 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // requests every other rule admitted.
 const STORE_ORDER = ["memory", "kv", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy"];
+const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "accuracy", "jwt", "lists"];
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
 const REMOTE_STORES = STORES.filter((store) => store !== "memory");
@@ -222,6 +228,8 @@ const UPSTREAM_FIELDS = [
 ];
 const AUTH_FIELDS = ["secret", "header", "scheme"];
 const ADMIN_FIELDS = ["path", "tokenSecret", "dashboard"];
+// What the configuration may set of http/jwt.js's options (`fetch` and `clock` are code, not configuration).
+const JWT_FIELDS = ["secretBinding", "keys", "jwksUrl", "algorithms", "audience", "issuer", "clockToleranceSec", "requireExp", "cookie", "jwksCacheMs"];
 const DASHBOARD_FIELDS = ["path", "binding", "reportIntervalMs", "showKeys"];
 /** The dashboard's defaults (dashboard/): its path, its Durable Object binding, how often isolates report. */
 export const DASHBOARD_DEFAULTS = Object.freeze({ path: "/_sluice/dashboard", binding: "SLUICE_DASHBOARD", reportIntervalMs: 5000, showKeys: false });
@@ -528,6 +536,20 @@ function validateDashboard(raw, routes, adminPath) {
   return Object.freeze({ path, binding, reportIntervalMs, showKeys: settings.showKeys });
 }
 
+// `jwt`: how jwt:<claim> key parts verify tokens (http/jwt.js's options, minus the code-only ones),
+// required when a rule keys by a claim. Checked by building a verifier, so the messages are the library's.
+function validateJwt(raw, routes) {
+  const user = routes.flatMap((route) => route.rules.map((rule, i) => ({ route, rule, i }))).find(({ rule }) => (rule.key ?? []).some((part) => part.startsWith("jwt:")));
+  if (raw === undefined) {
+    if (user !== undefined) throw new ConfigError(`routes[${user.route.index}].rules[${user.i}].key`, "keys by a JWT claim: the top-level `jwt` settings (how tokens are verified) are missing");
+    return null;
+  }
+  const settings = expectObject(raw, "jwt");
+  expectKnownFields(settings, "jwt", JWT_FIELDS);
+  hostValidated("", () => createJwtVerifier(settings));
+  return Object.freeze(structuredClone(settings));
+}
+
 function validateAnalytics(raw) {
   if (raw === undefined) return Object.freeze({ binding: DEFAULT_ANALYTICS_BINDING });
   expectObject(raw, "analytics");
@@ -567,6 +589,9 @@ export function validateConfig(raw, source = "configuration") {
       analytics: validateAnalytics(raw.analytics),
       // How far memory and KV rules are from exact (features/accuracy/probe.js): null when off.
       accuracy: raw.accuracy === undefined ? null : Object.freeze(hostValidated("", () => normalizeAccuracy(raw.accuracy))),
+      jwt: validateJwt(raw.jwt, routes),
+      // Allow and deny lists (features/lists/access-list.js), checked as the library checks them.
+      lists: raw.lists === undefined ? null : (hostValidated("lists", () => createAccessList(raw.lists)), Object.freeze(structuredClone(raw.lists))),
     }));
     validated.add(config);
     return config;

@@ -5,6 +5,7 @@ export const GatewayError = Object.freeze({
   NO_ROUTE: { status: 404, code: "sluice_no_route", error: "no route for this path" },
   METHOD_NOT_ALLOWED: { status: 405, code: "sluice_method_not_allowed", error: "method not allowed on this route" },
   BAD_PATH: { status: 400, code: "sluice_bad_path", error: "path refused" },
+  DENIED_BY_LIST: { status: 403, code: "sluice_denied", error: "forbidden" },
   BODY_TOO_LARGE: { status: 413, code: "sluice_body_too_large", error: "request body too large" },
   RATE_LIMITED: { status: 429, code: "sluice_rate_limited", error: "too many requests" },
   UPSTREAM_TIMEOUT: { status: 504, code: "sluice_upstream_timeout", error: "upstream did not answer in time" },

@@ -38,6 +38,7 @@ import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
 import { decide } from "./decide.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { createLimiterFactory } from "./limiter.js";
+import { createAccessList } from "../src/features/lists/access-list.js";
 import { createRouteLockouts } from "./lockout.js";
 import { defaultLog, logRules, newLogRecord, requestDecision } from "./log.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -112,7 +113,7 @@ export function createGateway(config, options = {}) {
   if (typeof now !== "function") throw new TypeError("createGateway: options.now must be a function returning the time in milliseconds");
   /** @type {import("./limiter.js").AccuracyProbeEntry[]} */
   const probes = [];
-  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes });
+  const limiterFactory = options.limiterFactory ?? createLimiterFactory({ stores: gatewayConfig.stores, clock: now, accuracy: gatewayConfig.accuracy ?? null, probes, jwt: gatewayConfig.jwt ?? null });
   if (typeof limiterFactory !== "function") {
     throw new TypeError("createGateway: options.limiterFactory must be a function (rules, { route }) -> { limit(request, env, ctx) }");
   }
@@ -120,6 +121,7 @@ export function createGateway(config, options = {}) {
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
   const { routes, responses, admin, analytics } = gatewayConfig;
   const match = createRouter(routes);
+  const lists = gatewayConfig.lists ? createAccessList(gatewayConfig.lists) : null;
   const dashboard = admin?.dashboard ?? null;
   const reporter = dashboard === null || admin === null ? null : new DashboardReporter(dashboard, admin.tokenSecret);
   // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
@@ -148,7 +150,7 @@ export function createGateway(config, options = {}) {
   let lockoutsFor;
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
   const webSocketProxies = routes.map((route) =>
-    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route) : compose(...parts.map((part) => keyPart(part, route))))),
+    route.websocket === null ? null : createWebSocketProxy(/** @type {any} */ (route), (parts) => (parts.length === 1 ? keyPart(parts[0], route, gatewayConfig.jwt ?? null) : compose(...parts.map((part) => keyPart(part, route, gatewayConfig.jwt ?? null))))),
   );
   try {
     for (const route of routes) for (const group of route.storeGroups) limiterForRoute[route.index](group);
@@ -176,6 +178,9 @@ export function createGateway(config, options = {}) {
     if (!route.methods.includes(request.method)) {
       return refuse(GatewayError.METHOD_NOT_ALLOWED, record, undefined, { allow: route.methods.join(", ") });
     }
+    // The deny list refuses before anything is counted; the allow list skips the route's rules.
+    const listed = lists === null ? null : lists.match(request);
+    if (listed?.list === "deny") return refuse(GatewayError.DENIED_BY_LIST, record, `on the deny list (${listed.by})`);
     const target = upstreamTarget(route.upstream, remainder, url.search);
     if (target.problem !== undefined) return refuse(GatewayError.BAD_PATH, record, `path refused: ${target.problem}`);
     if (declaresTooLarge(request, route.upstream.maxBodyBytes)) {
@@ -197,12 +202,17 @@ export function createGateway(config, options = {}) {
     let verdict;
     /** @type {{ guard: import("./lockout.js").RouteLockoutGuard, response: Response | null, attempts: any[] } | null} */
     let lockout = null;
+    const allowListed = listed?.list === "allow";
+    if (allowListed) {
+      metrics.countListAllowed(route.index);
+      record.decision = "allow_list";
+    }
     try {
-      verdict = await decide(route, limiterForRoute[route.index], request, env, ctx);
+      verdict = allowListed ? null : await decide(route, limiterForRoute[route.index], request, env, ctx);
       // Lockout rules (lockout.js), once the rate limits admitted the attempt (the dev bypass skips them too).
-      const guard = lockoutsFor(route);
-      if (guard !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
-      else if (guard !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
+      const guard = verdict === null ? null : lockoutsFor(route);
+      if (guard !== null && verdict !== null && verdict.blocked) guard.unchecked(verdict.verdicts);
+      else if (guard !== null && verdict !== null && verdict.bypassHeaders === null) lockout = { guard, ...(await guard.check(request, env, ctx, verdict.verdicts)) };
     } catch (error) {
       // The host's stores refuse an unbound binding too (a limiterFactory of one's own may reach one
       // the check above does not know): a misconfiguration, answered as one. Only the field is

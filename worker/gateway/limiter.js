@@ -8,12 +8,18 @@
 //   route          the configured route prefix, never the request path: varying the path cannot
 //                  multiply a client's budget
 //   apiKey:<name>  the value of request header <name>
+//   cf:<field>     a field of request.cf Cloudflare sets (country, asn, colo, botScore, ja3, ja4, ...)
+//   cookie:<name>, query:<name>   a cookie's or query parameter's value (sent twice: one shared key)
+//   jwt:<claim>    a claim of the bearer token, verified with the configuration's `jwt` settings
+//                  (http/jwt.js); no valid token: the part is "unknown", shared by all such requests
 // Several parts are composed into one key ("ip:192.0.2.1|route:/data").
 
 import { nowMs } from "../src/engine/clock.js";
 import { SluiceConfigError } from "../src/engine/errors.js";
 import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../src/http/keys.js";
 import { createGatewayLimiter } from "../src/engine/limiter.js";
+import { cf, cookie, query } from "../src/http/characteristics.js";
+import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
@@ -21,11 +27,32 @@ const clientIp = ip();
 const userOrIp = firstOf(user(bearerToken), clientIp);
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 
-/** keyPart is the key function of one validated key part of `route` (also the WebSocket limits'). */
-export function keyPart(part, route) {
+// The verified-claim key functions, one per claim and `jwt` settings (their caches of keys and tokens).
+/** @type {WeakMap<object, Map<string, import("../src/http/keys.js").KeyHelper>>} */
+const claimKeys = new WeakMap();
+
+/**
+ * keyPart is the key function of one validated key part of `route` (also the WebSocket limits').
+ * `jwt` is the configuration's jwt settings (validated), needed by jwt:<claim> parts.
+ * @param {string} part @param {{ prefix: string }} route @param {import("../src/http/jwt.js").JwtOptions | null} [jwt]
+ */
+export function keyPart(part, route, jwt = null) {
   if (part === "ip") return clientIp;
   if (part === "user") return userOrIp;
   if (part === "route") return fixedRoute(route.prefix);
+  const colon = part.indexOf(":");
+  const [kind, name] = [part.slice(0, colon), part.slice(colon + 1)];
+  if (kind === "cf") return cf(/** @type {any} */ (name));
+  if (kind === "cookie") return cookie(name);
+  if (kind === "query") return query(name);
+  if (kind === "jwt") {
+    if (jwt === null) throw new ConfigError("jwt", `is needed by the key part ${JSON.stringify(part)}: how tokens are verified`);
+    let byClaim = claimKeys.get(jwt);
+    if (byClaim === undefined) claimKeys.set(jwt, (byClaim = new Map()));
+    let helper = byClaim.get(name);
+    if (helper === undefined) byClaim.set(name, (helper = verifiedClaim(name, jwt)));
+    return helper;
+  }
   return apiKey(part.slice("apiKey:".length));
 }
 
@@ -51,17 +78,17 @@ function configError(error, rules, route, store) {
  * the host refuses when a limiter is built (e.g. key tables beyond the isolate's memory).
  * `accuracy` ({ sample, binding }, or null) gives every memory and KV limiter a probe measuring it
  * against exact counting (features/accuracy/probe.js); each probe is pushed to `probes`.
- * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number; accuracy?: { sample: number; binding: string } | null; probes?: AccuracyProbeEntry[] }} [options]
+ * @param {{ stores?: import("./config.js").StoresInput; clock?: () => number; accuracy?: { sample: number; binding: string } | null; probes?: AccuracyProbeEntry[]; jwt?: import("../src/http/jwt.js").JwtOptions | null }} [options]
  * @returns {import("./gateway.js").LimiterFactory}
  */
-export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = null, probes = [] } = {}) {
+export function createLimiterFactory({ stores = {}, clock = nowMs, accuracy = null, probes = [], jwt = null } = {}) {
   // Rules of one route with the same key share one key function, so it runs once per request.
   const keyFunctions = new Map();
   function keyFunction(rule, route) {
     const id = `${route.index}\u0000${rule.key.join("\u0000")}`;
     let key = keyFunctions.get(id);
     if (key === undefined) {
-      const parts = rule.key.map((part) => keyPart(part, route));
+      const parts = rule.key.map((part) => keyPart(part, route, jwt));
       key = parts.length === 1 ? parts[0] : compose(...parts);
       keyFunctions.set(id, key);
     }

@@ -52,6 +52,7 @@ export const REFUSALS = /** @type {const} */ ([
   "sluice_bad_path",
   "sluice_misconfigured",
   "sluice_body_too_large",
+  "sluice_denied",
 ]);
 Object.freeze(REFUSALS);
 
@@ -70,6 +71,7 @@ export class GatewayMetrics {
       })),
       upstreamFailures: new Float64Array(UPSTREAM_FAILURES.length),
       limiterErrors: 0,
+      listAllowed: 0,
     }));
     this.refusals = new Float64Array(REFUSALS.length);
     this.analyticsErrors = 0;
@@ -98,6 +100,11 @@ export class GatewayMetrics {
   /** @param {number} routeIndex @param {string} failure One of UPSTREAM_FAILURES. */
   countUpstreamFailure(routeIndex, failure) {
     this.routes[routeIndex].upstreamFailures[UPSTREAM_FAILURES.indexOf(/** @type {any} */ (failure))] += 1;
+  }
+
+  /** Counts a request of the allow list, which skipped the route's rules. @param {number} routeIndex */
+  countListAllowed(routeIndex) {
+    this.routes[routeIndex].listAllowed += 1;
   }
 
   /** @param {number} routeIndex */
@@ -154,8 +161,14 @@ export class GatewayMetrics {
       samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.limiterErrors })),
     });
     families.push({
+      name: "sluice_list_allowed_total",
+      help: "Requests on the allow list (lists.allow), which skipped the route's rules.",
+      type: "counter",
+      samples: this.routes.map((route) => ({ labels: { route: route.prefix }, value: route.listAllowed })),
+    });
+    families.push({
       name: "sluice_refused_total",
-      help: "Requests the gateway answered itself instead of forwarding them (no route, wrong method, refused path, missing secret, body too large).",
+      help: "Requests the gateway answered itself instead of forwarding them (no route, wrong method, refused path, missing secret, body too large, on the deny list).",
       type: "counter",
       samples: REFUSALS.map((code, i) => ({ labels: { code }, value: this.refusals[i] })),
     });

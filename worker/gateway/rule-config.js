@@ -5,6 +5,7 @@
 import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { normalizeRuleSpec } from "../src/engine/options.js";
 import { MODES } from "../src/engine/mode.js";
+import { CF_FIELDS } from "../src/http/characteristics.js";
 import {
   ConfigError,
   HEADER_DESCRIPTION,
@@ -21,7 +22,7 @@ import {
 } from "./validate.js";
 
 export const STORES = Object.freeze(["memory", "durable", "kv"]);
-export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>"]);
+export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>", "cf:<field>", "cookie:<name>", "query:<name>", "jwt:<claim>"]);
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
@@ -32,6 +33,7 @@ const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout"];
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const RULE_NAME_DESCRIPTION = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit";
 const API_KEY_PART = /^apiKey:(.*)$/;
+const CHARACTERISTIC_PART = /^(cf|cookie|query|jwt):/;
 
 // A key is one part or a list of parts; parts combine into one key (ip + route: per client per route).
 export function validateKey(raw, path) {
@@ -47,6 +49,8 @@ export function validateKey(raw, path) {
       canonical = `apiKey:${header.toLowerCase()}`;
     } else if (NAMED_KEY_PARTS.includes(part)) {
       canonical = part;
+    } else if (CHARACTERISTIC_PART.test(part)) {
+      canonical = validateCharacteristic(part, partPath);
     } else {
       throw new ConfigError(partPath, `must be one of ${KEY_PARTS.join(", ")}; got ${show(part)}`);
     }
@@ -86,4 +90,15 @@ export function validateRule(raw, path) {
 /** Two rules that would share limiter state (same name) must be the same rule. */
 export function sameRule(a, b) {
   return a.kind === b.kind && a.id === b.id && a.keyCapacity === b.keyCapacity && a.store === b.store && a.key.join("+") === b.key.join("+");
+}
+
+// cf:<field> (request.cf, set by Cloudflare), cookie:<name>, query:<name>, jwt:<claim> (a claim of the
+// token verified with the configuration's `jwt` settings): checked as the library's helpers check them
+// (http/characteristics.js, http/jwt.js), so the error names the configuration's field.
+function validateCharacteristic(part, path) {
+  const [kind, name] = [part.slice(0, part.indexOf(":")), part.slice(part.indexOf(":") + 1)];
+  if (kind === "cf" && !Object.hasOwn(CF_FIELDS, name)) throw new ConfigError(path, `cf:<field> takes one of ${Object.keys(CF_FIELDS).join(", ")}; got ${show(part)}`);
+  if ((kind === "cookie" || kind === "query") && !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/.test(name)) throw new ConfigError(path, `${kind}:<name> takes a cookie or parameter name; got ${show(part)}`);
+  if (kind === "jwt" && !/^[A-Za-z0-9_.:-]{1,64}$/.test(name)) throw new ConfigError(path, `jwt:<claim> takes a claim name; got ${show(part)}`);
+  return `${kind}:${name}`;
 }

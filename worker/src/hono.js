@@ -10,6 +10,9 @@ import { limitedResponse } from "./http/responses.js";
 import { executionContextOf } from "./engine/execution-context.js";
 
 export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
+export { cf, cookie, query } from "./http/characteristics.js";
+export { verifiedClaim } from "./http/jwt.js";
+export { accessList } from "./features/lists/hono.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";

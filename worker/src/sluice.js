@@ -5,6 +5,9 @@ export { createLimiter } from "./engine/limiter.js";
 export { createConcurrencyLimiter } from "./features/concurrency/limiter.js";
 export { ChunkLimitError, createMessageLimiter, limitChunks, limitMessages } from "./features/websocket/message-limit.js";
 export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
+export { cf, cookie, query } from "./http/characteristics.js";
+export { verifiedClaim } from "./http/jwt.js";
+export { createAccessList } from "./features/lists/access-list.js";
 export { isolateStats } from "./engine/isolate.js";
 export { storeStats } from "./stores/registry.js";
 export { createMemoryStore } from "./stores/memory.js";
@@ -32,6 +35,9 @@ export { jsonField, normalizeAccount } from "./http/account.js";
 /** @typedef {import("./features/websocket/message-limit.js").MessageGate} MessageGate */
 /** @typedef {import("./features/websocket/message-limit.js").GateSnapshot} GateSnapshot */
 /** @typedef {import("./http/keys.js").IpOptions} IpOptions */
+/** @typedef {import("./http/jwt.js").JwtOptions} JwtOptions */
+/** @typedef {import("./features/lists/access-list.js").AccessListOptions} AccessListOptions */
+/** @typedef {import("./features/lists/access-list.js").ListMatch} ListMatch */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeyFunction<Args>} KeyFunction */
 /** @typedef {import("./http/keys.js").KeyHelper} KeyHelper */
 /** @typedef {import("./http/keys.js").KeyInput} KeyInput */

@@ -56,7 +56,7 @@ function matchedRoutePattern(c) {
 
 // A Hono context carries the Request as c.req.raw; createLimiter passes the Request itself.
 /** @param {any} input @returns {Request} */
-function requestOf(input) {
+export function requestOf(input) {
   return input !== null && typeof input === "object" && input.req !== undefined && input.req.raw !== undefined
     ? input.req.raw
     : input;
@@ -70,7 +70,7 @@ function isHonoContext(input) {
 // "|" joins composed parts and "%" escapes: a value containing either is escaped, so no part's value
 // can pass for another part ("a|b" + "c" never equals "a" + "b|c").
 /** @param {string} text */
-function escapePart(text) {
+export function escapePart(text) {
   return /[%|]/.test(text) ? text.replace(/%/g, "%25").replace(/\|/g, "%7C") : text;
 }
 
@@ -83,7 +83,7 @@ function isPromise(value) {
 }
 
 /** @param {unknown} value @returns {string | undefined} */
-function textOf(value) {
+export function textOf(value) {
   if (value === undefined || value === null) return undefined;
   const text = typeof value === "string" ? value : String(value);
   return text === "" ? undefined : text;
