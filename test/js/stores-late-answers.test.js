@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 
 import { createFallbackChain } from "../../worker/src/stores/chain.js";
 import { resolveStore } from "../../worker/src/stores/registry.js";
+// Loaded, so that options may name store "durable" (sluice/stores/durable registers it).
+import "../../worker/src/stores/kinds/durable.js";
 import { decisionHeaders } from "../../worker/src/http/headers.js";
 import { SluiceConfigError } from "../../worker/src/engine/errors.js";
 

@@ -7,6 +7,10 @@ import { beforeEach, test } from "node:test";
 
 const { rateLimit, ip, apiKey, user, SluiceConfigError } = await import("../../worker/src/hono.js");
 const { createLimiter } = await import("../../worker/src/sluice.js");
+// Every remote store's module, loaded: options may then name them by string ("durable", "kv", "redis").
+await import("../../worker/src/stores/kinds/durable.js");
+await import("../../worker/src/stores/kinds/kv.js");
+await import("../../worker/src/stores/kinds/redis.js");
 const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 // Each test starts from a fresh isolate state: rules declared by one test do not count against the next.
@@ -184,9 +188,24 @@ test("store 'durable' with lease puts leases in front of the object; storeStats(
   const before = storeStats().length;
   rateLimit({ ...valid, name: "leased", store: "durable", lease: { leaseMs: 250 } });
   const [built] = storeStats().slice(before);
-  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000 });
-  assert.deepEqual(built.leases, { roundTrips: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0 });
+  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000, refill: true });
+  assert.deepEqual(built.leases, { roundTrips: 0, refills: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0, unitsPassedOn: 0 });
   assert.deepEqual(built.counters.decided, { durable: 0, failMode: 0 });
+});
+
+test("lease.locationHint puts a regional object between the isolate and the home: a hint or a function, named in storeStats()", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  const near = () => "weur";
+  rateLimit({ ...valid, name: "regional-a", store: "durable", lease: { locationHint: "oc" } });
+  rateLimit({ ...valid, name: "regional-b", store: "durable", lease: { locationHint: near } });
+  rateLimit({ ...valid, name: "regional-c", store: "durable", lease: { locationHint: () => "weur" } });
+  const built = storeStats().slice(before);
+  assert.equal(built.length, 3, "a different function is a different store");
+  assert.equal(built[0].lease.locationHint, "oc");
+  assert.match(built[1].lease.locationHint, /^function#\d+$/);
+  assert.notEqual(built[1].lease.locationHint, built[2].lease.locationHint);
+  assert.throws(() => rateLimit({ ...valid, store: "durable", lease: { locationHint: "mars" } }), (error) => error.name === "SluiceConfigError" && /lease\.locationHint/.test(error.message));
 });
 
 test("store: 'redis' builds with its defaults: secrets from env, no fallback, failMode closed, one Redis store per settings", async () => {
@@ -285,4 +304,26 @@ test("default key capacity keeps a sliding log's table bounded", async () => {
   assert.ok(log.keyCapacity < DEFAULT_KEY_CAPACITY, `${log.keyCapacity}`);
   assert.ok(tableBytes("sliding-log", 1000, log.keyCapacity) <= DEFAULT_TABLE_BYTES);
   assert.equal(log.id, "log|sliding-log|1000|60000|0");
+});
+
+test("an option another rate limiter spells differently is refused with sluice's spelling", () => {
+  const valid = { key: ip(), limit: 5, windowSec: 60 };
+  for (const [option, instead] of [
+    [{ max: 5 }, "did you mean limit?"],
+    [{ keyGenerator: () => "k" }, "did you mean key"],
+    [{ message: "slow down" }, "did you mean onLimited"],
+    [{ statusCode: 503 }, "did you mean onLimited"],
+    [{ standardHeaders: "draft-7" }, 'did you mean headers ("draft-6", "draft-7"'],
+    [{ windowsec: 60 }, "did you mean windowSec?"],
+    [{ timeout: 30 }, "did you mean timeoutMs?"],
+  ]) {
+    const [field] = Object.keys(option);
+    assert.throws(
+      () => rateLimit({ ...valid, ...option }),
+      (error) => error instanceof SluiceConfigError && error.field === field && error.message.includes(instead),
+      field,
+    );
+  }
+  // An option nobody spells so gets no guess.
+  assert.throws(() => rateLimit({ ...valid, flux: 1 }), (error) => error.field === "flux" && !error.message.includes("did you mean"));
 });

@@ -142,6 +142,21 @@ const conflicts: number = redis.counters.conflicts;
 createRedisStore({ clockToleranceMs: "1s" });
 export { conflicts, redisChain };
 
+// The remote stores as imported values (sluice/stores/*): their settings sit beside them, checked as
+// the names' are.
+import { durableStore } from "sluice/stores/durable";
+import { kvStore } from "sluice/stores/kv";
+import { redisStore } from "sluice/stores/redis";
+createLimiter({ key: ip(), limit: 5, windowSec: 60, store: durableStore, shards: "key", lease: true, timeoutMs: 30 });
+createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, fallback: ["memory"] });
+createLimiter({ key: ip(), limit: 10, windowSec: 60, store: redisStore, fallback: ["kv", "memory"] });
+// @ts-expect-error shards is the Durable Object's setting, not KV's
+createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, shards: 2 });
+// Redis lends too (leases over compare-and-set), but has no regional tier.
+createLimiter({ key: ip(), limit: 10, windowSec: 60, store: redisStore, lease: true });
+// @ts-expect-error lease is the Durable Object's and Redis's setting, not KV's
+createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, lease: true });
+
 // A fallback's decision says whether it weakened the primary's limit; storeStats() has the counters.
 declare const decided: Outcome;
 if (decided.fallback !== undefined) {

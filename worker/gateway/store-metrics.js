@@ -95,7 +95,8 @@ export function storeFamilies(stats) {
 
 // The lease counters (LeaseCounters, stores/leases.js) as families: counter -> [name, help].
 const LEASE_FAMILIES = {
-  roundTrips: ["sluice_lease_round_trips_total", "Calls a leased durable chain made to its object (to decide, to take or give back a lease)."],
+  roundTrips: ["sluice_lease_round_trips_total", "Calls a leased durable chain made to its object (to decide, to take or give back a lease), refills included."],
+  refills: ["sluice_lease_refills_total", "Calls that asked for a warm key's next lease in the background, before its lease ran out: no request waited on them."],
   leasedDecisions: ["sluice_lease_decisions_total", "Decisions a leased durable chain took in this isolate from a lease, with no round trip."],
   leasesGranted: ["sluice_lease_granted_total", "Leases the object granted to this isolate."],
   unitsLent: ["sluice_lease_units_lent_total", "Units those leases carried."],

@@ -25,7 +25,14 @@ import { LENDING_ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError, Status, WINDOW_LE
 import { nowMs as wallClockMs } from "../engine/clock.js";
 import { sameBytes } from "./bytes.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
+import { checkLeaseOptions } from "./leases.js";
+import { RegionalLender } from "./regional-lender.js";
 import { RuleCore } from "./rule-core.js";
+import { durableStore } from "./kinds/durable.js";
+import { registerStoreKind } from "./registry.js";
+
+// A Worker that exports this class is the one store "durable" needs: let its options name it.
+registerStoreKind(durableStore);
 
 /** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
 /** @import { StoreCheck } from "./store.js" */
@@ -47,7 +54,7 @@ import { RuleCore } from "./rule-core.js";
 /**
  * A lease lent with a decision (leases.js keeps it): units charged to the key, usable until
  * expiresAtMs on the object's clock, which is validForMs after the decision.
- * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number }} Lease
+ * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number, endsWithWindow: boolean }} Lease
  */
 /**
  * Unused units of a lease, given back.
@@ -79,6 +86,8 @@ const FLUSH_BATCH_CALLS = 8;
 const RESERVE_PERIOD_MS = 1000;
 const MAX_RESERVE_UNITS = 1000;
 const MAX_RESERVED_KEYS = 16_384;
+// The most stores (binding, name, shards, lease settings) one regional object lends on for.
+const MAX_REGIONAL_STORES = 64;
 // Only the window algorithms reserve (WINDOW_LENDING_ALGORITHMS): a bucket's lease holds back the
 // drain over the lease when the bucket is fuller than that (lease.hpp), and a sliding log's counts its
 // units until the lease's end plus a window, which for the object's own calls would deny real requests.
@@ -155,7 +164,10 @@ export class SluiceDurableObject extends DurableObject {
   // spent; usable until expiresAtMs, once `ready` (the flush that stores them) has resolved.
   /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null, generation: number }>} */
   #reserved = new Map();
-  #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0 };
+  // Stores this object lends on for as a regional object (decideInRegion), by their settings.
+  /** @type {Map<string, RegionalLender>} */
+  #lenders = new Map();
+  #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0, refills: 0 };
   // Numbers reservations (and their ends) object-wide, so that an undo token names one reservation and
   // never a later one of a key whose entry was dropped and made again.
   #generations = 0;
@@ -256,6 +268,101 @@ export class SluiceDurableObject extends DurableObject {
     const flushing = this.flushed();
     if (reserving) this.#awaitStored(checks, flushing);
     return flushing.then(() => outcome);
+  }
+
+  /**
+   * refill lends units of the checks' keys without deciding a request: an isolate asks for its next
+   * lease in the background while its current one still holds units (leases.js), so that a warm key
+   * never waits on a round trip. `giveBack` is taken back first, then `lend` { wanted, leaseMs } lends
+   * as decide's would (lease.hpp sizes it). Answers { leases, returned, resetMs } once the lent units
+   * are stored, so a restart still counts them.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ lend: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} options
+   * @returns {{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] } | Promise<{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] }>}
+   */
+  refill(checks, options) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    if (options === null || typeof options !== "object" || options.lend === null || typeof options.lend !== "object") {
+      throw new TypeError("refill needs options.lend { wanted, leaseMs }");
+    }
+    const nowMs = this.nowMs();
+    this.#counters.refills++;
+    const returned = options.giveBack === undefined ? null : this.#takeBack(options.giveBack, nowMs);
+    const indices = this.resident(checks);
+    const core = this.#rules.core;
+    this.#unreserve(checks, indices, nowMs);
+    const leases = this.#lend(checks, indices, options.lend, nowMs);
+    const resetMs = new Array(checks.length).fill(0);
+    for (let i = 0; i < checks.length; i++) {
+      resetMs[i] = core.peek(indices[i], checks[i].key, 1, nowMs).resetMs;
+      if (leases[i] !== null) this.persist(checks[i].rule.id, checks[i].key, indices[i], nowMs + resetMs[i]);
+    }
+    const answer = { leases, returned, resetMs };
+    if (this.#pending.size === 0) return answer;
+    return this.flushed().then(() => answer);
+  }
+
+  /**
+   * decideInRegion makes this object a regional one (regional-lender.js; docs/leases.md, "A regional
+   * tier"): it decides the request from the quota it borrowed of the keys' home object (`binding` in
+   * env, `name`, `shards`: where the isolate's store keeps them), else at the home object, and lends
+   * on to the caller (`lend`). `giveBack` returns units the caller did not use.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ binding: string, name: string, shards: number | "key", leaseMs: number, maxLeaseUnits: number, peek?: boolean, lend?: { wanted: number[] }, giveBack?: GiveBack[] }} options
+   */
+  decideInRegion(checks, options) {
+    checkCallChecks(checks);
+    return this.#lenderFor(options).decide(checks, options, () => this.nowMs());
+  }
+
+  /**
+   * refillInRegion lends on to the caller without a request (its background refill), borrowing from
+   * the home object first when this object holds nothing of a key. Options as decideInRegion's.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ binding: string, name: string, shards: number | "key", leaseMs: number, maxLeaseUnits: number, lend: { wanted: number[] }, giveBack?: GiveBack[] }} options
+   */
+  refillInRegion(checks, options) {
+    checkCallChecks(checks);
+    return this.#lenderFor(options).refill(checks, options, () => this.nowMs());
+  }
+
+  /** regionalCounters reports, per store this object lends on for, its leases' counters (roundTrips: calls to the home object). */
+  regionalCounters() {
+    return Object.fromEntries([...this.#lenders].map(([id, lender]) => [id, lender.counters]));
+  }
+
+  /**
+   * homeNamespace is the namespace of the keys' home objects: env[binding]. (The tests' object puts
+   * the home across a simulated planet here.)
+   * @param {string} binding
+   */
+  homeNamespace(binding) {
+    const namespace = /** @type {any} */ (this.env)?.[binding];
+    if (namespace === null || typeof namespace !== "object" || typeof namespace.idFromName !== "function") {
+      throw new TypeError(`the regional object has no Durable Object namespace bound as ${String(binding)}`);
+    }
+    return namespace;
+  }
+
+  #lenderFor(options) {
+    if (options === null || typeof options !== "object") throw new TypeError("a regional call needs its options");
+    const { binding, name, shards, leaseMs, maxLeaseUnits } = options;
+    if (typeof binding !== "string" || typeof name !== "string") throw new TypeError("a regional call needs binding and name");
+    const lease = checkLeaseOptions({ leaseMs, maxLeaseUnits });
+    const id = JSON.stringify([binding, name, shards, leaseMs, maxLeaseUnits]);
+    let lender = this.#lenders.get(id);
+    if (lender === undefined) {
+      if (this.#lenders.size >= MAX_REGIONAL_STORES) this.#lenders.delete(/** @type {string} */ (this.#lenders.keys().next().value));
+      lender = new RegionalLender({
+        namespace: this.homeNamespace(binding),
+        settings: { name, shards, leaseMs: /** @type {any} */ (lease).leaseMs, maxLeaseUnits: /** @type {any} */ (lease).maxLeaseUnits },
+        ctx: this.ctx,
+      });
+      this.#lenders.set(id, lender);
+    }
+    return lender;
   }
 
   // Decides a plain call from reservations when every check's key holds enough reserved units
@@ -379,7 +486,10 @@ export class SluiceDurableObject extends DurableObject {
       const units = wanted?.[i] ?? 0;
       if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm)) continue;
       const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
-      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs };
+      // endsWithWindow: cut short by the key's window, so a later lease in this window would end there
+      // too (leases.js then renews it for its units only, never for its time).
+      const endsWithWindow = WINDOW_LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) && lease.expiresAtMs < nowMs + leaseMs;
+      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs, endsWithWindow };
     }
     return leases;
   }
@@ -508,7 +618,8 @@ export class SluiceDurableObject extends DurableObject {
 
   /**
    * storageStats reports, since the object started: decide calls, those answered from reserved units
-   * (nothing written), units reserved, flushes (one transaction each) and rows written; and now: the
+   * (nothing written), units reserved, flushes (one transaction each), rows written and refills (leases
+   * lent in the background, without a request: refill); and now: the
    * keys holding reserved units and the units unspent (what a restart would strand).
    */
   storageStats() {
@@ -712,6 +823,13 @@ function importable(core, index, key, state) {
   } catch (error) {
     if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
     throw error;
+  }
+}
+
+// A call's checks: 1 to MAX_CHECKS_PER_CALL of them.
+function checkCallChecks(checks) {
+  if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+    throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
   }
 }
 

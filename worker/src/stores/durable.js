@@ -36,6 +36,7 @@ import { nowMs as wallClockMs } from "../engine/clock.js";
  * @typedef {{
  *   readonly name: "durable";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   refill(checks: readonly StoreCheck[], options: StoreOptions & { lend: { wanted: number[], leaseMs: number }, giveBack?: unknown[] }): Promise<{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }>;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   readonly counters: Readonly<DurableStoreCounters>;
  *   objectOf(key: string): string;
@@ -101,6 +102,16 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     const parts = partition(checks, objectName);
     const work = parts.length === 1 ? decideOne(namespace, parts[0], peek, decideOptions) : decideSpread(namespace, checks, parts, peek);
     return withDeadline(work, timeoutMs, "the Durable Object");
+  }
+
+  // A background lease refill (leases.js): the object lends without deciding a request. The checks
+  // live in one object (leases.js only refills such requests).
+  function refill(checks, refillOptions) {
+    const namespace = resolveBinding(binding, refillOptions.env, "durable store binding");
+    const target = objectName(checks[0].key);
+    const stub = /** @type {any} */ (namespace.get(namespace.idFromName(target)));
+    const { peek: _, ...options } = objectOptions(false, refillOptions);
+    return withDeadline(stub.refill(checks.map(({ rule, key, cost }) => ({ rule, key, cost })), options), timeoutMs, "the Durable Object");
   }
 
   // One object decides the whole request. A plain charge asks for undo tokens, so that a charge whose
@@ -217,6 +228,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     name: "durable",
     counters,
     decide,
+    refill,
     reset,
     takeBack,
     roundTrip: roundTrips,

@@ -83,6 +83,8 @@
  *   (rule, key) of each check, which is back to its full quota; `cost` is ignored. Takes the same
  *   options as decide (nowMs, env, ctx). The limiter's reset() needs it.
  * - isBound(env), optional: false when `env` lacks the binding the store needs (a fallback chain then skips it).
+ * - checkBindings(env), optional: throws a SluiceConfigError naming what `env` lacks for this store to
+ *   decide at all (the dev bypass calls it, so a missing binding fails in development as when deployed).
  * - timeoutFor(checks), timedOut(checks, usedMs), takeBack(outcome), optional: a store that measures its round trips
  *   says how long a fallback chain should wait for it (round-trip.js), hears of calls that did not answer in time, and
  *   takes back the charge of an admitted outcome whose request the chain decided otherwise (a late answer).
@@ -100,6 +102,7 @@
  *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];
  *   isBound?(env: unknown): boolean;
+  checkBindings?(env: unknown): void;
  *   decideLocally?(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
  *   decideRemotely?(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
  *   timeoutFor?(checks: readonly StoreCheck[]): number;
