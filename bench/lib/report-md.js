@@ -188,19 +188,20 @@ export function renderMarkdown(results) {
     const r = f.redis;
     out.push(
       table(
-        ["case", "decisions/s", "round trips per decision", "conflicts per decision"],
+        ["case", "decisions/s", "round trips per decision", "conflicts per decision", "decisions per script call"],
         Object.entries(r.rows).map(([name, row]) => [
           name,
           `${si(row.decisionsPerSecond.median)}/s`,
           row.roundTripsPerDecision.toFixed(2),
-          row.conflictsPerDecision === null ? "" : row.conflictsPerDecision.toFixed(3),
+          row.conflictsPerDecision === null || row.conflictsPerDecision === undefined ? "" : row.conflictsPerDecision.toFixed(3),
+          row.decisionsPerCall === null || row.decisionsPerCall === undefined ? "" : row.decisionsPerCall.toFixed(2),
         ]),
       ),
     );
     const a = r.agreement;
     out.push(
       "",
-      `Admitted, ${a.isolates} isolates sending ${a.count} decisions each at once over ${a.keys} keys, limit ${a.limit} per key per hour:`,
+      `Admitted, ${a.isolates} isolates sending ${a.count} decisions each at once over ${a.keys} keys${a.inFlight === undefined ? "" : `, ${a.inFlight} in flight per isolate`}, limit ${a.limit} per key per hour:`,
       "",
       table(
         ["algorithm", "sluice (store: 'redis')", "@upstash/ratelimit", "exact"],
@@ -212,9 +213,10 @@ export function renderMarkdown(results) {
         ]),
       ),
       "",
-      "Each isolate decides one request at a time through createRedisStore (the store the middleware's store: 'redis' uses) " +
+      "Each isolate decides one request at a time (8 at once where the case says so) through createRedisStore (the store the middleware's store: 'redis' uses) " +
         "or @upstash/ratelimit (no ephemeral cache, no timeout), both over fetch to the same Redis. Cold keys: a new key per decision; " +
         "warm keys: 100 keys in turn, after one pass; one key from 4 isolates: four isolates on one key at once (contention). " +
+        "sluice's requests queued in an isolate on one key are decided together by its next script call (decisions per script call). " +
         "Round trips are the HTTP requests the bridge served. The durable row is figure 7's first durable case, measured in this figure's repetitions. " +
         `${r.note[0].toUpperCase()}${r.note.slice(1)}.`,
     );

@@ -229,10 +229,11 @@ const routes = {
   // Figure 9: decisions through the Redis store or @upstash/ratelimit (bench/worker/redis.js).
   redis(params, env) {
     const common = { subject: params.get("subject"), algorithm: params.get("algorithm"), limit: numberParam(params, "limit"), run: params.get("run") };
+    const inFlight = params.has("inFlight") ? numberParam(params, "inFlight") : 1;
     if (params.get("mode") === "count") {
-      return countRedis({ ...common, keys: numberParam(params, "keys"), count: numberParam(params, "count") }, env);
+      return countRedis({ ...common, keys: numberParam(params, "keys"), count: numberParam(params, "count"), inFlight }, env);
     }
-    return timeRedis({ ...common, keys: params.get("keys"), minMs: numberParam(params, "minMs") }, env);
+    return timeRedis({ ...common, keys: params.get("keys"), minMs: numberParam(params, "minMs"), inFlight }, env);
   },
 
   // Figure 8: a Hono route with the concurrency middleware (memory or durable store), or without.

@@ -7,6 +7,7 @@
 import { Ratelimit } from "@upstash/ratelimit";
 import { Redis } from "@upstash/redis/cloudflare";
 import { createRedisStore } from "../../worker/src/stores/redis.js";
+import { createLeasedRedisStore } from "../../worker/src/stores/redis-leases.js";
 import { keyOf } from "./workload.js";
 
 const HOUR_MS = 3_600_000;
@@ -29,8 +30,20 @@ function sluiceStore(env) {
   const s = state();
   let store = s.sluice.get("store");
   if (store === undefined) {
-    store = createRedisStore({ prefix: "bench:sluice:" });
+    // No timeout, as the peer has none: a timed-out call would be a failure here, not a measurement.
+    store = createRedisStore({ prefix: "bench:sluice:", timeoutMs: Infinity });
     s.sluice.set("store", store);
+  }
+  return store;
+}
+
+// The same store with leases in front (store: "redis", lease: true): hot keys decided from lent units.
+function leasedStore(env) {
+  const s = state();
+  let store = s.sluice.get("leased");
+  if (store === undefined) {
+    store = createLeasedRedisStore({ redis: sluiceStore(env) });
+    s.sluice.set("leased", store);
   }
   return store;
 }
@@ -63,8 +76,8 @@ function rule(algorithm, limit) {
 
 // A decider: (key) -> Promise<boolean admitted>.
 function deciderOf(subject, algorithm, limit, env) {
-  if (subject === "sluice") {
-    const store = sluiceStore(env);
+  if (subject === "sluice" || subject === "sluice-leased") {
+    const store = subject === "sluice" ? sluiceStore(env) : leasedStore(env);
     const r = rule(algorithm, limit);
     return async (key) => (await store.decide([{ rule: r, key, cost: 1 }], { nowMs: Date.now(), env })).allowed;
   }
@@ -73,25 +86,31 @@ function deciderOf(subject, algorithm, limit, env) {
 }
 
 /**
- * timeRedis runs decisions of `subject` ("sluice" or "upstash") for at least minMs, one at a time,
- * on keys `${run}:<n>`: "cold" a new key per decision, "warm" 100 keys in turn (the figure first
- * passes over them with countRedis, from the same isolate), "hot" one key (the key other isolates
- * hammer at the same time, for contention).
- * Returns decisions, admitted, ms, and the sluice store's counters (conflicts, clock refusals).
+ * timeRedis runs decisions of `subject` ("sluice" or "upstash") for at least minMs, `inFlight` at a
+ * time (each lane one after another, as that many concurrent requests reach an isolate), on keys
+ * `${run}:<n>`: "cold" a new key per decision, "warm" 100 keys in turn (the figure first passes over
+ * them with countRedis, from the same isolate), "hot" one key (the key other isolates hammer at the
+ * same time, for contention).
+ * Returns decisions, admitted, ms, and the sluice store's counters (conflicts, clock refusals, calls).
  */
-export async function timeRedis({ subject, algorithm, limit, keys, run, minMs }, env) {
+export async function timeRedis({ subject, algorithm, limit, keys, run, minMs, inFlight = 1 }, env) {
   const decide = deciderOf(subject, algorithm, limit, env);
   const keyAt = keys === "cold" ? (i) => `${run}:${keyOf(i)}` : keys === "warm" ? (i) => `${run}:${keyOf(i % 100)}` : () => `${run}:hot`;
-  const before = subject === "sluice" ? { ...sluiceStore(env).counters } : null;
+  // A leased key lends once its rate here is known (leases.js: two requests): warm it, untimed, as a
+  // hot key of a running Worker is.
+  if (subject === "sluice-leased") for (let i = 0; i < 4; i++) await decide(keyAt(i));
+  const before = subject.startsWith("sluice") ? { ...sluiceStore(env).counters } : null;
   let decisions = 0;
   let admitted = 0;
   const start = performance.now();
   let now = start;
-  while (now - start < minMs) {
-    if (await decide(keyAt(decisions))) admitted++;
-    decisions++;
-    now = performance.now();
-  }
+  const lane = async () => {
+    while (now - start < minMs) {
+      if (await decide(keyAt(decisions++))) admitted++;
+      now = performance.now();
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   const after = before === null ? null : sluiceStore(env).counters;
   return {
     decisions,
@@ -99,13 +118,24 @@ export async function timeRedis({ subject, algorithm, limit, keys, run, minMs },
     ms: now - start,
     conflicts: after === null ? null : after.conflicts - before.conflicts,
     clockRefusals: after === null ? null : after.clockRefusals - before.clockRefusals,
+    calls: after === null ? null : after.batches - before.batches,
   };
 }
 
-/** countRedis sends `count` decisions over `keys` keys (`${run}:<n>`), one at a time; returns how many were admitted. */
-export async function countRedis({ subject, algorithm, limit, keys, count, run }, env) {
+/**
+ * countRedis sends `count` decisions over `keys` keys (`${run}:<n>`), `inFlight` at a time; returns how
+ * many were admitted.
+ */
+export async function countRedis({ subject, algorithm, limit, keys, count, run, inFlight = 1 }, env) {
   const decide = deciderOf(subject, algorithm, limit, env);
   let admitted = 0;
-  for (let i = 0; i < count; i++) if (await decide(`${run}:${keyOf(i % keys)}`)) admitted++;
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const i = next++;
+      if (await decide(`${run}:${keyOf(i % keys)}`)) admitted++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   return { count, admitted };
 }

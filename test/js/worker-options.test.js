@@ -217,7 +217,21 @@ test("store: 'redis' builds with its defaults: secrets from env, no fallback, fa
   assert.deepEqual(built[0].bindings, { kv: "SLUICE_KV", redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
   assert.deepEqual([built[0].fallback, built[0].failMode], [[], "closed"]);
   assert.deepEqual(built[0].counters.decided, { redis: 0, failMode: 0 });
-  assert.deepEqual(built[0].redis, { decisions: 0, roundTrips: 0, conflicts: 0, clockRefusals: 0, held: 0, exhausted: 0 });
+  assert.deepEqual(built[0].redis, {
+    decisions: 0,
+    batches: 0,
+    roundTrips: 0,
+    conflicts: 0,
+    clockRefusals: 0,
+    held: 0,
+    exhausted: 0,
+    givenUp: 0,
+    lateAnswered: 0,
+    lateApplied: 0,
+    undone: 0,
+    undoMissed: 0,
+    overdue: 0,
+  });
   assert.equal(built[0].durable, null);
   assert.throws(() => rateLimit({ ...valid, store: "redis", shards: 2 }), /shards applies to store 'durable', not 'redis'/);
   assert.throws(() => rateLimit({ ...valid, store: "redis", bindings: { redisUrl: "" } }), (e) => e.field === "bindings.redisUrl");

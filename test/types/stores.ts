@@ -152,8 +152,10 @@ createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, fallback: 
 createLimiter({ key: ip(), limit: 10, windowSec: 60, store: redisStore, fallback: ["kv", "memory"] });
 // @ts-expect-error shards is the Durable Object's setting, not KV's
 createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, shards: 2 });
-// @ts-expect-error lease is the Durable Object's setting, not Redis's
+// Redis lends too (leases over compare-and-set), but has no regional tier.
 createLimiter({ key: ip(), limit: 10, windowSec: 60, store: redisStore, lease: true });
+// @ts-expect-error lease is the Durable Object's and Redis's setting, not KV's
+createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, lease: true });
 
 // A fallback's decision says whether it weakened the primary's limit; storeStats() has the counters.
 declare const decided: Outcome;

@@ -169,6 +169,7 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       ? primary
       : {
           name: primaryName,
+          ownDeadline: primary.ownDeadline,
           decide: (checks, options) => leased.decideRemotely(checks, options),
           timeoutFor: primary.timeoutFor,
           timedOut: primary.timedOut,
@@ -310,11 +311,12 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     counters.circuitOpenedBy[name]++;
   }
 
-  // Calls a store, bounded by its timeout; counts its failures.
+  // Calls a store, bounded by its timeout (none when the store bounds its own calls: ownDeadline,
+  // counted from when each call leaves the isolate); counts its failures.
   async function ask(store, name, checks, decideOptions) {
     const limitMs = timeoutMs ?? (typeof store.timeoutFor === "function" ? store.timeoutFor(checks) : DEFAULT_TIMEOUT_MS);
     try {
-      return await withDeadline(store.decide(checks, decideOptions), limitMs, name);
+      return await withDeadline(store.decide(checks, decideOptions), store.ownDeadline === true ? Infinity : limitMs, name);
     } catch (error) {
       if (error instanceof DeadlineError) {
         counters.timeouts[name]++;

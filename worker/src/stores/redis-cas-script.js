@@ -16,7 +16,8 @@
 // ARGV[3]       the caller's ticket (unique per isolate's store)
 // ARGV[4]       reserve the keys for this long (ms) if the call is refused; 0 not to
 // ARGV[3i+2]    key i's state as the isolate decided on it ("" for no state: the key absent)
-// ARGV[3i+3]    key i's new state ("" to leave the key as it is: a denial or a peek)
+// ARGV[3i+3]    key i's new state ("" to leave the key as it is: a denial or a peek; "-" to delete it:
+//               taking back a write that replaced an absent key)
 // ARGV[3i+4]    when key i's new state expires (ms since the epoch, PXAT)
 //
 // Returns {1, now} when no other caller holds a key, every key held the expected state and the time
@@ -54,8 +55,11 @@ if not ok then
   return reply
 end
 for i = 1, n do
-  if ARGV[3 * i + 3] ~= '' then
-    redis.call('SET', KEYS[i], ARGV[3 * i + 3], 'PXAT', ARGV[3 * i + 4])
+  local new = ARGV[3 * i + 3]
+  if new == '-' then
+    redis.call('DEL', KEYS[i])
+  elseif new ~= '' then
+    redis.call('SET', KEYS[i], new, 'PXAT', ARGV[3 * i + 4])
   end
   if mine[i] then redis.call('DEL', KEYS[n + i]) end
 end

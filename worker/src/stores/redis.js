@@ -2,44 +2,82 @@
 // with the core's own arithmetic.
 //
 // Redis holds each (rule, key)'s state bytes, as the core exports them (base64 text, since the REST
-// protocol is JSON). The isolate decides; Redis only arbitrates:
+// protocol is JSON, then a tag naming the write: `<state>.<tag>`). The isolate decides; Redis only
+// arbitrates:
 //  1. the isolate takes the last state it saw of each key (a bounded cache; "absent" for a key it has
-//     not seen), imports it into a scratch core, decides all checks at once (all-or-nothing) at its
-//     estimate of Redis's clock, and exports the new states;
+//     not seen), imports it into a scratch core, decides the requests waiting on those keys, each in
+//     turn and each all-or-nothing, at its estimate of Redis's clock, and exports the new states;
 //  2. one script call (redis-cas-script.js, EVALSHA) sets the new states only if every key still
 //     holds the state decided on and the decision time is within `clockToleranceMs` of Redis's TIME;
-//  3. otherwise the script returns the current states and TIME, and the isolate decides again on them,
-//     at that time. An isolate that lost twice in one decision reserves the keys for its next call,
-//     so that isolates nearer to Redis cannot starve it (redis-cas-script.js, "Fairness").
+//  3. otherwise the script returns the current states and TIME, and the isolate decides the same
+//     requests again on them, at that time. An isolate that lost twice in one call reserves the keys
+//     for its next call, so that isolates nearer to Redis cannot starve it (redis-cas-script.js).
 // So a warm key costs one round trip, a conflict (another isolate wrote since) one more, and the stored
 // history of every key is a serial sequence of the core's own transitions: no isolate ever decides on a
 // state that was not the latest. Denials and peeks are checked the same way (they write nothing).
+//
+// Batches: one script call per key is in flight from an isolate; the requests that arrive on the same
+// keys meanwhile wait for it and then go together in the next call (redis-batches.js), decided one
+// after the other on the same states: a burst costs two calls per isolate, and every request of it
+// gets its own decision, exactly as if they had come one by one.
+//
+// Timeouts: each call may take what the endpoint's measured round trip says (round-trip.js: smoothed
+// round trip plus four times its variation, per REST URL), or a fixed `timeoutMs`, counted from when
+// the call is sent: waiting in the isolate for the call ahead is not Redis's slowness. The store bounds
+// its own calls (`ownDeadline`, and `timeoutFor` says Infinity), so the fallback chain adds no deadline
+// of its own around them. A call that does not answer in time is given up but not aborted: each of its
+// requests fails with a DeadlineError whose `late` promise gives that request's own decision if the call
+// still lands (the chain, which has answered it otherwise meanwhile, reconciles: the answered decision
+// wins, and `takeBack(outcome)` takes back the charge of a late admission the chain denied; see
+// redis-given-up.js). Its late answer is still a round-trip sample.
 //
 // Time: each isolate keeps the offset between Redis's TIME and its own clock, learnt from every reply
 // (against the middle of the round trip, as NTP does), and decides at its clock plus that offset; a
 // decision further than `clockToleranceMs` from TIME is refused (and decided again with the offset the
 // refusal taught), so isolates whose clocks disagree still decide at (nearly) the same instants. The
-// store reads its clock when it decides (after waiting for its turn on the key), not when the request
-// arrived, so the offset and the decision time are both as fresh as they can be. Keys expire (PXAT) once the core says
-// they are back to full quota, and never sooner than two windows after the decision, so idle keys leave
-// Redis by themselves.
-//
-// Requests of one isolate on the same key wait for each other (one script call in flight per key per
-// isolate), so a hot key does not make an isolate race itself.
+// store reads its clock when a call is sent, not when the request arrived, so the offset and the
+// decision time are both as fresh as they can be. Keys expire (PXAT) once the core says they are back to
+// full quota, and never sooner than two windows after the decision, so idle keys leave Redis by
+// themselves.
 import { nowMs as wallClockMs } from "../engine/clock.js";
 import { SluiceConfigError, describe } from "../engine/errors.js";
-import { checkTimeout } from "./deadline.js";
+import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
+import { KeyTurns } from "./redis-batches.js";
 import { REDIS_CAS_SCRIPT } from "./redis-cas-script.js";
+import { GivenUpCalls } from "./redis-given-up.js";
+import { RoundTrips, checkRoundTripOptions } from "./round-trip.js";
 import { RuleCore } from "./rule-core.js";
 import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
-import { MAX_CHECKS_PER_CALL, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
+import { LENDING_ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError, Status, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
 
-/** @import { IsolateTable, Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { IsolateTable, Outcome, StoreCheck, StoreOptions, WaitUntilContext } from "./store.js" */
 /** @import { UpstashRestClient } from "./upstash-rest.js" */
+/** @import { RoundTripOptions } from "./round-trip.js" */
+/** @import { GivenUpCall } from "./redis-given-up.js" */
 /** @import { SluiceCore } from "../../../wasm-bindings/sluice.js" */
 /**
- * The Redis keys of one call: each state key once, its hold key, and the first check on it.
- * @typedef {{ unique: string[], holds: string[], firstCheckOfUnique: number[] }} CallKeys
+ * What one request asks of a script call: its checks; with leases (leases.js), units to give back
+ * first and units to borrow once admitted (a refill borrows without deciding anything).
+ * @typedef {{
+ *   checks: readonly StoreCheck[],
+ *   peek: boolean,
+ *   lend?: { wanted: number[], leaseMs: number },
+ *   giveBack?: ReadonlyArray<{ rule: import("./store.js").NormalizedRule, key: string, units: number, expiresAtMs: number }>,
+ *   refill?: boolean,
+ * }} Asked
+ */
+/**
+ * One request waiting for a script call, and how to answer it.
+ * @typedef {Asked & {
+ *   ctx: WaitUntilContext | undefined,
+ *   resolve: (outcome: any) => void,
+ *   reject: (error: unknown) => void,
+ * }} Waiting
+ */
+/**
+ * What one script call decides: each request's outcome (or the error the core threw for it), each
+ * key's new value ("" to leave it as it is) and when it expires.
+ * @typedef {{ results: Array<Outcome | Error>, next: string[], expiresAtMs: number[] }} Decided
  */
 
 /** The env variables the REST URL and token are read from, by default (Upstash's own names). */
@@ -47,23 +85,50 @@ export const DEFAULT_REDIS_ENV = Object.freeze({ url: "UPSTASH_REDIS_REST_URL", 
 
 // The scratch core holds one call's keys (at most 16) and is emptied after every decision.
 const SCRATCH_KEYS_PER_RULE = 64;
+// The most requests one script call decides; more waiting on the same keys go in the next call.
+const MAX_BATCH = 1000;
+// The script's new value that deletes a key (taking back a write that replaced an absent key).
+const DELETE = "-";
+// The learnt timeout's settings for Redis (round-trip.js's defaults, but for the first call): an
+// isolate's first call to the REST URL opens a TLS connection (two or three round trips) and may find
+// the script not loaded (EVALSHA, then EVAL), so it takes up to five round trips: 2.5 s holds a Redis
+// 250 ms +-20 % away, where round-trip.js's 1 s would give it up (a denial, by default).
+const REDIS_ROUND_TRIP = Object.freeze({ initialTimeoutMs: 2500 });
+// The longest a request waits for its decision when timeoutMs is Infinity (10 minutes).
+const MAX_WAIT_MS = 600_000;
+// How many times taking back a late write may be refused because another isolate holds the key.
+const UNDO_ATTEMPTS = 3;
 
 /**
  * @typedef {object} RedisStoreCounters
- * @property {number} decisions Decisions taken (each one or more script calls).
+ * @property {number} decisions Requests decided (each by one script call, with the others of its batch).
+ * @property {number} batches Script calls that decided (applied); decisions / batches is the mean batch.
  * @property {number} roundTrips HTTP requests sent to the REST endpoint.
  * @property {number} conflicts Script calls refused because another isolate had written a key since this one last saw it.
  * @property {number} clockRefusals Script calls refused because the decision time was too far from Redis's TIME.
  * @property {number} held Script calls refused because another isolate held a key (it had lost twice); answered after a wait.
- * @property {number} exhausted Decisions that gave up after maxAttempts refused script calls.
+ * @property {number} exhausted Batches that gave up after maxAttempts refused script calls.
+ * @property {number} givenUp Script calls that did not answer in time: their requests failed (the chain decided them).
+ * @property {number} lateAnswered Given-up calls whose answer came after all (slow, not failed).
+ * @property {number} lateApplied Of those, calls that landed (their requests were charged).
+ * @property {number} undone Charges of given-up requests taken back (takeBack: the chain had denied them).
+ * @property {number} undoMissed Charges takeBack could not take back (another isolate wrote over the call's write first).
+ * @property {number} overdue Calls that went while the call ahead still held their keys past its bound (in workerd: a
+ *   request cancelled mid-call never lets go).
  */
 /**
  * The exact store over Redis (Upstash REST protocol). Decisions are taken at Redis's time; decide and
  * reset need options.env when the URL or token come from env.
  * @typedef {{
  *   readonly name: "redis";
+ *   readonly ownDeadline: true;
+ *   timeoutFor(checks: readonly StoreCheck[]): number;
+ *   takeBack(outcome: Outcome): Promise<{ undone: number, missed: number }>;
  *   readonly counters: Readonly<RedisStoreCounters>;
+ *   readonly roundTrip: RoundTrips["summary"];
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   refill(checks: readonly StoreCheck[], options: { env?: unknown, ctx?: WaitUntilContext, lend: { wanted: number[], leaseMs: number }, giveBack?: Asked["giveBack"] }): Promise<{ leases: Array<object | null>, returned: number[] | null, resetMs: number[] }>;
+ *   objectOf(key: string): string;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   isolateTables(): IsolateTable[];
  *   isBound(env: unknown): boolean;
@@ -77,10 +142,13 @@ const SCRATCH_KEYS_PER_RULE = 64;
  * @property {string} [tokenEnv] The env variable holding the token. Default "UPSTASH_REDIS_REST_TOKEN".
  * @property {string} [prefix] Prepended to every Redis key. Default "sluice:".
  * @property {number} [clockToleranceMs] How far a decision's time may be from Redis's TIME. Default 250.
- * @property {number} [maxAttempts] Refused script calls per decision before giving up (the chain then falls back). Default 16.
+ * @property {number} [maxAttempts] Refused script calls per batch before giving up (the chain then falls back). Default 16.
  * @property {number} [reserveMs] How long an isolate that lost twice holds the keys for its next call. Default 1000.
  * @property {number} [maxCachedKeys] How many keys' last states the isolate remembers. Default 10000.
- * @property {number} [timeoutMs] Abort the decision (and its HTTP request) after this long. Default Infinity.
+ * @property {number} [timeoutMs] Give a script call up after this long from its send (Infinity: wait). Default: learnt
+ *   per REST URL from the measured round trips (`roundTrip`).
+ * @property {RoundTripOptions} [roundTrip] The learnt timeout's settings. Default { initialTimeoutMs: 2500, floorMs: 200,
+ *   minTimeoutMs: 300, maxTimeoutMs: 5000 } (round-trip.js's, but for the first call).
  * @property {typeof fetch} [fetch] The fetch function. Default globalThis.fetch.
  * @property {() => number} [clock] This isolate's clock (ms since the epoch). Default: the wall clock.
  */
@@ -105,7 +173,8 @@ export function createRedisStore(options = {}) {
     maxAttempts = 16,
     reserveMs = 1000,
     maxCachedKeys = 10_000,
-    timeoutMs = Infinity,
+    timeoutMs,
+    roundTrip,
     fetch: fetchFn,
     clock = wallClockMs,
   } = options;
@@ -120,7 +189,8 @@ export function createRedisStore(options = {}) {
   checkWhole(maxAttempts, "maxAttempts");
   checkWhole(reserveMs, "reserveMs");
   checkWhole(maxCachedKeys, "maxCachedKeys");
-  checkTimeout(timeoutMs, "timeoutMs");
+  if (timeoutMs !== undefined) checkTimeout(timeoutMs, "timeoutMs");
+  const roundTrips = new RoundTrips(checkRoundTripOptions({ ...REDIS_ROUND_TRIP, ...roundTrip }, "roundTrip"));
   if (fetchFn !== undefined && typeof fetchFn !== "function") throw new SluiceConfigError("fetch", `must be a function; got ${describe(fetchFn)}`);
   if (typeof clock !== "function") throw new SluiceConfigError("clock", `must be a function returning ms since the epoch; got ${describe(clock)}`);
 
@@ -133,43 +203,45 @@ export function createRedisStore(options = {}) {
     keyCapacity: SCRATCH_KEYS_PER_RULE,
   }));
   /** @type {RedisStoreCounters} */
-  const counters = {
-    /** Decisions taken (each is one or more script calls). */
+  const counters = /** @type {RedisStoreCounters} */ ({
     decisions: 0,
-    /** HTTP requests sent to the REST endpoint. */
+    batches: 0,
     roundTrips: 0,
-    /** Script calls refused because another isolate had written the key since this one last saw it. */
     conflicts: 0,
-    /** Script calls refused because the decision time was too far from Redis's TIME. */
     clockRefusals: 0,
-    /** Script calls refused because another isolate held a key (it had lost twice); answered after a wait. */
     held: 0,
-    /** Decisions that gave up after maxAttempts refused script calls. */
     exhausted: 0,
-  };
-  /** @type {Map<string, string>} Redis key -> the last state seen ("" for absent), least recently used first */
+    givenUp: 0,
+    lateAnswered: 0,
+    lateApplied: 0,
+    undone: 0,
+    undoMissed: 0,
+  });
+  /** @type {Map<string, string>} Redis key -> the last value seen ("" for absent), least recently used first */
   const cache = new Map();
-  /** @type {Map<string, Promise<void>>} Redis key -> the tail of the queue of this isolate's decisions on it */
-  const locks = new Map();
+  /** @type {KeyTurns<Waiting>} */
+  const turns = new KeyTurns(MAX_BATCH, () => batchBoundMs(client?.url ?? ""));
+  Object.defineProperty(counters, "overdue", { get: () => turns.overdue, enumerable: true });
+  const givenUp = new GivenUpCalls();
   /** @type {{ url: string, token: string, rest: UpstashRestClient } | null} */
   let client = null;
   /** @type {Promise<string> | null} */
   let shaPromise = null;
   /** @type {number | null} Redis's TIME minus this isolate's clock, as last measured */
   let offsetMs = null;
-  let roundTripMs = 1; // the last script call's round trip, as this isolate's clock measured it
   /** @type {string | null} names this store's holds (made at first use: no randomness at global scope) */
   let ticket = null;
+  let writes = 0; // numbers this store's writes, for their tags
 
   /**
    * The client for the URL and token in effect: built at first use, and again if env's values change.
    * @param {unknown} env
-   * @returns {UpstashRestClient}
+   * @returns {{ url: string, rest: UpstashRestClient }}
    */
   function clientFor(env) {
     const resolvedUrl = url ?? fromEnv(env, urlEnv);
     const resolvedToken = token ?? fromEnv(env, tokenEnv);
-    if (client !== null && client.url === resolvedUrl && client.token === resolvedToken) return client.rest;
+    if (client !== null && client.url === resolvedUrl && client.token === resolvedToken) return client;
     if (url === undefined) checkUrl(resolvedUrl, `env.${urlEnv}`);
     if (token === undefined) checkToken(resolvedToken, `env.${tokenEnv}`);
     const rest = createUpstashRestClient({
@@ -179,141 +251,418 @@ export function createRedisStore(options = {}) {
       onRoundTrip: () => counters.roundTrips++,
     });
     client = { url: resolvedUrl, token: resolvedToken, rest };
-    return rest;
+    return client;
   }
 
   /**
-   * decide checks every (rule, key, cost) of one request, all-or-nothing, at Redis's time.
+   * decide checks every (rule, key, cost) of one request, all-or-nothing, at Redis's time. It waits
+   * for this isolate's call ahead on the same keys, then goes in the next call with the requests that
+   * waited with it. With leases (leases.js), options.lend and options.giveBack borrow and return units
+   * in the same call (the outcome then has `leases` and `returned`).
    * @param {readonly StoreCheck[]} checks
-   * @param {StoreOptions} [decideOptions]
+   * @param {StoreOptions & { lend?: Asked["lend"], giveBack?: Asked["giveBack"] }} [decideOptions]
    * @returns {Promise<Outcome>}
    */
-  async function decide(checks, decideOptions = {}) {
-    const { peek = false, env } = decideOptions;
+  function decide(checks, decideOptions = {}) {
+    const { peek = false, lend, giveBack } = decideOptions;
+    return ask({ checks, peek, ...(lend === undefined ? {} : { lend }), ...(giveBack === undefined ? {} : { giveBack }) }, decideOptions);
+  }
+
+  /**
+   * refill borrows units of the checks' keys for this isolate's leases (options.lend), returning
+   * options.giveBack first, without deciding a request: { leases, returned, resetMs } (leases.js).
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ env?: unknown, ctx?: WaitUntilContext, lend: NonNullable<Asked["lend"]>, giveBack?: Asked["giveBack"] }} refillOptions
+   * @returns {Promise<{ leases: Array<object | null>, returned: number[] | null, resetMs: number[] }>}
+   */
+  function refill(checks, refillOptions) {
+    const { lend, giveBack } = refillOptions;
+    return /** @type {Promise<any>} */ (ask({ checks, peek: false, lend, refill: true, ...(giveBack === undefined ? {} : { giveBack }) }, refillOptions));
+  }
+
+  /**
+   * @param {Asked} asked
+   * @param {{ env?: unknown, ctx?: WaitUntilContext }} options
+   * @returns {Promise<any>}
+   */
+  async function ask(asked, options) {
+    const { env, ctx } = options;
+    const { checks, giveBack } = asked;
     if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
       throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
     }
-    const rest = clientFor(env); // config errors throw here, before any request
+    if (giveBack !== undefined && (!Array.isArray(giveBack) || checks.length + giveBack.length > MAX_CHECKS_PER_CALL)) {
+      throw new RangeError(`giveBack must be an array of at most ${MAX_CHECKS_PER_CALL - checks.length} units to return with these checks`);
+    }
+    const { url: endpoint, rest } = clientFor(env); // config errors throw here, before any request
     const sha = await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT));
     const caller = (ticket ??= crypto.randomUUID());
-    const keys = redisKeysOf(checks);
-    const signal = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
-    const release = await lock(keys.unique);
+    const keys = redisKeysOf(pairsOf(asked));
+    return new Promise((outcome, failure) => {
+      // A bound on the wait, and (in workerd) what keeps this request alive while another request's
+      // call decides it: a request with nothing of its own pending is cancelled as hung.
+      const waitMs = Math.min(2 * batchBoundMs(endpoint), MAX_WAIT_MS);
+      const watchdog = setTimeout(() => failure(new Error(`redis store: not decided within ${waitMs} ms (the call deciding it never answered)`)), waitMs);
+      /** @param {unknown} value */
+      const resolve = (value) => {
+        clearTimeout(watchdog);
+        outcome(value);
+      };
+      /** @param {unknown} error */
+      const reject = (error) => {
+        clearTimeout(watchdog);
+        failure(error);
+      };
+      turns.join(keys, { ...asked, ctx, resolve, reject }, (batch, release) => {
+        const done = decideBatch({ rest, sha, caller, endpoint }, keys, batch, release);
+        // The batch's call runs in its first request's context: if that client goes away, the call
+        // must still finish for the others (in workerd, a cancelled request's work is dropped).
+        batch[0].ctx?.waitUntil(done);
+        return done;
+      });
+    });
+  }
+
+  /**
+   * Decides a batch (requests on the same keys, in the order they came) with as many script calls as
+   * it takes, and answers each request (never rejects).
+   * @param {{ rest: UpstashRestClient, sha: string, caller: string, endpoint: string }} link
+   * @param {readonly string[]} keys the batch's Redis keys, sorted
+   * @param {Waiting[]} batch
+   * @param {() => void} release lets this isolate's next call on the keys go; called before any request is answered
+   * @returns {Promise<void>}
+   */
+  async function decideBatch(link, keys, batch, release) {
+    /** @type {Array<() => void>} */
+    const releases = [release];
+    const releaseAll = () => {
+      for (const r of releases) r();
+    };
     try {
-      signal?.throwIfAborted();
-      return await decideLocked(rest, sha, caller, checks, keys, peek, signal);
-    } finally {
-      release();
+      await decideInCalls(link, keys, batch, releases, releaseAll);
+    } catch (error) {
+      releaseAll();
+      for (const request of batch) request.reject(error);
     }
   }
 
   /**
-   * @param {UpstashRestClient} rest
-   * @param {string} sha
-   * @param {string} caller this store's ticket
-   * @param {readonly StoreCheck[]} checks
-   * @param {CallKeys} keys
-   * @param {boolean} peek
-   * @param {AbortSignal | undefined} signal
-   * @returns {Promise<Outcome>}
+   * decideBatch's calls: a refused call is sent again with the requests that queued behind it on the
+   * same keys meanwhile (absorbed into the batch: one call for all of them).
+   * @param {{ rest: UpstashRestClient, sha: string, caller: string, endpoint: string }} link
+   * @param {readonly string[]} keys
+   * @param {Waiting[]} batch grows with absorbed requests
+   * @param {Array<() => void>} releases grows with the absorbed batches' releases
+   * @param {() => void} releaseAll
+   * @returns {Promise<void>}
    */
-  async function decideLocked(rest, sha, caller, checks, keys, peek, signal) {
-    let states = keys.unique.map((key) => cache.get(key) ?? "");
-    const n = keys.unique.length;
-    const scriptKeys = [...keys.unique, ...keys.holds];
+  async function decideInCalls(link, keys, batch, releases, releaseAll) {
+    const n = keys.length;
+    const scriptKeys = [...keys, ...keys.map(holdKeyOf)];
+    let states = keys.map((key) => cache.get(key) ?? "");
+    const ctx = batch.find((request) => request.ctx !== undefined)?.ctx;
     let refused = 0;
+    const absorb = () => {
+      const absorbed = turns.absorb(keys, batch.length);
+      if (absorbed === null) return;
+      batch.push(...absorbed.requests);
+      releases.push(absorbed.release);
+    };
     // Calls refused because another isolate held a key do not count as attempts (the holder is about
     // to succeed), but are bounded too: a holder that died releases its hold after reserveMs.
     for (let calls = 0; refused < maxAttempts && calls < 4 * maxAttempts; calls++) {
       const sentAtMs = localTime();
       const atMs = Math.round(sentAtMs + (offsetMs ?? 0));
-      const { outcome, next, expiresAtMs } = decideOn(checks, keys, states, atMs, peek);
+      const decided = decideOn(batch, keys, states, atMs);
+      const { results, expiresAtMs } = decided;
+      const next = decided.next.map((value) => (value === "" ? "" : tagged(value, link.caller)));
       /** @type {Array<string | number>} */
-      const args = [atMs, clockToleranceMs, caller, refused >= 2 ? reserveMs : 0];
+      const args = [atMs, clockToleranceMs, link.caller, refused >= 2 ? reserveMs : 0];
       for (let u = 0; u < n; u++) args.push(states[u], next[u], expiresAtMs[u]);
-      const reply = await rest.evalScript(REDIS_CAS_SCRIPT, sha, scriptKeys, args, signal);
+      /** @type {unknown} */
+      let reply;
+      try {
+        reply = await send(link, scriptKeys, args, ctx);
+      } catch (error) {
+        if (!(error instanceof DeadlineError) || !(/** @type {any} */ (error).late instanceof Promise)) throw error;
+        releaseAll();
+        const call = { keys, basis: states, requests: batch.map(asAsked), atMs, values: next, wrote: next.map((value) => value !== ""), expiresAtMs };
+        const settled = givenUp.giveUp(call, /** @type {any} */ (error).late, (reply) => parseReply(reply, n)[0]).then((landed) => {
+          if (landed !== null) counters.lateAnswered++;
+          if (landed === true) counters.lateApplied++;
+        });
+        ctx?.waitUntil(settled);
+        for (let r = 0; r < batch.length; r++) {
+          const result = results[r];
+          if (result instanceof Error) batch[r].reject(result);
+          else batch[r].reject(Object.assign(new DeadlineError("redis", error.timeoutMs), { late: givenUp.lateOutcome(call, r, { ...result, store: "redis" }) }));
+        }
+        return;
+      }
       const [applied, redisNowMs, heldMs] = parseReply(reply, n);
-      const receivedAtMs = localTime();
-      offsetMs = redisNowMs - (sentAtMs + receivedAtMs) / 2;
-      roundTripMs = Math.max(1, receivedAtMs - sentAtMs);
       if (applied) {
-        for (let u = 0; u < keys.unique.length; u++) remember(keys.unique[u], next[u] === "" ? states[u] : next[u]);
-        counters.decisions++;
-        return /** @type {Outcome} */ ({ ...outcome, store: "redis" });
+        for (let u = 0; u < n; u++) remember(keys[u], next[u] === "" ? states[u] : next[u]);
+        counters.batches++;
+        releaseAll();
+        for (let r = 0; r < batch.length; r++) {
+          const result = results[r];
+          if (result instanceof Error) batch[r].reject(result);
+          else {
+            counters.decisions++;
+            batch[r].resolve(/** @type {Outcome} */ ({ ...result, store: "redis" }));
+          }
+        }
+        return;
       }
       const current = /** @type {unknown[]} */ (reply).slice(3).map(String);
-      for (let u = 0; u < n; u++) remember(keys.unique[u], current[u]);
+      for (let u = 0; u < n; u++) remember(keys[u], current[u]);
       if (heldMs > 0) {
         counters.held++;
         states = current;
+        absorb();
         // The holder needs about one round trip; never wait past its hold.
-        await sleep(Math.min(heldMs, roundTripMs), signal);
+        await sleep(Math.min(heldMs, typicalRoundTripMs()));
         continue;
       }
       refused++;
-      if (current.some((state, u) => state !== states[u])) counters.conflicts++;
+      absorb();
+      if (current.some((value, u) => value !== states[u])) counters.conflicts++;
       if (Math.abs(atMs - redisNowMs) > clockToleranceMs) counters.clockRefusals++;
       states = current;
-      signal?.throwIfAborted();
     }
     counters.exhausted++;
     throw new Error(`redis store: ${maxAttempts} script calls in a row were refused (contention); not decided`);
   }
 
   /**
-   * Decides every check on `states` at `atMs` in the scratch core, which is left empty again.
-   * Returns the outcome, each unique key's new state ("" when nothing is to be written) and when it expires.
-   * @param {readonly StoreCheck[]} checks
-   * @param {CallKeys} keys
-   * @param {string[]} states
-   * @param {number} atMs
-   * @param {boolean} peek
+   * Sends one script call, bounded by the timeout (counted from the send), and learns Redis's clock
+   * offset and the round trip from its answer. A call not answered in time is given up, not aborted:
+   * the DeadlineError it rejects with carries `late`, the promise of its answer.
+   * @param {{ rest: UpstashRestClient, sha: string, endpoint: string }} link
+   * @param {string[]} scriptKeys
+   * @param {Array<string | number>} args
+   * @param {WaitUntilContext | undefined} ctx
+   * @returns {Promise<unknown>}
    */
-  function decideOn(checks, keys, states, atMs, peek) {
-    const indices = rules.indicesOf(checks);
-    const core = rules.core;
-    const count = checks.length;
-    const unique = keys.unique.length;
-    const firstCheck = keys.firstCheckOfUnique;
-    const evictionsBefore = evictions(core, indices);
+  async function send(link, scriptKeys, args, ctx) {
+    const sentAtMs = localTime();
+    const answer = link.rest.evalScript(REDIS_CAS_SCRIPT, link.sha, scriptKeys, args).then((reply) => {
+      const receivedAtMs = localTime();
+      roundTrips.sample(link.endpoint, receivedAtMs - sentAtMs); // a late answer is a round trip too
+      if (Array.isArray(reply) && Number.isFinite(Number(reply[1]))) offsetMs = Number(reply[1]) - (sentAtMs + receivedAtMs) / 2;
+      return reply;
+    });
+    answer.catch(() => {});
+    const limitMs = timeoutMs ?? roundTrips.timeoutMs(link.endpoint);
     try {
-      for (let u = 0; u < unique; u++) {
-        const i = firstCheck[u];
-        core.reset(indices[i], checks[i].key);
-        if (states[u] !== "") importOrForget(core, indices[i], checks[i].key, states[u]);
+      return await withDeadline(answer, limitMs, "redis");
+    } catch (error) {
+      if (!(error instanceof DeadlineError)) throw error;
+      counters.givenUp++;
+      roundTrips.timedOut(link.endpoint);
+      // Keep the call alive past the requests that gave up on it: its answer is still a sample.
+      ctx?.waitUntil(answer.catch(() => {}));
+      throw Object.assign(new DeadlineError("redis", limitMs), { late: answer });
+    }
+  }
+
+  /**
+   * takeBack takes back the charge of a given-up request whose late outcome (from its DeadlineError's
+   * `late`) admitted it while the fallback chain answered otherwise: the key is set to what the call
+   * would have written without that request (and without any taken back before), if it still holds
+   * the call's write. Another isolate's write over it first leaves the charge (missed).
+   * @param {Outcome} outcome
+   * @returns {Promise<{ undone: number, missed: number }>}
+   */
+  async function takeBack(outcome) {
+    const found = givenUp.find(outcome);
+    if (found === null) return { undone: 0, missed: 0 }; // not a late outcome of a call that landed
+    const { call, index } = found;
+    if (call.takenBack?.has(index)) return { undone: 0, missed: 0 }; // already taken back
+    const link = client === null ? null : { rest: client.rest, sha: await (shaPromise ??= sha1Hex(REDIS_CAS_SCRIPT)), caller: ticket ?? "", endpoint: client.url };
+    if (link === null) return { undone: 0, missed: 1 };
+    return turns.turn(call.keys, async () => {
+      const takenBack = /** @type {Set<number>} */ (call.takenBack);
+      const left = call.requests.filter((_, r) => r !== index && !takenBack.has(r));
+      const without = left.length > 0 ? decideOn(left, call.keys, call.basis, call.atMs).next : call.keys.map(() => "");
+      /** @type {string[]} */
+      const keys = [];
+      /** @type {Array<string | number>} */
+      const args = [call.atMs, Number.MAX_SAFE_INTEGER, link.caller, 0]; // a restore is not a decision: any time will do
+      /** @type {string[]} */
+      const values = [];
+      for (let u = 0; u < call.keys.length; u++) {
+        if (!call.wrote[u]) continue; // the call wrote nothing there
+        const value = without[u] !== "" ? tagged(without[u], link.caller) : call.basis[u] === "" ? DELETE : call.basis[u];
+        keys.push(call.keys[u]);
+        values.push(value === DELETE ? "" : value);
+        args.push(call.values[u], value, call.expiresAtMs[u]);
       }
-      const coreChecks = new Array(count);
-      for (let i = 0; i < count; i++) coreChecks[i] = { rule: indices[i], key: checks[i].key, cost: checks[i].cost };
-      const outcome = core.checkAll(coreChecks, atMs, { peek });
+      for (let attempt = 0; attempt < UNDO_ATTEMPTS; attempt++) {
+        /** @type {unknown} */
+        let reply;
+        try {
+          reply = await send(link, [...keys, ...keys.map(holdKeyOf)], args, undefined);
+        } catch {
+          break;
+        }
+        const [applied, , heldMs] = parseReply(reply, keys.length);
+        if (applied) {
+          takenBack.add(index);
+          let w = 0;
+          for (let u = 0; u < call.keys.length; u++) if (call.wrote[u]) call.values[u] = values[w++];
+          keys.forEach((key, k) => remember(key, values[k]));
+          counters.undone++;
+          return { undone: 1, missed: 0 };
+        }
+        if (heldMs === 0) break; // another isolate wrote over the call's write: the charge stays
+        await sleep(Math.min(heldMs, typicalRoundTripMs()));
+      }
+      counters.undoMissed++;
+      return { undone: 0, missed: 1 };
+    });
+  }
+
+  /**
+   * A key's new value: the state bytes and a tag naming this write, unique to it (so that no later
+   * write is ever mistaken for it: a take-back compares against it).
+   * @param {string} state base64
+   * @param {string} caller
+   */
+  function tagged(state, caller) {
+    return `${state}.${caller.replaceAll("-", "").slice(0, 12)}${(++writes).toString(36)}`;
+  }
+
+  /**
+   * Decides every request of `batch` in order, each all-or-nothing, on `basis` (each key's value) at
+   * `atMs`, in the scratch core, which is left empty again. A request first gives back what it gives
+   * back, and lends what it asks for once admitted (or, a refill, without deciding): the core's lend
+   * and giveBack, on the same states, in the same call (leases over compare-and-set).
+   * @param {readonly Asked[]} batch
+   * @param {readonly string[]} keys
+   * @param {readonly string[]} basis
+   * @param {number} atMs
+   * @returns {Decided}
+   */
+  function decideOn(batch, keys, basis, atMs) {
+    const n = keys.length;
+    // Every request of a batch has the same (rule, key) pairs: the first one's name the slots.
+    const first = pairsOf(batch[0]);
+    const firstIndices = rules.indicesOf(first);
+    const core = rules.core;
+    /** @type {Array<{ index: number, key: string, windowMs: number }>} */
+    const slots = new Array(n);
+    for (let i = 0; i < first.length; i++) {
+      const u = keys.indexOf(stateKeyOf(first[i]));
+      slots[u] ??= { index: firstIndices[i], key: first[i].key, windowMs: first[i].rule.windowMs };
+    }
+    const indices = slots.map((slot) => slot.index);
+    const evictionsBefore = evictions(core, indices);
+    // A lease ends here no later than in Redis's clock, whatever this isolate's offset estimate missed
+    // (at most half a round trip): a round trip shorter.
+    const marginMs = Math.ceil(typicalRoundTripMs());
+    try {
+      for (let u = 0; u < n; u++) {
+        core.reset(slots[u].index, slots[u].key);
+        if (basis[u] !== "") importOrForget(core, slots[u].index, slots[u].key, stateOf(basis[u]));
+      }
+      /** @type {Array<Outcome | Error>} */
+      const results = [];
+      for (const request of batch) {
+        try {
+          results.push(/** @type {Outcome} */ (decideOne(core, request, atMs, marginMs)));
+        } catch (error) {
+          results.push(error instanceof Error ? error : new Error(String(error)));
+        }
+      }
       if (evictions(core, indices) !== evictionsBefore) {
         throw new Error("redis store: a call's keys overflowed the scratch key table");
       }
       /** @type {string[]} */
-      const next = new Array(unique).fill("");
+      const next = new Array(n).fill("");
       /** @type {number[]} */
-      const expiresAtMs = new Array(unique).fill(0);
-      if (!peek) {
-        for (let u = 0; u < unique; u++) {
-          const i = firstCheck[u];
-          // A denial writes only the keys it blocked (a blocking rule's own denial with a finite wait).
-          const own = outcome.checks[i];
-          if (!outcome.allowed && (checks[i].rule.blockMs === undefined || own.allowed || own.retryAfterMs === Infinity)) continue;
-          const bytes = core.exportState(indices[i], checks[i].key);
-          if (bytes === null) continue;
-          next[u] = toBase64(bytes);
-          // Back to full quota by the core's word, and never sooner than two windows (a sliding
-          // counter still weighs the previous window after the current one turns).
-          const rule = checks[i].rule;
-          expiresAtMs[u] = atMs + Math.max(outcome.checks[i].resetMs, 2 * rule.windowMs) + clockToleranceMs;
-        }
+      const expiresAtMs = new Array(n).fill(0);
+      for (let u = 0; u < n; u++) {
+        // Back to full quota by the core's word (lent units included), and never sooner than two
+        // windows (a sliding counter still weighs the previous window after the current one turns).
+        const resetMs = core.peek(slots[u].index, slots[u].key, 1, atMs).resetMs;
+        expiresAtMs[u] = atMs + Math.max(resetMs, 2 * slots[u].windowMs) + clockToleranceMs;
+        const bytes = core.exportState(slots[u].index, slots[u].key);
+        if (bytes === null) continue;
+        const encoded = toBase64(bytes);
+        if (encoded !== stateOf(basis[u])) next[u] = encoded; // unchanged (denials, peeks): nothing to write
       }
-      return { outcome, next, expiresAtMs };
+      return { results, next, expiresAtMs };
     } finally {
-      for (let u = 0; u < unique; u++) {
-        const i = firstCheck[u];
-        core.reset(indices[i], checks[i].key);
-      }
+      for (let u = 0; u < n; u++) core.reset(slots[u].index, slots[u].key);
     }
+  }
+
+  /**
+   * One request on the scratch core: give back, decide (unless a refill), lend.
+   * @param {SluiceCore} core
+   * @param {Asked} request
+   * @param {number} atMs
+   * @param {number} marginMs
+   * @returns {object} the Outcome (with `leases` and `returned` when asked), or a refill's answer
+   */
+  function decideOne(core, request, atMs, marginMs) {
+    const { checks } = request;
+    const pairIndices = rules.indicesOf(pairsOf(request)); // the batch's rules: no new core
+    /** @type {number[] | undefined} */
+    let returned;
+    if (request.giveBack !== undefined) {
+      returned = request.giveBack.map((back, j) =>
+        LENDING_ALGORITHMS.includes(back.rule.algorithm) ? core.giveBack(pairIndices[checks.length + j], back.key, back.units, back.expiresAtMs) : 0,
+      );
+    }
+    const outcome = request.refill
+      ? null
+      : core.checkAll(checks.map((c, i) => ({ rule: pairIndices[i], key: c.key, cost: c.cost })), atMs, { peek: request.peek });
+    /** @type {Array<object | null> | undefined} */
+    let leases;
+    if (request.lend !== undefined && !request.peek && (outcome === null || outcome.allowed)) {
+      const { wanted, leaseMs } = request.lend;
+      leases = checks.map((check, i) => {
+        const units = wanted?.[i] ?? 0;
+        const repeat = checks.findIndex((c) => c.rule.id === check.rule.id && c.key === check.key) !== i;
+        if (!(units > 0) || repeat || !LENDING_ALGORITHMS.includes(check.rule.algorithm)) return null;
+        const lease = core.lend(pairIndices[i], check.key, units, leaseMs, atMs);
+        const validForMs = lease.expiresAtMs - atMs - marginMs;
+        if (lease.units === 0 || validForMs <= 0) return null; // too short to use: the units lapse with it
+        const endsWithWindow = WINDOW_LENDING_ALGORITHMS.includes(check.rule.algorithm) && lease.expiresAtMs < atMs + leaseMs;
+        return { ...lease, validForMs, endsWithWindow };
+      });
+    }
+    if (outcome === null) {
+      const resetMs = checks.map((c, i) => core.peek(pairIndices[i], c.key, 1, atMs).resetMs);
+      return { leases: leases ?? checks.map(() => null), returned: returned ?? null, resetMs };
+    }
+    return { ...outcome, ...(leases === undefined ? {} : { leases }), ...(returned === undefined ? {} : { returned }) };
+  }
+
+  /**
+   * The (rule, key) pairs a request touches: its checks', then those it gives units back to.
+   * @param {Asked} request
+   * @returns {Array<{ rule: import("./store.js").NormalizedRule, key: string }>}
+   */
+  function pairsOf(request) {
+    return request.giveBack === undefined ? [...request.checks] : [...request.checks, ...request.giveBack];
+  }
+
+  /**
+   * The longest a batch may take: every attempt it is allowed, each given up after the call timeout.
+   * @param {string} endpoint
+   * @returns {number}
+   */
+  function batchBoundMs(endpoint) {
+    return (maxAttempts + 2) * (timeoutMs ?? roundTrips.timeoutMs(endpoint));
+  }
+
+  /** @returns {number} about one round trip to Redis, as measured so far (1 before any answer) */
+  function typicalRoundTripMs() {
+    const { srttMs } = roundTrips.summary;
+    return Number.isFinite(srttMs) ? Math.max(1, srttMs) : 1;
   }
 
   /** @returns {number} this isolate's clock, checked */
@@ -326,34 +675,44 @@ export function createRedisStore(options = {}) {
   /**
    * A key's state lives at `<prefix>s:<rule id>:<key>` and its hold at `<prefix>h:<rule id>:<key>`: the
    * letter after the prefix keeps the two apart whatever a client puts in its key.
-   * @param {readonly StoreCheck[]} checks
-   * @returns {CallKeys}
+   * @param {{ rule: import("./store.js").NormalizedRule, key: string }} check
+   * @returns {string}
+   */
+  function stateKeyOf(check) {
+    return `${prefix}s:${check.rule.id}:${check.key}`;
+  }
+
+  /** @param {string} stateKey @returns {string} */
+  function holdKeyOf(stateKey) {
+    return `${prefix}h:${stateKey.slice(prefix.length + 2)}`;
+  }
+
+  /**
+   * The Redis keys of a request's checks, each once, sorted (a batch's identity).
+   * @param {ReadonlyArray<{ rule: import("./store.js").NormalizedRule, key: string }>} checks
+   * @returns {string[]}
    */
   function redisKeysOf(checks) {
-    /** @type {string[]} */
-    const unique = [];
-    /** @type {string[]} */
-    const holds = [];
-    /** @type {number[]} */
-    const firstCheckOfUnique = [];
-    for (let i = 0; i < checks.length; i++) {
-      const name = `${checks[i].rule.id}:${checks[i].key}`;
-      if (!unique.includes(`${prefix}s:${name}`)) {
-        unique.push(`${prefix}s:${name}`);
-        holds.push(`${prefix}h:${name}`);
-        firstCheckOfUnique.push(i);
-      }
-    }
-    return { unique, holds, firstCheckOfUnique };
+    return [...new Set(checks.map(stateKeyOf))].sort();
+  }
+
+  /**
+   * Which lender holds `key`, for leases.js (it returns units with the next call to the same one): a
+   * key's own Redis keys, so any call on the key can take them.
+   * @param {string} key
+   * @returns {string}
+   */
+  function objectOf(key) {
+    return key;
   }
 
   /**
    * @param {string} key
-   * @param {string} state
+   * @param {string} value
    */
-  function remember(key, state) {
+  function remember(key, value) {
     cache.delete(key);
-    cache.set(key, state);
+    cache.set(key, value);
     if (cache.size > maxCachedKeys) {
       const oldest = cache.keys().next();
       if (!oldest.done) cache.delete(oldest.value);
@@ -361,63 +720,52 @@ export function createRedisStore(options = {}) {
   }
 
   /**
-   * Waits for this isolate's earlier decisions on any of `keys`; returns the function that lets the
-   * next one go. Keys are taken in sorted order, so two multi-key decisions cannot wait on each other.
-   * @param {readonly string[]} keys
-   * @returns {Promise<() => void>}
-   */
-  async function lock(keys) {
-    const sorted = [...keys].sort();
-    /** @type {Array<() => void>} */
-    const releases = [];
-    for (const key of sorted) {
-      const previous = locks.get(key);
-      /** @type {() => void} */
-      let release = () => {};
-      /** @type {Promise<void>} */
-      const mine = new Promise((resolve) => (release = resolve));
-      locks.set(key, mine);
-      releases.push(() => {
-        if (locks.get(key) === mine) locks.delete(key);
-        release();
-      });
-      if (previous !== undefined) await previous;
-    }
-    return () => {
-      for (const release of releases) release();
-    };
-  }
-
-  /**
-   * reset forgets the keys of `checks` (back to their full quota) in Redis, in one round trip. An
-   * isolate that still remembers an older state finds the key gone at its next call and decides again.
+   * reset forgets the keys of `checks` (back to their full quota) in Redis, in one round trip, after
+   * this isolate's calls on them. An isolate that still remembers an older state finds the key gone at
+   * its next call and decides again.
    * @param {readonly StoreCheck[]} checks
    * @param {StoreOptions} [resetOptions]
    * @returns {Promise<void>}
    */
   async function reset(checks, resetOptions = {}) {
-    const rest = clientFor(resetOptions.env);
-    const { unique } = redisKeysOf(checks);
-    const signal = timeoutMs === Infinity ? undefined : AbortSignal.timeout(timeoutMs);
-    const release = await lock(unique);
-    try {
-      await rest.send(["DEL", ...unique], signal);
-      for (const key of unique) cache.delete(key);
-    } finally {
-      release();
-    }
+    const { url: endpoint, rest } = clientFor(resetOptions.env);
+    const keys = redisKeysOf(checks);
+    await turns.turn(keys, async () => {
+      const limitMs = timeoutMs ?? roundTrips.timeoutMs(endpoint);
+      await withDeadline(rest.send(["DEL", ...keys]), limitMs, "redis");
+      for (const key of keys) cache.delete(key);
+    });
   }
 
   return {
     name: "redis",
+    ownDeadline: true,
+    /** The store bounds each of its calls itself, from its send: a chain around it waits as long as it does. */
+    timeoutFor: () => Infinity,
+    takeBack,
     counters,
+    get roundTrip() {
+      return roundTrips.summary;
+    },
     decide,
+    refill,
+    objectOf,
     reset,
     /** The scratch core is emptied after every decision: nothing counts in the isolate. */
     isolateTables: () => [],
     /** @param {unknown} env */
     isBound: (env) => (url !== undefined || present(env, urlEnv)) && (token !== undefined || present(env, tokenEnv)),
   };
+}
+
+/**
+ * The state bytes (base64) of a key's value: the value without its write's tag.
+ * @param {string} value
+ * @returns {string}
+ */
+function stateOf(value) {
+  const dot = value.indexOf(".");
+  return dot < 0 ? value : value.slice(0, dot);
 }
 
 /**
@@ -433,20 +781,9 @@ function parseReply(reply, keyCount) {
   return [reply[0] === 1, Number(reply[1]), reply[0] === 1 ? 0 : Number(reply[2])];
 }
 
-/**
- * @param {number} ms
- * @param {AbortSignal | undefined} signal
- * @returns {Promise<void>}
- */
-function sleep(ms, signal) {
-  signal?.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
+/** @param {number} ms @returns {Promise<void>} */
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -571,4 +908,13 @@ function checkWhole(value, field) {
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new SluiceConfigError(field, `must be a whole number >= 1; got ${describe(value)}`);
   }
+}
+
+/**
+ * What a waiting request asked, without how to answer it (kept for a take-back's recomputation).
+ * @param {Asked} request
+ * @returns {Asked}
+ */
+function asAsked({ checks, peek, lend, giveBack, refill }) {
+  return { checks, peek, ...(lend === undefined ? {} : { lend }), ...(giveBack === undefined ? {} : { giveBack }), ...(refill === undefined ? {} : { refill }) };
 }

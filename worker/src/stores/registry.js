@@ -86,7 +86,8 @@ import { createMemoryStore } from "./memory.js";
  *   holding the REST URL and token, and the KV binding of a kv fallback; default { redisUrl: "UPSTASH_REDIS_REST_URL",
  *   redisToken: "UPSTASH_REDIS_REST_TOKEN", kv: "SLUICE_KV" }.
  * @property {undefined} [shards] Durable only.
- * @property {undefined} [lease] Durable only.
+ * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota Redis lent them, exactly (leases over
+ *   compare-and-set: docs/redis.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in
  *   this order, when Redis cannot; default [] (none: failMode decides).
  */

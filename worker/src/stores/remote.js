@@ -8,7 +8,7 @@
 // limiters that share a KV binding share one view of it, and a chain's counters add up across them.
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBreakerOptions } from "./breaker.js";
-import { DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
+import { createFallbackChain } from "./chain.js";
 import { DEFAULT_BINDINGS, DEFAULT_FAIL_MODES, DEFAULT_FALLBACK, DEFAULT_REDIS_BINDINGS, builtChains, memoryStore } from "./registry.js";
 import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
@@ -28,6 +28,7 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {typeof import("./regional.js").createRegionalStore} [createRegionalStore]
  * @property {typeof import("./location-hints.js").hintId} [hintId]
  * @property {typeof import("./redis.js").createRedisStore} [createRedisStore]
+ * @property {typeof import("./redis-leases.js").createLeasedRedisStore} [createLeasedRedisStore]
  */
 
 const FALLBACK_ORDER = ["kv", "memory"];
@@ -114,8 +115,9 @@ export function buildRemoteStore(kind, options, parts) {
   const bindings = normalizeBindings(options.bindings, kind);
   const fallback = normalizeFallback(options.fallback, kind);
   if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
-  if (kind !== "durable" && options.lease !== undefined) throw new SluiceConfigError("lease", `applies to store 'durable', not '${kind}'`);
-  const lease = kind === "durable" && parts.checkLeaseOptions !== undefined ? parts.checkLeaseOptions(options.lease) : null;
+  if (kind === "kv" && options.lease !== undefined) throw new SluiceConfigError("lease", "applies to store 'durable' and 'redis', not 'kv'");
+  const lease = kind !== "kv" && parts.checkLeaseOptions !== undefined ? parts.checkLeaseOptions(options.lease) : null;
+  if (kind === "redis" && lease?.locationHint !== undefined) throw new SluiceConfigError("lease.locationHint", "applies to store 'durable' (a regional object), not 'redis'");
   const {
     shards = 1,
     failMode = DEFAULT_FAIL_MODES[kind],
@@ -158,15 +160,23 @@ export function buildRemoteStore(kind, options, parts) {
       : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(settings.lease)}`, () => withRoundTrips(need(parts.createLeasedStore, kind)({ durable, ...lease }), durable));
   const redis =
     kind === "redis"
-      ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
-          // Redis does not measure its round trips (yet): its requests are aborted after a fixed timeout.
-          need(parts.createRedisStore, kind)({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs: timeoutMs ?? DEFAULT_TIMEOUT_MS }),
+      ? // The Redis store bounds its own calls from their send, with the timeout it learns per REST URL
+        // unless timeoutMs was given (then that, fixed); the chain adds no deadline around it.
+        shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs ?? "learnt"}`, () =>
+          need(parts.createRedisStore, kind)({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, ...(timeoutMs === undefined ? {} : { timeoutMs }) }),
         )
       : null;
+  // Leases over compare-and-set (redis-leases.js), shared like the Redis store.
+  const leasedRedis =
+    lease === null || redis === null
+      ? null
+      : shared(`leased-redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs ?? "learnt"}|${JSON.stringify(lease)}`, () =>
+          need(parts.createLeasedRedisStore, kind)({ redis, ...lease }),
+        );
   const usesKv = kind === "kv" || fallback.includes("kv");
   const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => parts.createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
   const chain = createFallbackChain({
-    primary: leased ?? durable ?? redis ?? kv,
+    primary: leased ?? durable ?? leasedRedis ?? redis ?? kv,
     kv: durable !== null || redis !== null ? kv : null,
     memory: fallback.includes("memory") ? memoryStore() : null,
     failMode,
@@ -207,7 +217,7 @@ export function buildRemoteStore(kind, options, parts) {
       },
     };
     built.set(id, redisChain);
-    builtChains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
+    builtChains.push({ settings: Object.freeze(settings), chain, durable, kv, leased: leasedRedis, redis });
     return redisChain;
   }
   // The store the options name must be bound, on every surface (the gateway too): a missing binding

@@ -92,9 +92,13 @@
  * - decideLocally(checks, options) and decideRemotely(checks, options), optional, together: a store
  *   that holds part of the count in the isolate (leases.js) answers from it with no I/O, or null; the
  *   fallback chain asks decideLocally first, before its breaker, and decideRemotely after a miss.
+ * - ownDeadline, optional: true when the store bounds each of its calls itself (counted from when the call
+ *   leaves the isolate, not while a request waits its turn in it) and rejects with a DeadlineError
+ *   (deadline.js) when one does not answer in time; the fallback chain then adds no deadline of its own.
  * Peeking (options.peek) must charge nothing, in every store.
  * @typedef {{
  *   readonly name: string;
+ *   readonly ownDeadline?: boolean;
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Outcome | Promise<Outcome>;
  *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];

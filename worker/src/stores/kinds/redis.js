@@ -6,7 +6,9 @@
 //
 // Loading this module also lets options say store: "redis".
 import { createKvStore } from "../kv.js";
+import { checkLeaseOptions } from "../leases.js";
 import { createRedisStore } from "../redis.js";
+import { createLeasedRedisStore } from "../redis-leases.js";
 import { registerStoreKind } from "../registry.js";
 import { buildRemoteStore } from "../remote.js";
 
@@ -19,6 +21,6 @@ import { buildRemoteStore } from "../remote.js";
  */
 export const redisStore = Object.freeze({
   kind: "redis",
-  build: (options) => buildRemoteStore("redis", options, { createKvStore, createRedisStore }),
+  build: (options) => buildRemoteStore("redis", options, { createKvStore, createRedisStore, checkLeaseOptions, createLeasedRedisStore }),
 });
 registerStoreKind(redisStore);
