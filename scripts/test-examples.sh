@@ -17,16 +17,19 @@ tarball=$(ls "$work"/sluice-*.tgz)
 
 # What the tarball must and must not hold.
 contents=$(tar -tzf "$tarball")
-for wanted in package/wasm-bindings/sluice.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md; do
+for wanted in package/wasm-bindings/sluice.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md package/docs/options.md package/docs/testing.md; do
   grep -qx "$wanted" <<<"$contents" || { echo "examples: the tarball lacks $wanted" >&2; exit 1; }
 done
-if grep -E '^package/(test|bench|cpp|examples|scripts|docs)/|\.cpp$|\.hpp$|wrangler\.toml$|gateway\.config\.json$' <<<"$contents"; then
+if grep -E '^package/(test|bench|cpp|examples|scripts)/|^package/docs/(gateway|demo)\.md$|^package/worker/(gateway|demo)/|\.cpp$|\.hpp$|wrangler\.toml$|gateway\.config\.json$' <<<"$contents"; then
   echo "examples: the tarball holds files a user does not need (above)" >&2
   exit 1
 fi
 echo "examples: $(wc -l <<<"$contents") files, $(wc -c <"$tarball") bytes packed"
+# Every link of README.md, CHANGELOG.md and the shipped docs resolves inside the installed package.
+mkdir -p "$work/unpacked" && tar -xzf "$tarball" -C "$work/unpacked"
+node scripts/check-package-links.js "$work/unpacked/package"
 
-for example in hono-js hono-ts fetch-handler durable vitest-pool-workers; do
+for example in hono-js hono-ts fetch-handler durable vitest-pool-workers testing bundle-size; do
   echo "== examples/$example (from the tarball)"
   mkdir -p "$work/$example"
   (cd "examples/$example" && tar --exclude=node_modules --exclude=dist --exclude=.wrangler -cf - .) | tar -xf - -C "$work/$example"

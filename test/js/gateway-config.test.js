@@ -295,7 +295,7 @@ describe("every kind of configuration error names its field", () => {
     rejects((c) => (c.stores = { durable: { lease: "yes" } }), "stores.durable.lease", /./);
     rejects((c) => (c.stores = { kv: { lease: true } }), "stores.kv.lease", /./);
     rejects((c) => (c.stores = { kv: { bindings: { kv: "" } } }), "stores.kv.bindings.kv", /name of a binding/);
-    rejects((c) => (c.responses = { headers: "all" }), "responses.headers", /one of legacy, draft, both, none/);
+    rejects((c) => (c.responses = { headers: "all" }), "responses.headers", /one of legacy, draft, draft-6, draft-7, draft-8, both, none/);
     rejects((c) => (c.responses = { problemJson: "yes" }), "responses.problemJson", /true or false/);
     rejects((c) => (c.responses = { code: "" }), "responses.code", /non-empty string/);
     rejects((c) => (c.responses = { status: 503 }), "responses.status", /unknown field/);

@@ -183,6 +183,8 @@ describe("through the running gateway", () => {
     // Per store of the chain, in a live scrape too.
     assert.equal(sample(families, "sluice_store_breaker_opened_total", { ...kv, store: "kv" }), 0);
     assert.equal(sample(families, "sluice_store_breaker_skipped_total", { ...kv, store: "memory" }), 0);
+    // Memory deciding for KV weakened the limit (per isolate now): a series to alert on.
+    assert.equal(sample(families, "sluice_store_weakened_total", { ...kv, decided_by: "memory" }), 1);
   });
 
   test("Analytics Engine: a request point and one point per rule, off the request path", () => {
@@ -306,7 +308,17 @@ describe("store families", () => {
       store: "durable",
       bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" },
       timeoutMs,
-      counters: { decided, fallbacks: 0, preFiltered: 2, errors, timeouts, circuitOpened, circuitSkipped: 7 },
+      counters: {
+        decided,
+        fallbacks: 0,
+        preFiltered: 2,
+        errors,
+        timeouts,
+        circuitOpened,
+        circuitSkipped: 7,
+        weakened: { kv: decided.kv, memory: decided.memory, failMode: 0 },
+        late: { answered: timeouts.durable, agreed: 0, undone: timeouts.durable, undoMissed: 0, admittedUncounted: 0, failed: 0, unanswered: 0 },
+      },
     });
     const families = parseExposition(
       exposition(
@@ -324,6 +336,9 @@ describe("store families", () => {
     assert.equal(sample(families, "sluice_store_circuit_opened_total", durable), 1);
     assert.equal(sample(families, "sluice_store_circuit_skipped_total", durable), 14);
     assert.equal(sample(families, "sluice_store_prefiltered_total", durable), 4);
+    assert.equal(sample(families, "sluice_store_weakened_total", { ...durable, decided_by: "memory" }), 2);
+    assert.equal(sample(families, "sluice_store_weakened_total", { ...durable, decided_by: "kv" }), 1);
+    assert.equal(sample(families, "sluice_store_late_total", { ...durable, outcome: "undone" }), 5);
     // Neither chain leases: no lease series at all.
     assert.equal(families.get("sluice_lease_granted_total")?.samples.length ?? 0, 0);
   });

@@ -92,24 +92,51 @@ test("a failed probe opens the breaker for another cooldown", async () => {
   assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1000 })).store, "durable");
 });
 
-test("timeouts count as failures, and a success in between starts the count again", async () => {
+// A context whose waitUntil collects the chain's background work, so a test can wait for it to end.
+function backgroundContext() {
+  const pending = [];
+  return { waitUntil: (promise) => pending.push(promise), settled: () => Promise.all(pending.splice(0)) };
+}
+
+test("calls that never answer count as failures once their late window ends; a success in between starts the count again", async () => {
   const primary = primaryStore();
-  const chain = chainOver(primary, { timeoutMs: 5, breaker: { failures: 3, cooldownMs: 60_000 } });
+  const ctx = backgroundContext();
+  const chain = chainOver(primary, { timeoutMs: 5, lateWindowMs: 5, breaker: { failures: 3, cooldownMs: 60_000 } });
   primary.mode = "hold";
-  await chain.decide(CHECKS, { nowMs: T0 });
-  await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0, ctx });
+  await chain.decide(CHECKS, { nowMs: T0, ctx });
+  await ctx.settled();
   primary.mode = "answer";
-  assert.equal((await chain.decide(CHECKS, { nowMs: T0 })).store, "durable");
+  assert.equal((await chain.decide(CHECKS, { nowMs: T0, ctx })).store, "durable");
   primary.mode = "hold";
-  await chain.decide(CHECKS, { nowMs: T0 });
-  await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0, ctx });
+  await chain.decide(CHECKS, { nowMs: T0, ctx });
+  await ctx.settled();
   assert.equal(chain.counters.circuitOpened, 0, "two failures, a success, two failures: never three in a row");
-  await chain.decide(CHECKS, { nowMs: T0 });
+  await chain.decide(CHECKS, { nowMs: T0, ctx });
+  await ctx.settled();
   assert.equal(chain.counters.circuitOpened, 1);
   assert.equal(chain.counters.timeouts.durable, 5);
+  assert.equal(chain.counters.late.unanswered, 5);
   const calls = primary.calls;
   assert.equal((await chain.decide(CHECKS, { nowMs: T0 + 1 })).store, "memory");
   assert.equal(primary.calls, calls);
+});
+
+test("a slow answer is not a failure: timeouts whose calls answer late never open the breaker", async () => {
+  const primary = primaryStore();
+  const ctx = backgroundContext();
+  const chain = chainOver(primary, { timeoutMs: 5, breaker: { failures: 2, cooldownMs: 60_000 } });
+  primary.mode = "hold";
+  for (let i = 0; i < 4; i++) {
+    assert.equal((await chain.decide(CHECKS, { nowMs: T0, ctx })).store, "memory");
+    primary.held.shift().resolve({ ...ADMIT, store: "durable" });
+  }
+  await ctx.settled();
+  assert.equal(chain.counters.timeouts.durable, 4);
+  assert.equal(chain.counters.circuitOpened, 0);
+  // The memory fallback admitted and so did the object, late: they agree, nothing to reconcile.
+  assert.deepEqual([chain.counters.late.answered, chain.counters.late.agreed], [4, 4]);
 });
 
 test("calls made before the breaker opened that fail late neither reopen it nor extend its cooldown", async () => {
@@ -189,10 +216,13 @@ test("a request's worst-case wait: one timeoutMs per store its breaker lets it a
   const never = (name) => ({ name, calls: 0, decide() { this.calls++; return new Promise(() => {}); } });
   const primary = never("durable");
   const kv = never("kv");
-  const chain = chainOver(primary, { kv, timeoutMs: 5, breaker: { failures: 1, cooldownMs: 60_000 } });
-  const outcome = await chain.decide(CHECKS, { nowMs: T0 });
+  const ctx = backgroundContext();
+  const chain = chainOver(primary, { kv, timeoutMs: 5, lateWindowMs: 5, breaker: { failures: 1, cooldownMs: 60_000 } });
+  const outcome = await chain.decide(CHECKS, { nowMs: T0, ctx });
   assert.equal(outcome.store, "memory");
   assert.match(outcome.fallback.reason, /durable timed out after 5 ms; kv timed out after 5 ms/);
+  // The primary's breaker opens when its call is given up on (the late window); the fallback's at once.
+  await ctx.settled();
   const skipped = await chain.decide(CHECKS, { nowMs: T0 + 1 });
   assert.match(skipped.fallback.reason, /durable skipped.*kv skipped/);
   assert.equal(primary.calls + kv.calls, 2, "the second request asked neither");

@@ -57,7 +57,7 @@ describe("fallback chain", () => {
     for (let i = 0; i < 3; i++) results.push(await decide(chain("throws"), [{ rule: r, key: "u", cost: 1 }], T0 + i));
     const last = results[2];
     assert.deepEqual(results.map((x) => [x.outcome.store, x.outcome.allowed]), [["kv", true], ["kv", true], ["kv", false]]);
-    assert.deepEqual(last.outcome.fallback, { from: "durable", reason: "durable failed: injected Durable Object failure" });
+    assert.deepEqual(last.outcome.fallback, { from: "durable", reason: "durable failed: injected Durable Object failure", weakened: true });
     assert.deepEqual([last.counters.errors.durable, last.counters.fallbacks, last.counters.decided.kv], [3, 3, 3]);
   });
 
@@ -66,7 +66,7 @@ describe("fallback chain", () => {
     const r = rule({ name: "hangs", limit: 2, windowMs: HOUR });
     const { outcome, counters } = await decide(chain("hangs", { kv: false, timeoutMs: HANG_TIMEOUT_MS }), [{ rule: r, key: "u", cost: 1 }], T0);
     assert.equal(outcome.store, "memory");
-    assert.deepEqual(outcome.fallback, { from: "durable", reason: `durable timed out after ${HANG_TIMEOUT_MS} ms` });
+    assert.deepEqual(outcome.fallback, { from: "durable", reason: `durable timed out after ${HANG_TIMEOUT_MS} ms`, weakened: true });
     assert.deepEqual([counters.timeouts.durable, counters.errors.durable], [1, 0]);
     await object("hangs", "setKnob", "fault", null);
   });

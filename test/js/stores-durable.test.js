@@ -158,7 +158,31 @@ describe("durable store", () => {
     const wideNow = await decide(send, 0, store, [{ rule: wide, key: "a", cost: 1 }], { peek: true });
     assert.equal(wideNow.remaining, 3);
     const counters = await send(1, { op: "counters", store });
-    assert.deepEqual(counters, { spreadRequests: 1, undone: 1, undoMissed: 0 });
+    assert.deepEqual(counters, { spreadRequests: 1, undone: 1, undoMissed: 0, roundTrips: 2 });
+  });
+
+  // A late answer's charge is taken back by undo (the fallback chain reconciles it). Reservations
+  // (units the object charged to a warm key ahead of its calls) must not let an undo give back more
+  // than was charged: an undo of a charge whose reservation was since spent would wipe those spends.
+  test("undo never gives back units a reservation already spent: admitted minus undone stays within the limit", async () => {
+    const { send } = stores;
+    const name = "undo-reserved";
+    await setClock(send, [`${name}/1/0`], T0);
+    const r = rule({ name, algorithm: "fixed-window", limit: 60, windowMs: 60_000 });
+    // Warm the key (its demand makes the object reserve) and spend what it reserved, so that an
+    // undoable call charges the core and reserves anew; spend exactly that reservation; take the
+    // undoable call back; then drain what is left.
+    const run = await send(0, {
+      op: "undoSequence",
+      name: `${name}/1/0`,
+      rule: r,
+      key: "k",
+      steps: ["plain", "plain", "plain", "spend", "undoable", "spend", "undo", "drain"],
+    });
+    assert.ok(run.reserved > 0, "the object reserved units for the warm key");
+    assert.ok(run.fromReserved > 0, "calls were decided from the reservation");
+    assert.ok(run.admitted - run.undone <= 60, `admitted ${run.admitted}, undone ${run.undone}: over the limit of 60`);
+    assert.equal(run.undone, 0, "the reservation made with the undone charge was spent: nothing to give back");
   });
 
   test("idle keys are swept by one alarm, never a timer per key", async () => {

@@ -7,6 +7,9 @@ import assert from "node:assert/strict";
 import { startBridge } from "./helpers/redis-bridge.js";
 import { startRedis } from "./helpers/redis-server.js";
 
+// Loaded, so that options may name stores "redis" and "kv" (their modules register them).
+await import("../../worker/src/stores/kinds/redis.js");
+await import("../../worker/src/stores/kinds/kv.js");
 const { createRedisStore } = await import("../../worker/src/stores/redis.js");
 const { createFallbackChain } = await import("../../worker/src/stores/chain.js");
 const { createMemoryStore } = await import("../../worker/src/stores/memory.js");

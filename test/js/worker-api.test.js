@@ -7,6 +7,8 @@ import { test } from "node:test";
 const { Hono } = await import("hono");
 const { rateLimit, ip, user } = await import("../../worker/src/hono.js");
 const { createLimiter, SluiceConfigError } = await import("../../worker/src/sluice.js");
+const { durableStore } = await import("../../worker/src/stores/kinds/durable.js");
+const { kvStore } = await import("../../worker/src/stores/kinds/kv.js");
 const { MAX_LIMIT_VALUES } = await import("../../worker/src/engine/options.js");
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -111,8 +113,8 @@ test("rollout enforces a stable share of keys and shadows the rest", async () =>
   assert.throws(() => createLimiter({ key: "k", limit: 1, windowSec: 1, mode: "off" }), (e) => e instanceof SluiceConfigError && e.field === "mode");
 });
 
-test('store "durable" (or "kv") whose binding env lacks fails the request with SluiceConfigError naming it', async () => {
-  for (const [store, field, binding] of [["durable", "bindings.durable", "SLUICE_DO"], ["kv", "bindings.kv", "SLUICE_KV"]]) {
+test("store durableStore (or kvStore) whose binding env lacks fails the request with SluiceConfigError naming it", async () => {
+  for (const [store, field, binding] of [[durableStore, "bindings.durable", "SLUICE_DO"], [kvStore, "bindings.kv", "SLUICE_KV"]]) {
     const limiter = createLimiter({ key: "k", limit: 5, windowSec: 60, store, clock });
     await assert.rejects(
       limiter.limit(new Request("http://x/"), {}),
@@ -140,7 +142,7 @@ test("limiters built per request are refused loudly: tables run out naming `name
   for (let i = 0; i < 300 && refused === undefined; i++) {
     try {
       // No table in the isolate (the object counts, no memory fallback): only the count of unnamed limiters binds.
-      createLimiter({ key: "k", limit: 100, windowSec: 60, store: "durable", fallback: [] });
+      createLimiter({ key: "k", limit: 100, windowSec: 60, store: durableStore, fallback: [] });
     } catch (caught) {
       refused = caught;
     }
@@ -149,5 +151,5 @@ test("limiters built per request are refused loudly: tables run out naming `name
   assert.equal(refused.field, "name");
   assert.match(refused.message, /module scope/);
   // Named limiters are still built: they share their counts, whatever their number.
-  assert.doesNotThrow(() => createLimiter({ name: "built-on-demand", key: "k", limit: 100, windowSec: 60, store: "durable", fallback: [] }));
+  assert.doesNotThrow(() => createLimiter({ name: "built-on-demand", key: "k", limit: 100, windowSec: 60, store: durableStore, fallback: [] }));
 });

@@ -265,14 +265,24 @@ test("requests without a usable client address share one 'unknown' limit: never 
   assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
 });
 
-test("ENV=dev bypasses every limit and says so", async () => {
+test("ENV=dev bypasses every limit of a request to a loopback host, and says so without naming the variable", async () => {
   for (let i = 0; i < 12; i++) {
-    const response = await demoDev.fetch("http://demo/auth/login", from("192.0.2.60", {}, { method: "POST", body: LOGIN }));
+    const response = await demoDev.fetch("http://localhost:8787/auth/login", from("192.0.2.60", {}, { method: "POST", body: LOGIN }));
     assert.equal(response.status, 200);
-    assert.equal(response.headers.get("x-ratelimit-bypassed"), "ENV=dev");
+    assert.equal(response.headers.get("x-ratelimit-bypassed"), "true");
     assert.equal(response.headers.get("x-ratelimit-remaining"), null);
     assert.equal(response.headers.get("ratelimit"), null);
   }
+});
+
+test("ENV=dev left on a deployed Worker (a request to its zone's host) limits as usual", async () => {
+  const statuses = [];
+  for (let i = 0; i < 6; i++) {
+    const response = await demoDev.fetch("http://api.example.com/data", from("192.0.2.62"));
+    assert.equal(response.headers.get("x-ratelimit-bypassed"), null);
+    statuses.push(response.status);
+  }
+  assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
 });
 
 test("nothing a client sends turns the bypass on", async () => {

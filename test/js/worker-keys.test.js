@@ -172,3 +172,12 @@ test("keys over 512 UTF-8 bytes are hashed with SHA-256, never truncated", async
   assert.equal(await storeKey(`${common}a`), a, "the hash is stable");
   assert.match(await storeKey("é".repeat(257)), /^sha256:/, "the limit counts bytes, not characters");
 });
+
+test("a request with no key at all shares the key `unknown`: user() without an id, apiKey() without the header", async () => {
+  const request = new Request("https://example.test/");
+  for (const key of [user(() => undefined), user(async () => ""), apiKey(), compose(user(() => null))]) {
+    const text = await resolveKeyText(key, [request, {}, undefined]);
+    assert.equal(text, "unknown");
+  }
+  assert.equal(await resolveKeyText(firstOf(user(() => undefined), () => "ip:192.0.2.1"), [request]), "ip:192.0.2.1", "firstOf gives them a key of their own");
+});

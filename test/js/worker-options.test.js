@@ -7,6 +7,10 @@ import { beforeEach, test } from "node:test";
 
 const { rateLimit, ip, apiKey, user, SluiceConfigError } = await import("../../worker/src/hono.js");
 const { createLimiter } = await import("../../worker/src/sluice.js");
+// Every remote store's module, loaded: options may then name them by string ("durable", "kv", "redis").
+await import("../../worker/src/stores/kinds/durable.js");
+await import("../../worker/src/stores/kinds/kv.js");
+await import("../../worker/src/stores/kinds/redis.js");
 const { isolateTestHooks } = await import("../../worker/src/engine/isolate.js");
 
 // Each test starts from a fresh isolate state: rules declared by one test do not count against the next.
@@ -163,14 +167,16 @@ test("limiters with the same store settings share one chain; its settings and co
   rateLimit({ ...valid, name: "quota", store: "kv", bindings: { kv: "QUOTA_KV" } });
   const built = storeStats().slice(before);
   assert.deepEqual(
-    built.map(({ counters, durable, leases, kv, redis, ...settings }) => settings),
+    built.map(({ counters, durable, leases, kv, redis, roundTrip, ...settings }) => settings),
     [
-      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: ["kv", "memory"], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
-      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: 50, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
+      { store: "durable", bindings: { durable: "SLUICE_DO", kv: "SLUICE_KV" }, shards: 3, fallback: [], failMode: "closed", timeoutMs: 40, breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
+      { store: "kv", bindings: { kv: "QUOTA_KV" }, shards: undefined, fallback: ["memory"], failMode: "open", timeoutMs: "adaptive", breaker: { failures: 5, cooldownMs: 10_000 }, preFilter: true, logIntervalMs: 60_000 },
     ],
   );
-  assert.deepEqual(built[0].counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
-  assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0 });
+  assert.deepEqual(built[0].counters.decided, { durable: 0, failMode: 0 });
+  assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0, roundTrips: 0 });
+  assert.deepEqual(built[0].roundTrip, { endpoints: 0, samples: 0, srttMs: NaN, rttvarMs: NaN, timeoutMs: 1000 });
+  assert.deepEqual(built[0].counters.weakened, { failMode: 0 });
   assert.deepEqual(built[1].counters.decided, { kv: 0, memory: 0, failMode: 0 });
   assert.equal(built[1].durable, null);
   assert.deepEqual([built[0].leases, built[1].leases], [null, null]);
@@ -182,20 +188,35 @@ test("store 'durable' with lease puts leases in front of the object; storeStats(
   const before = storeStats().length;
   rateLimit({ ...valid, name: "leased", store: "durable", lease: { leaseMs: 250 } });
   const [built] = storeStats().slice(before);
-  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000 });
-  assert.deepEqual(built.leases, { roundTrips: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0 });
-  assert.deepEqual(built.counters.decided, { durable: 0, kv: 0, memory: 0, failMode: 0 });
+  assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000, refill: true });
+  assert.deepEqual(built.leases, { roundTrips: 0, refills: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0, unitsPassedOn: 0 });
+  assert.deepEqual(built.counters.decided, { durable: 0, failMode: 0 });
 });
 
-test("store: 'redis' builds with its defaults: secrets from env, memory behind it, one Redis store per settings", async () => {
+test("lease.locationHint puts a regional object between the isolate and the home: a hint or a function, named in storeStats()", async () => {
+  const { storeStats } = await import("../../worker/src/sluice.js");
+  const before = storeStats().length;
+  const near = () => "weur";
+  rateLimit({ ...valid, name: "regional-a", store: "durable", lease: { locationHint: "oc" } });
+  rateLimit({ ...valid, name: "regional-b", store: "durable", lease: { locationHint: near } });
+  rateLimit({ ...valid, name: "regional-c", store: "durable", lease: { locationHint: () => "weur" } });
+  const built = storeStats().slice(before);
+  assert.equal(built.length, 3, "a different function is a different store");
+  assert.equal(built[0].lease.locationHint, "oc");
+  assert.match(built[1].lease.locationHint, /^function#\d+$/);
+  assert.notEqual(built[1].lease.locationHint, built[2].lease.locationHint);
+  assert.throws(() => rateLimit({ ...valid, store: "durable", lease: { locationHint: "mars" } }), (error) => error.name === "SluiceConfigError" && /lease\.locationHint/.test(error.message));
+});
+
+test("store: 'redis' builds with its defaults: secrets from env, no fallback, failMode closed, one Redis store per settings", async () => {
   const { storeStats } = await import("../../worker/src/stores/registry.js");
   rateLimit({ ...valid, name: "edge-a", store: "redis", timeoutMs: 31 });
   rateLimit({ ...valid, name: "edge-b", store: "redis", timeoutMs: 31 });
   const built = storeStats().filter((chain) => chain.store === "redis" && chain.timeoutMs === 31);
   assert.equal(built.length, 1);
   assert.deepEqual(built[0].bindings, { kv: "SLUICE_KV", redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
-  assert.deepEqual(built[0].fallback, ["memory"]);
-  assert.deepEqual(built[0].counters.decided, { redis: 0, memory: 0, failMode: 0 });
+  assert.deepEqual([built[0].fallback, built[0].failMode], [[], "closed"]);
+  assert.deepEqual(built[0].counters.decided, { redis: 0, failMode: 0 });
   assert.deepEqual(built[0].redis, { decisions: 0, roundTrips: 0, conflicts: 0, clockRefusals: 0, held: 0, exhausted: 0 });
   assert.equal(built[0].durable, null);
   assert.throws(() => rateLimit({ ...valid, store: "redis", shards: 2 }), /shards applies to store 'durable', not 'redis'/);
@@ -269,4 +290,26 @@ test("default key capacity keeps a sliding log's table bounded", async () => {
   assert.ok(log.keyCapacity < DEFAULT_KEY_CAPACITY, `${log.keyCapacity}`);
   assert.ok(tableBytes("sliding-log", 1000, log.keyCapacity) <= DEFAULT_TABLE_BYTES);
   assert.equal(log.id, "log|sliding-log|1000|60000|0");
+});
+
+test("an option another rate limiter spells differently is refused with sluice's spelling", () => {
+  const valid = { key: ip(), limit: 5, windowSec: 60 };
+  for (const [option, instead] of [
+    [{ max: 5 }, "did you mean limit?"],
+    [{ keyGenerator: () => "k" }, "did you mean key"],
+    [{ message: "slow down" }, "did you mean onLimited"],
+    [{ statusCode: 503 }, "did you mean onLimited"],
+    [{ standardHeaders: "draft-7" }, 'did you mean headers ("draft-6", "draft-7"'],
+    [{ windowsec: 60 }, "did you mean windowSec?"],
+    [{ timeout: 30 }, "did you mean timeoutMs?"],
+  ]) {
+    const [field] = Object.keys(option);
+    assert.throws(
+      () => rateLimit({ ...valid, ...option }),
+      (error) => error instanceof SluiceConfigError && error.field === field && error.message.includes(instead),
+      field,
+    );
+  }
+  // An option nobody spells so gets no guess.
+  assert.throws(() => rateLimit({ ...valid, flux: 1 }), (error) => error.field === "flux" && !error.message.includes("did you mean"));
 });

@@ -35,6 +35,10 @@ export const PUBLIC_EXPORTS = /** @type {const} */ ({
   ],
   "sluice/hono": ["SluiceConfigError", "accessList", "accuracyProbe", "apiKey", "cf", "compose", "concurrency", "cookie", "firstOf", "ip", "jsonField", "lockout", "normalizeAccount", "query", "rateLimit", "route", "user", "verifiedClaim"],
   "sluice/durable-object": ["SluiceDurableObject"],
+  "sluice/stores/durable": ["durableStore"],
+  "sluice/stores/kv": ["kvStore"],
+  "sluice/stores/redis": ["redisStore"],
+  "sluice/testing": ["GeographyError", "TEST_EPOCH_MS", "createRegion", "resetLimiters", "restartObject", "seededRandom", "testClock"],
   "sluice/core": ["ABI_VERSION", "ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "SluiceCore", "SluiceError", "Status", "sluiceWasm"],
   "wasm-bindings/sluice.js": ["ABI_VERSION", "ALGORITHMS", "LENDING_ALGORITHMS", "MAX_CHECKS_PER_CALL", "MAX_KEY_BYTES", "RETURNING_ALGORITHMS", "SluiceCore", "SluiceError", "Status", "WINDOW_LENDING_ALGORITHMS"],
   "worker/gateway/gateway.js": [

@@ -141,3 +141,38 @@ const conflicts: number = redis.counters.conflicts;
 // @ts-expect-error the clock tolerance is a number of ms
 createRedisStore({ clockToleranceMs: "1s" });
 export { conflicts, redisChain };
+
+// The remote stores as imported values (sluice/stores/*): their settings sit beside them, checked as
+// the names' are.
+import { durableStore } from "sluice/stores/durable";
+import { kvStore } from "sluice/stores/kv";
+import { redisStore } from "sluice/stores/redis";
+createLimiter({ key: ip(), limit: 5, windowSec: 60, store: durableStore, shards: "key", lease: true, timeoutMs: 30 });
+createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, fallback: ["memory"] });
+createLimiter({ key: ip(), limit: 10, windowSec: 60, store: redisStore, fallback: ["kv", "memory"] });
+// @ts-expect-error shards is the Durable Object's setting, not KV's
+createLimiter({ key: ip(), limit: 100, windowSec: 60, store: kvStore, shards: 2 });
+// @ts-expect-error lease is the Durable Object's setting, not Redis's
+createLimiter({ key: ip(), limit: 10, windowSec: 60, store: redisStore, lease: true });
+
+// A fallback's decision says whether it weakened the primary's limit; storeStats() has the counters.
+declare const decided: Outcome;
+if (decided.fallback !== undefined) {
+  const weakened: boolean = decided.fallback.weakened;
+  console.log(weakened);
+}
+for (const stats of storeStats()) {
+  const timeout: number | "adaptive" = stats.timeoutMs;
+  const late: number = stats.counters.late.undone + stats.counters.late.unanswered;
+  const weakenedByMemory: number | undefined = stats.counters.weakened.memory;
+  console.log(timeout, late, weakenedByMemory, stats.roundTrip?.srttMs);
+}
+
+// sluice/testing: a region's seams over a namespace and a fetch.
+import { createRegion } from "sluice/testing";
+const far = createRegion({ name: "syd", rttMs: 250, jitter: 0.2, seed: 7, faults: { lostOut: 0.01 } });
+const farNamespace: typeof env.SLUICE_DO = far.namespace(env.SLUICE_DO);
+const farFetch: typeof fetch = far.fetch(fetch);
+far.script("late", "ok");
+far.cutOff(30_000, { failFast: true });
+console.log(farNamespace, farFetch, far.stats.lostOut);

@@ -11,7 +11,10 @@ import { ip } from "../src/http/keys.js";
 import { normalizeAccuracy } from "../src/features/accuracy/probe.js";
 import { createJwtVerifier } from "../src/http/jwt.js";
 import { createAccessList } from "../src/features/lists/access-list.js";
-import { STORE_FIELDS, resolveStore } from "../src/stores/registry.js";
+import { STORE_FIELDS, registerStoreKind, resolveStore } from "../src/stores/registry.js";
+import { durableStore } from "../src/stores/kinds/durable.js";
+import { kvStore } from "../src/stores/kinds/kv.js";
+import { redisStore } from "../src/stores/kinds/redis.js";
 import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault } from "./forwarding.js";
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
 import { STORES, sameRule, storeGroupOf, validateRule } from "./rule-config.js";
@@ -34,6 +37,9 @@ import {
   isPlainObject,
   show,
 } from "./validate.js";
+
+// The gateway's configuration names its stores by string ("durable", "kv", "redis"): it serves them all.
+for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
 
 /** @import { AlgorithmName } from "../../wasm-bindings/sluice.js" */
 /** @import { HeaderMode } from "../src/engine/options.js" */

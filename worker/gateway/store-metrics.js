@@ -16,6 +16,8 @@
 export function storeFamilies(stats) {
   const decided = new Map();
   const failures = new Map();
+  const weakened = new Map();
+  const late = new Map();
   const perChain = { circuitOpened: new Map(), circuitSkipped: new Map(), preFiltered: new Map() };
   const perStore = { circuitOpenedBy: new Map(), circuitSkippedBy: new Map() };
   const perRedisChain = Object.fromEntries(Object.keys(REDIS_FAMILIES).map((counter) => [counter, new Map()]));
@@ -40,6 +42,10 @@ export function storeFamilies(stats) {
     if (redis !== null && redis !== undefined) {
       for (const [counter, map] of Object.entries(perRedisChain)) add(map, { chain }, redis[counter]);
     }
+    // Decisions a fallback weaker than the primary took (alert on these: the limit was not exact).
+    for (const [by, value] of Object.entries(counters.weakened ?? {})) add(weakened, { chain, decided_by: by }, value);
+    // Primary calls the chain stopped waiting for, by what became of them.
+    for (const [outcome, value] of Object.entries(counters.late ?? {})) add(late, { chain, outcome }, value);
     // A durable chain with `lease` set: how its isolate decided from leases (stores/leases.js).
     if (leases !== null && leases !== undefined) {
       for (const [counter, map] of Object.entries(perLeasedChain)) add(map, { chain }, leases[counter]);
@@ -58,6 +64,18 @@ export function storeFamilies(stats) {
       help: "Calls to a store of a chain that threw (error) or did not answer within the chain's timeoutMs (timeout).",
       type: "counter",
       samples: samples(failures),
+    },
+    {
+      name: "sluice_store_weakened_total",
+      help: "Decisions taken by a fallback weaker than the chain's primary (a fallback store, or failMode open): the limit was not exact for them.",
+      type: "counter",
+      samples: samples(weakened),
+    },
+    {
+      name: "sluice_store_late_total",
+      help: "Primary calls the chain stopped waiting for, by outcome: answered late (agreed, undone, undoMissed, admittedUncounted), failed, or unanswered.",
+      type: "counter",
+      samples: samples(late),
     },
     {
       name: "sluice_store_circuit_opened_total",
@@ -123,7 +141,8 @@ const REDIS_FAMILIES = {
 
 // The lease counters (LeaseCounters, stores/leases.js) as families: counter -> [name, help].
 const LEASE_FAMILIES = {
-  roundTrips: ["sluice_lease_round_trips_total", "Calls a leased durable chain made to its object (to decide, to take or give back a lease)."],
+  roundTrips: ["sluice_lease_round_trips_total", "Calls a leased durable chain made to its object (to decide, to take or give back a lease), refills included."],
+  refills: ["sluice_lease_refills_total", "Calls that asked for a warm key's next lease in the background, before its lease ran out: no request waited on them."],
   leasedDecisions: ["sluice_lease_decisions_total", "Decisions a leased durable chain took in this isolate from a lease, with no round trip."],
   leasesGranted: ["sluice_lease_granted_total", "Leases the object granted to this isolate."],
   unitsLent: ["sluice_lease_units_lent_total", "Units those leases carried."],

@@ -3,6 +3,7 @@
 // this file beside the generated hono.d.ts and imports it from there, so `import "sluice/hono"` brings it.
 import type { LockoutAttempt, MiddlewareDecision } from "./hono.js";
 import type { ConcurrencyDecision } from "./features/concurrency/engine.js";
+import type { ListMatch } from "./features/lists/access-list.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -18,5 +19,7 @@ declare module "hono" {
      * let the request through or no concurrency middleware ran on its route.
      */
     concurrency: ConcurrencyDecision | undefined;
+    /** Which list the access-list middleware matched the request on; undefined on routes without it (docs/lists.md). */
+    accessList: ListMatch | undefined;
   }
 }

@@ -9,7 +9,9 @@ import { createEngine, responseHeaders } from "./engine/limiter.js";
 import { limitedResponse } from "./http/responses.js";
 import { executionContextOf } from "./engine/execution-context.js";
 
-export { apiKey, compose, firstOf, ip, route, user } from "./http/keys.js";
+import { user as keyOfUser } from "./http/keys.js";
+
+export { apiKey, compose, firstOf, ip, route } from "./http/keys.js";
 export { cf, cookie, query } from "./http/characteristics.js";
 export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
@@ -21,6 +23,7 @@ export { concurrency } from "./features/concurrency/hono.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "./engine/options.js" */
+/** @import { KeyPart } from "./http/keys.js" */
 
 // The types users of sluice/hono need, re-exported from the modules that define them.
 /** @typedef {import("./features/concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
@@ -40,6 +43,19 @@ export { concurrency } from "./features/concurrency/hono.js";
 /** @typedef {import("./features/lockout/lockout.js").LockoutAttempt} LockoutAttempt */
 
 /**
+ * user keys a request by the user id `identify` returns for its context (it may be async). No id
+ * (undefined, null, "") gives no key part: combine with firstOf() to fall back to another key.
+ * `identify` receives Hono's context: Context<E> for rateLimit<E>(...), else Context<Env>, whose
+ * c.get() reads ContextVariableMap (docs/typescript.md).
+ * @template {Env} [E=Env]
+ * @param {(c: Context<E>) => KeyPart | Promise<KeyPart>} identify
+ * @returns {KeyFunction<[c: Context<E>]>}
+ */
+export function user(identify) {
+  return keyOfUser(identify);
+}
+
+/**
  * The decision the middleware sets as c.get("rateLimit"): a checked request, or one the dev bypass let
  * through. c.get("rateLimit") is undefined where the middleware did not set one (`skip` let the request
  * through, or the route has no rate-limit middleware), so its type is `MiddlewareDecision | undefined`.
@@ -51,7 +67,7 @@ export { concurrency } from "./features/concurrency/hono.js";
  * reset, given a context (or anything its key functions accept), for tests and admin routes.
  * `peek(c)`: the decision the middleware would take now, charging nothing. `get(c)`: the counters of
  * the request's keys as they stand (a cost of 1, peeked). `reset(c)`: forgets the request's keys.
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @typedef {object} RateLimitHandle
  * @property {(c: Context<E>) => Promise<import("./engine/limiter.js").RateLimitDecision>} peek
  * @property {(c: Context<E>) => Promise<CheckedDecision>} get
@@ -60,7 +76,7 @@ export { concurrency } from "./features/concurrency/hono.js";
 
 /**
  * The middleware's own option.
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @typedef {object} OnLimitedOption
  * @property {(c: Context<E>, decision: CheckedDecision) => Response | undefined | Promise<Response | undefined>} [onLimited]
  *   Builds the response to a denied request (undefined: the default 429); rate-limit headers are added to it.
@@ -68,7 +84,7 @@ export { concurrency } from "./features/concurrency/hono.js";
 
 /**
  * The middleware's options: key, cost and skip functions receive the context.
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
  */
 
@@ -78,7 +94,7 @@ export { concurrency } from "./features/concurrency/hono.js";
  *
  * The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
  * user((c) => ...) in `key` as Context<never>, and refuses it.
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
  * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */

@@ -7,7 +7,8 @@ export { SluiceDurableObject } from "sluice/durable-object";
 const app = new Hono();
 app.post(
   "/checkout",
-  // timeoutMs: how long the object may take before the fallback (this isolate's memory) decides.
+  // timeoutMs: a fixed wait for the object, generous for a cold local start (by default each isolate
+  // learns each object's round trip); past it the request is denied, since no fallback is configured.
   rateLimit({ key: user((c) => c.req.header("x-user-id")), limit: 5, windowSec: 60, store: "durable", timeoutMs: 2000 }),
   (c) => c.json({ ordered: true, decidedBy: c.get("rateLimit")?.store }),
 );

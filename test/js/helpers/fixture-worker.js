@@ -8,6 +8,7 @@ import { createDemoApp } from "../../../worker/demo/demo.js";
 import { apiKey, compose, firstOf, ip, rateLimit, route, user } from "../../../worker/src/hono.js";
 import { isolateTestHooks } from "../../../worker/src/engine/isolate.js";
 import { createLimiter, isolateStats, storeStats } from "../../../worker/src/sluice.js";
+import { kvStore } from "../../../worker/src/stores/kinds/kv.js";
 import { faultyKv, setKvFault } from "../fixtures/faulty-kv.js";
 
 // Bound as SLUICE_DO where a test binds the stores (storeBindings in worker.js); FailingDurableObject
@@ -134,10 +135,12 @@ app.get("/__test/denied/:route", (c) => c.json(deniedDecisions.get(c.req.param("
 
 app.get("/stores/memory", rateLimit({ name: "s-memory", ...perIp }), ok);
 app.get("/stores/durable", rateLimit({ name: "s-durable", ...perIp, store: "durable", timeoutMs: HEALTHY_TIMEOUT_MS }), ok);
-app.get("/stores/kv", rateLimit({ name: "s-kv", ...perIp, store: "kv", timeoutMs: HEALTHY_TIMEOUT_MS }), ok);
+app.get("/stores/kv", rateLimit({ name: "s-kv", ...perIp, store: kvStore, timeoutMs: HEALTHY_TIMEOUT_MS }), ok);
 app.get(
   "/stores/fallback",
-  rateLimit({ name: "s-fallback", ...perIp, store: "durable", timeoutMs: HANG_TIMEOUT_MS, onLimited: remember("fallback") }),
+  // The whole chain, asked for: KV, then the isolate's memory, then failMode "open" (the exact store's
+  // default is no fallback and failMode "closed").
+  rateLimit({ name: "s-fallback", ...perIp, store: "durable", fallback: ["kv", "memory"], failMode: "open", timeoutMs: HANG_TIMEOUT_MS, onLimited: remember("fallback") }),
   ok,
 );
 for (const failMode of ["open", "closed"]) {

@@ -26,6 +26,8 @@ export const ENTRIES = Object.freeze({
   lockoutGateway: "test/js/fixtures/lockout/gateway-worker.js",
   concurrency: "test/js/fixtures/concurrency/worker.js",
   stores: "test/js/fixtures/stores/worker.js",
+  planet: "test/js/fixtures/planet/worker.js",
+  planetLeases: "test/js/fixtures/planet-leases/worker.js",
 });
 
 /** The module a Worker built from the gateway fixture imports its bundled configuration from. */

@@ -5,11 +5,12 @@
 // With the memory store and synchronous key functions (the usual case) nothing in here awaits: the
 // async function runs to its end synchronously and only its caller's single await remains.
 import { bypassHeaders, decisionHeaders, policyHeader, withHeaders } from "../http/headers.js";
+import { announceBypass, bypassApplies } from "./bypass.js";
 import { effectiveMode } from "./mode.js";
 import { countDecision } from "./isolate.js";
 import { resolveKeyText, storeKey } from "../http/keys.js";
 import { normalizeOptions } from "./options.js";
-import { limitedResponse } from "../http/responses.js";
+import { epochNow, limitedResponse } from "../http/responses.js";
 
 /** @import { CommonOptions, LimiterSettings } from "./options.js" */
 /** @import { NormalizedRule, Outcome, StoreCheck } from "../stores/store.js" */
@@ -48,12 +49,12 @@ import { limitedResponse } from "../http/responses.js";
  */
 /**
  * createLimiter's options: key, cost and skip functions receive (request, env, ctx).
- * @template [Env=any]
+ * @template [Env=unknown]
  * @typedef {CommonOptions<[request: Request, env: Env, ctx: unknown]>} LimiterOptions
  */
 /**
  * A limiter for a plain fetch handler.
- * @template [Env=any]
+ * @template [Env=unknown]
  * @typedef {object} Limiter
  * @property {readonly NormalizedRule[]} rules The rules with a fixed limit (a limit function's rules are in each decision).
  * @property {(request: Request, env?: Env, ctx?: unknown) => Promise<RateLimitDecision>} limit Decides `request` and
@@ -115,6 +116,9 @@ export function createEngine(options, surface) {
   /** @type {SkippedDecision} */
   const skipped = Object.freeze({ allowed: true, bypassed: false, skipped: true, rules });
   const count = entries.length;
+  // The request's URL, for the dev bypass: the middleware's argument is Hono's context.
+  /** @param {readonly any[]} args @returns {string | undefined} */
+  const requestUrl = surface === "hono" ? (args) => args[0]?.req?.url : (args) => args[0]?.url;
 
   /**
    * @param {readonly unknown[]} args
@@ -124,9 +128,11 @@ export function createEngine(options, surface) {
    * @returns {Promise<RateLimitDecision>}
    */
   async function evaluate(args, env, ctx, peek = false) {
-    // Only the Worker's environment (its bindings and vars) can switch limiting off; nothing in the
-    // request is consulted.
-    if (bypass !== null && env !== null && typeof env === "object" && env[bypass.variable] === bypass.value) {
+    // Only the Worker's environment switches limiting off, and only for a request to a loopback host
+    // (bypass.js): nothing else in the request is consulted. The store's bindings are checked anyway.
+    if (bypass !== null && bypassApplies(bypass, env, requestUrl(args))) {
+      store.checkBindings?.(env);
+      announceBypass(bypass);
       if (!peek) countDecision(bypassed);
       return bypassed;
     }
@@ -250,9 +256,9 @@ export function createEngine(options, surface) {
  * @returns {Array<[string, string]>}
  */
 export function responseHeaders(decision, settings) {
-  if (decision.bypassed) return bypassHeaders(settings.bypass);
+  if (decision.bypassed) return bypassHeaders();
   if (decision.skipped) return [];
-  const pairs = decisionHeaders(decision, settings.headers, settings.dynamic ? policyHeader(decision.rules) : settings.policy);
+  const pairs = decisionHeaders(decision, settings.headers, settings.dynamic ? policyHeader(decision.rules) : settings.policy, epochNow(settings));
   // A shadowed decision says so, and whether enforcing would have denied it.
   if (decision.mode === "shadow" && settings.headers !== "none") pairs.push(["X-RateLimit-Shadow", decision.wouldDeny ? "would-deny" : "allow"]);
   return pairs;
@@ -267,7 +273,7 @@ export function responseHeaders(decision, settings) {
  *   return limiter.withHeaders(await handle(request), decision);
  *
  * Key, cost and skip functions receive (request, env, ctx). Configuration errors throw here.
- * @template [Env=any]
+ * @template [Env=unknown]
  * @param {LimiterOptions<Env>} config
  * @returns {Limiter<Env>}
  */
@@ -287,7 +293,7 @@ export function createGatewayLimiter(config) {
 }
 
 /**
- * @template [Env=any]
+ * @template [Env=unknown]
  * @param {LimiterOptions<Env>} config
  * @param {"fetch" | "gateway"} surface
  * @returns {Limiter<Env>}

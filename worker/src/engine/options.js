@@ -1,6 +1,8 @@
 // Options of rateLimit() and createLimiter(), validated and normalized once, at construction. Every
 // mistake throws a SluiceConfigError naming the option; nothing here is left to fail per request.
 import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../../wasm-bindings/sluice.js";
+import { normalizeBypass } from "./bypass.js";
+import { suggestion } from "./peer-options.js";
 import { nowMs } from "./clock.js";
 import { SluiceConfigError, describe } from "./errors.js";
 import { HEADER_MODES, policyHeader } from "../http/headers.js";
@@ -13,10 +15,11 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 /** @import { LimiterStoreOptions } from "../stores/registry.js" */
 /** @import { NormalizedRule, Store } from "../stores/store.js" */
 
-/** @typedef {"legacy" | "draft" | "both" | "none"} HeaderMode */
+/** @typedef {"legacy" | "draft" | "draft-6" | "draft-7" | "draft-8" | "both" | "none"} HeaderMode */
 /**
  * A limit that depends on the request (a plan: free, pro, enterprise), given what key functions receive.
- * @typedef {(...args: any[]) => number | Promise<number>} LimitFunction
+ * @template {unknown[]} [Args=unknown[]]
+ * @typedef {(...args: Args) => number | Promise<number>} LimitFunction
  */
 
 /**
@@ -37,8 +40,9 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * windowMs; or, for the buckets, `rate` requests per second instead of all three.
  * `limit` may be a function of the request (sync or async) for plans: each distinct value it returns
  * is a rule of its own (validated like a configured limit; at most MAX_LIMIT_VALUES per rule).
- * @typedef {{ limit: number | LimitFunction; windowSec: number; windowMs?: undefined; rate?: undefined }
- *   | { limit: number | LimitFunction; windowMs: number; windowSec?: undefined; rate?: undefined }
+ * @template {unknown[]} [Args=unknown[]]
+ * @typedef {{ limit: number | LimitFunction<Args>; windowSec: number; windowMs?: undefined; rate?: undefined }
+ *   | { limit: number | LimitFunction<Args>; windowMs: number; windowSec?: undefined; rate?: undefined }
  *   | { rate: number; limit?: undefined; windowSec?: undefined; windowMs?: undefined }} RuleQuota
  */
 
@@ -52,7 +56,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 /**
  * One rule of `rules`: its quota, its other fields and its key, unless the top level gives it.
  * @template {unknown[]} [Args=any[]]
- * @typedef {RuleFields<Args> & RuleQuota & Partial<RuleKey<Args>>} RuleOptions
+ * @typedef {RuleFields<Args> & RuleQuota<Args> & Partial<RuleKey<Args>>} RuleOptions
  */
 
 /**
@@ -61,7 +65,11 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @typedef {object} ResponseOptions
  * @property {string | number} [code] The body's "code" on a 429; default "rate_limited".
  * @property {(...args: Args) => boolean | Promise<boolean>} [skip] True lets the request through, unlimited and without headers.
- * @property {HeaderMode} [headers] Default "both".
+ * @property {HeaderMode} [headers] Which rate-limit header fields responses carry (docs/headers.md): "legacy"
+ *   (X-RateLimit-*), "draft" or "draft-8" (RateLimit-Policy and RateLimit, named), "draft-6", "draft-7", "both"
+ *   (legacy and draft) or "none". Default "both".
+ * @property {"seconds" | "epoch"} [legacyReset] X-RateLimit-Reset as seconds from now ("seconds", the default) or as the
+ *   Unix time in seconds ("epoch", as GitHub and express-rate-limit send it).
  * @property {boolean} [problemJson] Answer 429s as application/problem+json (quota-exceeded, with violated-policies). Default false.
  * @property {false | { variable?: string; value?: string }} [bypass] The environment variable that switches limiting off;
  *   default { variable: "ENV", value: "dev" }; false: never.
@@ -88,10 +96,10 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * The rules of a limiter: one rule at the top level, or 1 to 16 in `rules` (checked in one
  * all-or-nothing call; they inherit key, algorithm, cost, keyCapacity); every rule has a key.
  * @template {unknown[]} Args
- * @typedef {(RuleFields<Args> & RuleQuota & RuleKey<Args> & { rules?: undefined })
+ * @typedef {(RuleFields<Args> & RuleQuota<Args> & RuleKey<Args> & { rules?: undefined })
  *   | (Inherited<Args> & OwnedByRules & (
  *       (RuleKey<Args> & { rules: ReadonlyArray<RuleOptions<Args>> })
- *       | { key?: undefined; rules: ReadonlyArray<RuleFields<Args> & RuleQuota & RuleKey<Args>> }))} RulesOptions
+ *       | { key?: undefined; rules: ReadonlyArray<RuleFields<Args> & RuleQuota<Args> & RuleKey<Args>> }))} RulesOptions
  */
 
 /**
@@ -104,7 +112,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * A rule of a limiter, normalized: what it counts, its key function and its cost.
  * @typedef {object} RuleEntry
  * @property {NormalizedRule} rule The rule; for a limit function, the rule as validated with a limit of 1.
- * @property {LimitFunction | undefined} limitOf The limit function, if the limit is one.
+ * @property {LimitFunction<any[]> | undefined} limitOf The limit function, if the limit is one.
  * @property {(value: unknown) => NormalizedRule} resolve The rule for a value the limit function returned.
  * @property {KeyFunction} key
  * @property {number | ((...args: any[]) => number | Promise<number>)} cost
@@ -120,6 +128,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
  * @property {((...args: any[]) => boolean | Promise<boolean>) | undefined} skip
  * @property {((...args: any[]) => any) | undefined} onLimited
  * @property {HeaderMode} headers
+ * @property {"seconds" | "epoch"} legacyReset
  * @property {boolean} problemJson
  * @property {Store} store
  * @property {Readonly<{ variable: string; value: string }> | null} bypass
@@ -145,7 +154,6 @@ export const MAX_TABLE_BYTES = 32 * 1024 * 1024;
 const MIN_DEFAULT_KEYS = 100;
 const MAX_COST = 2 ** 31;
 export const DEFAULT_CODE = "rate_limited";
-export const DEFAULT_BYPASS = Object.freeze({ variable: "ENV", value: "dev" });
 
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
@@ -153,7 +161,7 @@ const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
 const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
-const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
+const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "legacyReset", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
 /** The most distinct values one rule's limit function may return (each is a rule in the core, which holds 64). */
 export const MAX_LIMIT_VALUES = 8;
 /**
@@ -170,11 +178,16 @@ export function isPlainObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** refuseUnknown throws a SluiceConfigError naming the first field of `object` not in `known`. */
+/**
+ * refuseUnknown throws a SluiceConfigError naming the first field of `object` not in `known`, and what
+ * to write instead when it is a known option in the wrong case or another rate limiter's spelling.
+ */
 export function refuseUnknown(object, known, where) {
   for (const field of Object.keys(object)) {
     if (!known.includes(field)) {
-      throw new SluiceConfigError(`${where}${field}`, `is not an option (known: ${known.join(", ")})`);
+      const instead = suggestion(field, known);
+      const hint = instead === undefined ? "" : `; did you mean ${instead}?`;
+      throw new SluiceConfigError(`${where}${field}`, `is not an option${hint} (known: ${known.join(", ")})`);
     }
   }
 }
@@ -426,16 +439,12 @@ function optionalFunction(value, field) {
   return value;
 }
 
-function normalizeBypass(bypass) {
-  if (bypass === undefined) return DEFAULT_BYPASS;
-  if (bypass === false) return null;
-  if (!isPlainObject(bypass)) throw new SluiceConfigError("bypass", `must be false or { variable, value }; got ${describe(bypass)}`);
-  refuseUnknown(bypass, ["variable", "value"], "bypass.");
-  const variable = bypass.variable ?? DEFAULT_BYPASS.variable;
-  const value = bypass.value ?? DEFAULT_BYPASS.value;
-  if (typeof variable !== "string" || variable === "") throw new SluiceConfigError("bypass.variable", `must be the name of an environment variable; got ${describe(variable)}`);
-  if (typeof value !== "string" || value === "") throw new SluiceConfigError("bypass.value", `must be a non-empty string; got ${describe(value)}`);
-  return Object.freeze({ variable, value });
+/** @param {unknown} legacyReset @returns {"seconds" | "epoch"} */
+function normalizeLegacyReset(legacyReset = "seconds") {
+  if (legacyReset !== "seconds" && legacyReset !== "epoch") {
+    throw new SluiceConfigError("legacyReset", `must be "seconds" (from now) or "epoch" (Unix time in seconds); got ${describe(legacyReset)}`);
+  }
+  return legacyReset;
 }
 
 /**
@@ -514,6 +523,7 @@ export function normalizeOptions(options, surface) {
     skip: optionalFunction(options.skip, "skip"),
     onLimited: optionalFunction(options.onLimited, "onLimited"),
     headers,
+    legacyReset: normalizeLegacyReset(options.legacyReset),
     problemJson,
     store,
     bypass: normalizeBypass(options.bypass),

@@ -185,8 +185,9 @@ export function ip({ trustForwardedFor = false, ipv6Prefix = 64 } = {}) {
 /**
  * user keys a request by the user id `identify` returns for it (given the same arguments as a key
  * function; it may be async). No id (undefined, null, "") gives no key part: combine with firstOf()
- * to fall back to another key.
- * @template {unknown[]} [Args=any[]]
+ * to fall back to another key. From `sluice`, `identify` receives createLimiter's (request, env, ctx)
+ * unless the limiter's Env is given (createLimiter<Env>); sluice/hono's user receives the context.
+ * @template {unknown[]} [Args=[request: Request, env: unknown, ctx: unknown]]
  * @param {(...args: Args) => KeyPart | Promise<KeyPart>} identify
  * @returns {KeyFunction<Args>}
  */
@@ -278,8 +279,9 @@ export function route(pattern) {
 /**
  * compose joins several key parts into one key ("ip:192.0.2.1|route:/data"); a part with nothing to
  * say is written "unknown". An array given as `key` is composed the same way.
- * @param {...(string | KeyFunction)} parts
- * @returns {KeyFunction}
+ * @template {unknown[]} Args
+ * @param {...(string | KeyFunction<Args>)} parts
+ * @returns {KeyFunction<Args>}
  */
 export function compose(...parts) {
   const functions = parts.map((part, i) => toKeyFunction(part, `compose(...)[${i}]`));
@@ -295,8 +297,9 @@ export function compose(...parts) {
 
 /**
  * firstOf uses the first part that has something to say: firstOf(user(fn), ip()).
- * @param {...(string | KeyFunction)} parts
- * @returns {KeyFunction}
+ * @template {unknown[]} Args
+ * @param {...(string | KeyFunction<Args>)} parts
+ * @returns {KeyFunction<Args>}
  */
 export function firstOf(...parts) {
   const functions = parts.map((part, i) => toKeyFunction(part, `firstOf(...)[${i}]`));

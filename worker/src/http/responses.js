@@ -39,6 +39,16 @@ export function limitedBody(decision, settings) {
   };
 }
 
+/**
+ * epochNow is the limiter's clock when its legacy X-RateLimit-Reset is a Unix time (legacyReset
+ * "epoch"), else null (seconds from now).
+ * @param {{ legacyReset?: string; clock?: () => number }} settings
+ * @returns {number | null}
+ */
+export function epochNow(settings) {
+  return settings.legacyReset === "epoch" && settings.clock !== undefined ? settings.clock() : null;
+}
+
 /** limitedResponse builds the 429 for a denied `decision`. */
 export function limitedResponse(decision, settings) {
   const response = new Response(JSON.stringify(limitedBody(decision, settings)), {
@@ -48,5 +58,5 @@ export function limitedResponse(decision, settings) {
       "cache-control": "no-store",
     },
   });
-  return withHeaders(response, decisionHeaders(decision, settings.headers, settings.policy));
+  return withHeaders(response, decisionHeaders(decision, settings.headers, settings.policy, epochNow(settings)));
 }

@@ -2,10 +2,24 @@
 // in time, KV decides if there is one, else the isolate's memory; when none can, `failMode` does.
 // Every outcome says which store decided and, after a fallback, why.
 //
-// Every store of the chain has its own circuit breaker, so a request waits at most timeoutMs for each
-// store whose breaker lets it be asked: at most (1 + fallbacks) x timeoutMs in all (100 ms with the
-// defaults and a KV fallback; the memory store answers at once), and, once the breakers of failing
-// stores are open, no wait on them at all until one request probes each after its cooldown.
+// How long a store may take: a store that measures its round trips (the Durable Object store, per
+// object: round-trip.js) says so itself (timeoutFor), so a far region waits for its far object and a
+// near one gives up on a dead one soon; other stores get DEFAULT_TIMEOUT_MS; a `timeoutMs` number
+// overrides both with one fixed timeout for every store.
+//
+// A slow answer is not a failure. A primary call that times out is not counted against its breaker
+// yet: the chain decides without it, and waits (in the background, ctx.waitUntil) for the call to
+// settle. If it answers late, that is a success, and its decision is reconciled with the one the
+// chain gave (the answered decision wins): a charge the object made for a request the chain denied is
+// undone; an admission the object denied is counted (`late.admittedUncounted`). Only a call that fails,
+// or never answers within LATE_WINDOW (8 timeouts, 1 to 30 s), counts as a breaker failure.
+//
+// Every store of the chain has its own circuit breaker; once the breakers of failing stores are open,
+// requests wait on them no more until one request probes each after its cooldown.
+//
+// A decision a fallback took is weaker than the primary's when it could admit what the primary would
+// not (any fallback store, or failMode "open"): its `fallback.weakened` is true, and it is counted per
+// deciding store (`weakened`), so it can be alerted on.
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { CircuitBreaker, checkBreakerOptions } from "./breaker.js";
 import { DeadlineError, checkTimeout, withDeadline } from "./deadline.js";
@@ -22,10 +36,13 @@ import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./
  * @property {Store | null} [memory] The isolate's store, tried after kv; leave it out to go straight to failMode. A fallback
  *   whose binding env lacks (isBound(env) false) is passed over.
  * @property {"open" | "closed"} [failMode] "open" admits and "closed" denies when no store answers. Default "open".
- * @property {number} [timeoutMs] How long each store may take before the next is asked. Default 50.
+ * @property {number} [timeoutMs] How long each store may take before the next is asked, fixed. Default: each store's own
+ *   (timeoutFor, from its measured round trips: the Durable Object store), else 50 ms.
  * @property {BreakerOptions | boolean} [breaker] After `failures` failures in a row of a store, skip that store for
  *   `cooldownMs`, then let one request probe it; every store of the chain has its own breaker with these settings.
  *   Default { failures: 5, cooldownMs: 10000 }; false turns them all off.
+ * @property {number} [lateWindowMs] How long the chain still waits, in the background, for a primary call that timed out
+ *   before counting it unanswered (a breaker failure). Default 8 timeouts, within 1 s to 30 s.
  * @property {number} [failClosedRetryAfterMs] retryAfterMs of a fail-closed denial. Default 1000.
  * @property {boolean} [preFilter] Deny keys the primary denied from this isolate until their retry time. Default true.
  * @property {number} [preFilterMaxKeys] The most denied keys remembered. Default 10000.
@@ -43,6 +60,22 @@ import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./
  * @property {number} circuitSkipped Times a store was skipped because its breaker was open (a skipped primary counts among fallbacks too).
  * @property {Record<string, number>} circuitOpenedBy The same as circuitOpened, per store.
  * @property {Record<string, number>} circuitSkippedBy The same as circuitSkipped, per store.
+ * @property {Record<string, number>} weakened Decisions taken by a fallback weaker than the primary (a fallback store, or
+ *   failMode "open"), per store that took them ("failMode" for failMode "open").
+ * @property {LateCounters} late What became of primary calls the chain stopped waiting for.
+ */
+/**
+ * @typedef {object} LateCounters
+ * @property {number} answered Calls that answered after the chain had decided without them (slow, not failed).
+ * @property {number} agreed Late answers that agreed with the decision the chain gave.
+ * @property {number} undone Charges of late admissions taken back because the chain had denied the request.
+ * @property {number} undoMissed Charges of late admissions that could not be taken back (the key was charged since, a
+ *   lease call, the object restarted): the store counts a denied request, which errs towards denying.
+ * @property {number} admittedUncounted Requests the chain admitted (a weakened fallback) that the primary denied when its
+ *   answer came: admitted beyond the primary's count.
+ * @property {number} failed Calls that failed after the chain stopped waiting (breaker failures).
+ * @property {number} unanswered Calls that never answered within the late window (breaker failures; the primary may or
+ *   may not have charged them).
  */
 /**
  * A store made of others. decide takes options.nowMs, the isolate's clock (the primary may keep its own).
@@ -58,8 +91,10 @@ import { DEFAULT_LOG_INTERVAL_MS, checkLogOptions, createThrottledLog } from "./
 const FAIL_MODES = ["open", "closed"];
 /** What happens when no store can answer, by default: admit. */
 export const DEFAULT_FAIL_MODE = /** @type {const} */ ("open");
-/** How long each store may take, by default: above a Durable Object's usual round trip in one location. */
+/** How long a store that does not measure its round trips (timeoutFor) may take, by default. */
 export const DEFAULT_TIMEOUT_MS = 50;
+/** How long after a timeout the chain still waits for the late answer, in timeouts, and its bounds (ms). */
+export const LATE_WINDOW = Object.freeze({ timeouts: 8, minMs: 1000, maxMs: 30_000 });
 
 /**
  * createFallbackChain returns a store made of others.
@@ -70,7 +105,10 @@ export const DEFAULT_TIMEOUT_MS = 50;
  *   A fallback store whose binding env lacks (store.isBound(env) false) is passed over, and the
  *   reason says so.
  * - failMode: "open" admits and "closed" denies when no store answers. Default "open".
- * - timeoutMs: how long each store may take before the next one is asked. Default 50.
+ * - timeoutMs: how long each store may take before the next one is asked, one fixed number for all.
+ *   Default: each store's own timeoutFor(checks) (learnt from its round trips), else 50 ms.
+ * - lateWindowMs: how long a primary call that timed out may still answer before it counts as
+ *   unanswered (a breaker failure). Default 8 timeouts, within 1 s to 30 s.
  * - failClosedRetryAfterMs: the retryAfterMs of a fail-closed denial. Default 1000.
  * - breaker: after `failures` failures in a row of a store, skip that store for `cooldownMs`, then let
  *   one request probe it (breaker.js). Every store of the chain has its own breaker with these settings.
@@ -91,9 +129,10 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     kv = null,
     memory = null,
     failMode = DEFAULT_FAIL_MODE,
-    timeoutMs = DEFAULT_TIMEOUT_MS,
+    timeoutMs,
     breaker: breakerOptions,
     failClosedRetryAfterMs = 1000,
+    lateWindowMs,
     preFilter = true,
     preFilterMaxKeys = 10_000,
     log = console.warn,
@@ -103,7 +142,10 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
   checkStore(kv, "kv", true);
   checkStore(memory, "memory", true);
   if (!FAIL_MODES.includes(failMode)) throw new SluiceConfigError("failMode", `must be "open" or "closed"; got ${describe(failMode)}`);
-  checkTimeout(timeoutMs, "timeoutMs");
+  if (timeoutMs !== undefined) checkTimeout(timeoutMs, "timeoutMs");
+  if (lateWindowMs !== undefined && !(typeof lateWindowMs === "number" && lateWindowMs > 0 && lateWindowMs <= LATE_WINDOW.maxMs)) {
+    throw new SluiceConfigError("lateWindowMs", `must be a number of milliseconds > 0 and <= ${LATE_WINDOW.maxMs}; got ${describe(lateWindowMs)}`);
+  }
   const breakerSettings = checkBreakerOptions(breakerOptions);
   if (typeof failClosedRetryAfterMs !== "number" || !(failClosedRetryAfterMs >= 0) || failClosedRetryAfterMs === Infinity) {
     throw new SluiceConfigError("failClosedRetryAfterMs", `must be a finite number of milliseconds >= 0; got ${describe(failClosedRetryAfterMs)}`);
@@ -123,7 +165,15 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       : null;
   /** @type {Store} */
   const primaryRemote =
-    leased === null ? primary : { name: primaryName, decide: (checks, options) => leased.decideRemotely(checks, options) };
+    leased === null
+      ? primary
+      : {
+          name: primaryName,
+          decide: (checks, options) => leased.decideRemotely(checks, options),
+          timeoutFor: primary.timeoutFor,
+          timedOut: primary.timedOut,
+          takeBack: primary.takeBack,
+        };
   const fallbacks = [kv === null ? null : [kv, kv.name ?? "kv"], memory === null ? null : [memory, memory.name ?? "memory"]].filter(
     (entry) => entry !== null,
   );
@@ -145,6 +195,10 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     circuitSkipped: 0,
     circuitOpenedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
     circuitSkippedBy: Object.fromEntries(storeNames.map((name) => [name, 0])),
+    /** Decisions taken by a fallback weaker than the primary, per store that took them. */
+    weakened: Object.fromEntries([...storeNames.slice(1), "failMode"].map((name) => [name, 0])),
+    /** What became of primary calls the chain stopped waiting for. */
+    late: { answered: 0, agreed: 0, undone: 0, undoMissed: 0, admittedUncounted: 0, failed: 0, unanswered: 0 },
   };
   /** @type {Map<string, CircuitBreaker | null>} */
   const breakers = new Map(
@@ -180,6 +234,8 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
 
   async function decideInOrder(checks, decideOptions, nowMs) {
     const failures = [];
+    /** @type {{ late: Promise<unknown>, timeoutMs: number, probe: boolean } | null} */
+    let slow = null;
     const gate = breaker === null ? "closed" : breaker.admit(nowMs);
     if (gate === "open") {
       countSkip(primaryName);
@@ -194,10 +250,22 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       } catch (error) {
         // A misconfigured store (e.g. a secret missing from env) is an error, not an outage to hide.
         if (error instanceof SluiceConfigError) throw error;
-        if (breaker !== null && breaker.failed(nowMs, gate === "probe")) countOpened(primaryName);
+        if (error instanceof DeadlineError && error.late !== undefined) {
+          // Slow is not failed: the breaker hears of this call when it settles (settleLate).
+          slow = { late: error.late, timeoutMs: error.timeoutMs, probe: gate === "probe" };
+        } else if (breaker !== null && breaker.failed(nowMs, gate === "probe")) {
+          countOpened(primaryName);
+        }
         failures.push(describeFailure(primaryName, error));
       }
     }
+    const answered = await decideWithout(checks, decideOptions, nowMs, failures);
+    if (slow !== null) settleLate(slow, answered, decideOptions, nowMs);
+    return answered;
+  }
+
+  // The primary did not decide: the fallbacks in order, then failMode.
+  async function decideWithout(checks, decideOptions, nowMs, failures) {
     counters.fallbacks++;
     for (const [store, name] of /** @type {Array<[Store, string]>} */ (fallbacks)) {
       if (store.isBound?.(decideOptions.env) === false) {
@@ -217,13 +285,15 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
         counters.decided[name]++;
         const reason = failures.join("; ");
         report(nowMs, `${reason}; decided by ${name}`);
-        return { ...outcome, fallback: { from: primaryName, reason } };
+        counters.weakened[name]++;
+        return { ...outcome, fallback: { from: primaryName, reason, weakened: true } };
       } catch (error) {
         if (storeBreaker !== null && storeBreaker.failed(nowMs, storeGate === "probe")) countOpened(name);
         failures.push(describeFailure(name, error));
       }
     }
     counters.decided.failMode++;
+    if (failMode === "open") counters.weakened.failMode++;
     const reason = failures.length > 0 ? failures.join("; ") : `${primaryName} failed`;
     report(nowMs, `${reason}; no store could decide, failing ${failMode}`);
     return failModeOutcome(checks, reason);
@@ -240,15 +310,66 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     counters.circuitOpenedBy[name]++;
   }
 
-  // Calls a store, bounded by timeoutMs; counts its failures.
+  // Calls a store, bounded by its timeout; counts its failures.
   async function ask(store, name, checks, decideOptions) {
+    const limitMs = timeoutMs ?? (typeof store.timeoutFor === "function" ? store.timeoutFor(checks) : DEFAULT_TIMEOUT_MS);
     try {
-      return await withDeadline(store.decide(checks, decideOptions), timeoutMs, name);
+      return await withDeadline(store.decide(checks, decideOptions), limitMs, name);
     } catch (error) {
-      if (error instanceof DeadlineError) counters.timeouts[name]++;
-      else counters.errors[name]++;
+      if (error instanceof DeadlineError) {
+        counters.timeouts[name]++;
+        store.timedOut?.(checks, limitMs);
+      } else {
+        counters.errors[name]++;
+      }
       throw error;
     }
+  }
+
+  /**
+   * settleLate waits, in the background, for a primary call the chain stopped waiting for, and
+   * reconciles its decision with the one the chain gave (`answered`): the answered decision wins.
+   * @param {{ late: Promise<unknown>, timeoutMs: number, probe: boolean }} slow
+   * @param {Outcome} answered
+   * @param {TimedStoreOptions} decideOptions
+   * @param {number} nowMs
+   */
+  function settleLate({ late, timeoutMs: waitedMs, probe }, answered, decideOptions, nowMs) {
+    const windowMs = lateWindowMs ?? Math.min(LATE_WINDOW.maxMs, Math.max(LATE_WINDOW.minMs, LATE_WINDOW.timeouts * waitedMs));
+    /** @type {any} */
+    let timer;
+    const givenUp = new Promise((resolve) => {
+      timer = setTimeout(() => resolve(null), windowMs);
+    });
+    const settled = late.then(
+      (outcome) => ({ outcome: /** @type {Outcome} */ (outcome) }),
+      (error) => ({ error }),
+    );
+    const done = Promise.race([settled, givenUp]).then(async (result) => {
+      clearTimeout(timer);
+      if (result === null || "error" in /** @type {object} */ (result)) {
+        if (result === null) counters.late.unanswered++;
+        else counters.late.failed++;
+        // On the isolate's clock as the request saw it, plus the wait: the breaker only compares times.
+        if (breaker !== null && breaker.failed(nowMs + windowMs, probe)) countOpened(primaryName);
+        return;
+      }
+      const { outcome } = /** @type {{ outcome: Outcome }} */ (result);
+      counters.late.answered++;
+      breaker?.succeeded();
+      // A peek charged nothing: nothing to reconcile.
+      if (decideOptions.peek === true || outcome.allowed === answered.allowed) {
+        counters.late.agreed++;
+      } else if (outcome.allowed) {
+        // The object charged a request the chain denied: take the charge back.
+        const back = typeof primaryRemote.takeBack === "function" ? await primaryRemote.takeBack(outcome) : { undone: 0, missed: outcome.checks.length };
+        counters.late.undone += back.undone;
+        counters.late.undoMissed += back.missed;
+      } else {
+        counters.late.admittedUncounted++;
+      }
+    });
+    decideOptions.ctx?.waitUntil(done.catch(() => {}));
   }
 
   // No store consulted any check, so none has a decision of its own (null). Open admits, and what
@@ -265,7 +386,7 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
       decidingCheck: 0,
       checks: checks.map(() => null),
       store: "none",
-      fallback: { from: primaryName, reason: `${reason}; failing ${failMode}` },
+      fallback: { from: primaryName, reason: `${reason}; failing ${failMode}`, weakened: allowed },
     };
   }
 

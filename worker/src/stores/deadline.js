@@ -3,11 +3,13 @@ import { SluiceConfigError, describe } from "../engine/errors.js";
 
 /** DeadlineError is a store that did not answer in time. */
 export class DeadlineError extends Error {
-  /** @param {string} what @param {number} timeoutMs */
-  constructor(what, timeoutMs) {
+  /** @param {string} what @param {number} timeoutMs @param {Promise<unknown>} [late] */
+  constructor(what, timeoutMs, late) {
     super(`${what} did not answer within ${timeoutMs} ms`);
     this.name = "DeadlineError";
     this.timeoutMs = timeoutMs;
+    /** The call still under way: it may yet answer (late), or fail, or never settle. */
+    this.late = late;
   }
 }
 
@@ -26,14 +28,14 @@ export function withDeadline(work, timeoutMs, what) {
   const thenable = work !== null && (typeof work === "object" || typeof work === "function") && typeof (/** @type {any} */ (work)).then === "function";
   if (!thenable) return /** @type {T} */ (work);
   if (timeoutMs === Infinity) return /** @type {Promise<T>} */ (work);
+  const settled = Promise.resolve(work);
+  settled.catch(() => {});
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
   /** @type {Promise<never>} */
   const expired = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineError(what, timeoutMs)), timeoutMs);
+    timer = setTimeout(() => reject(new DeadlineError(what, timeoutMs, settled)), timeoutMs);
   });
-  const settled = Promise.resolve(work);
-  settled.catch(() => {});
   return Promise.race([settled, expired]).finally(() => clearTimeout(/** @type {any} */ (timer)));
 }
 

@@ -17,16 +17,17 @@ export function freshDemand(nowMs) {
 }
 
 /**
- * noteRequest counts one request of the key; the rate of the last full period is kept as requests per ms.
- * @param {Demand} demand @param {number} nowMs @param {number} periodMs
+ * noteRequest counts `count` requests of the key (one by default; a regional object counts the units
+ * it passes on to isolates); the rate of the last full period is kept as requests per ms.
+ * @param {Demand} demand @param {number} nowMs @param {number} periodMs @param {number} [count]
  */
-export function noteRequest(demand, nowMs, periodMs) {
+export function noteRequest(demand, nowMs, periodMs, count = 1) {
   if (nowMs - demand.since >= periodMs) {
     demand.lastRate = demand.seen / (nowMs - demand.since);
     demand.seen = 0;
     demand.since = nowMs;
   }
-  demand.seen++;
+  demand.seen += count;
 }
 
 /**

@@ -25,24 +25,36 @@ import { LENDING_ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError, Status, WINDOW_LE
 import { nowMs as wallClockMs } from "../engine/clock.js";
 import { sameBytes } from "./bytes.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
+import { checkLeaseOptions } from "./leases.js";
+import { RegionalLender } from "./regional-lender.js";
 import { RuleCore } from "./rule-core.js";
+import { durableStore } from "./kinds/durable.js";
+import { registerStoreKind } from "./registry.js";
+
+// A Worker that exports this class is the one store "durable" needs: let its options name it.
+registerStoreKind(durableStore);
 
 /** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
 /** @import { StoreCheck } from "./store.js" */
 
 /**
- * Takes back one charge of an undoable decide (a request spread over several objects).
+ * Takes back one charge of an undoable decide (a request spread over several objects, or one whose
+ * answer came after its caller gave up). A charge the core took carries the key's state before and
+ * after it (and the reservation it made, if any); a charge spent from a reservation carries the units
+ * and the reservation's generation instead, and goes back to that reservation.
  * @typedef {object} UndoToken
  * @property {string} rule
  * @property {string} key
- * @property {ArrayBuffer | Uint8Array | null} before
- * @property {ArrayBuffer | Uint8Array} after
- * @property {number} afterExpiresAtMs
+ * @property {ArrayBuffer | Uint8Array | null} [before]
+ * @property {ArrayBuffer | Uint8Array} [after]
+ * @property {number} [afterExpiresAtMs]
+ * @property {{ units: number, generation: number }} [reservation] What the charge reserved (left unspent, it goes back with the charge).
+ * @property {{ units: number, generation: number }} [reserved] A charge spent from a reservation: its units and the reservation's generation.
  */
 /**
  * A lease lent with a decision (leases.js keeps it): units charged to the key, usable until
  * expiresAtMs on the object's clock, which is validForMs after the decision.
- * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number }} Lease
+ * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number, endsWithWindow: boolean }} Lease
  */
 /**
  * Unused units of a lease, given back.
@@ -74,6 +86,8 @@ const FLUSH_BATCH_CALLS = 8;
 const RESERVE_PERIOD_MS = 1000;
 const MAX_RESERVE_UNITS = 1000;
 const MAX_RESERVED_KEYS = 16_384;
+// The most stores (binding, name, shards, lease settings) one regional object lends on for.
+const MAX_REGIONAL_STORES = 64;
 // Only the window algorithms reserve (WINDOW_LENDING_ALGORITHMS): a bucket's lease holds back the
 // drain over the lease when the bucket is fuller than that (lease.hpp), and a sliding log's counts its
 // units until the lease's end plus a window, which for the object's own calls would deny real requests.
@@ -148,9 +162,15 @@ export class SluiceDurableObject extends DurableObject {
   #waiting = 0;
   // "rule\nkey" -> the key's demand and its reservation: units charged in memory and storage, not yet
   // spent; usable until expiresAtMs, once `ready` (the flush that stores them) has resolved.
-  /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null }>} */
+  /** @type {Map<string, import("./demand.js").Demand & { units: number, expiresAtMs: number, ready: Promise<void> | null, generation: number }>} */
   #reserved = new Map();
-  #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0 };
+  // Stores this object lends on for as a regional object (decideInRegion), by their settings.
+  /** @type {Map<string, RegionalLender>} */
+  #lenders = new Map();
+  #counters = { calls: 0, callsFromReserved: 0, unitsReserved: 0, flushes: 0, rowsWritten: 0, refills: 0 };
+  // Numbers reservations (and their ends) object-wide, so that an undo token names one reservation and
+  // never a later one of a key whose entry was dropped and made again.
+  #generations = 0;
   // When the sweep alarm is due (ms), or null when none is scheduled.
   /** @type {number | null} */
   #alarmAtMs = null;
@@ -196,10 +216,10 @@ export class SluiceDurableObject extends DurableObject {
     const peek = options.peek === true;
     const undoable = options.undoable === true && !peek;
     // Plain calls (no peek, undo, lease) may spend and take reservations.
-    const reserving = this.#persistent && !peek && !undoable && options.lend === undefined && options.giveBack === undefined;
+    const reserving = this.#persistent && !peek && options.lend === undefined && options.giveBack === undefined;
     this.#counters.calls++;
     if (reserving) {
-      const spent = this.#spendReserved(checks, nowMs);
+      const spent = this.#spendReserved(checks, nowMs, undoable);
       if (spent !== null) {
         this.#counters.callsFromReserved++;
         return spent;
@@ -234,7 +254,13 @@ export class SluiceDurableObject extends DurableObject {
       const resetMs = reserved > 0 ? core.peek(indices[i], key, 1, nowMs).resetMs : outcome.checks[i].resetMs;
       const expiresAtMs = nowMs + resetMs;
       const after = this.persist(rule.id, key, indices[i], expiresAtMs);
-      if (undo !== null && before !== null && after !== null) undo.push({ rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs });
+      if (undo !== null && before !== null && after !== null) {
+        /** @type {UndoToken} */
+        const token = { rule: rule.id, key, before: before[i], after, afterExpiresAtMs: expiresAtMs };
+        const entry = reserved > 0 ? this.#reserved.get(`${rule.id}\n${key}`) : undefined;
+        if (entry !== undefined) token.reservation = { units: entry.units, generation: entry.generation };
+        undo.push(token);
+      }
     }
     if (undo !== null) outcome.undo = undo;
     // Nothing queued (an object without storage): nothing to wait for.
@@ -244,9 +270,104 @@ export class SluiceDurableObject extends DurableObject {
     return flushing.then(() => outcome);
   }
 
+  /**
+   * refill lends units of the checks' keys without deciding a request: an isolate asks for its next
+   * lease in the background while its current one still holds units (leases.js), so that a warm key
+   * never waits on a round trip. `giveBack` is taken back first, then `lend` { wanted, leaseMs } lends
+   * as decide's would (lease.hpp sizes it). Answers { leases, returned, resetMs } once the lent units
+   * are stored, so a restart still counts them.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ lend: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} options
+   * @returns {{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] } | Promise<{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] }>}
+   */
+  refill(checks, options) {
+    if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+      throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
+    }
+    if (options === null || typeof options !== "object" || options.lend === null || typeof options.lend !== "object") {
+      throw new TypeError("refill needs options.lend { wanted, leaseMs }");
+    }
+    const nowMs = this.nowMs();
+    this.#counters.refills++;
+    const returned = options.giveBack === undefined ? null : this.#takeBack(options.giveBack, nowMs);
+    const indices = this.resident(checks);
+    const core = this.#rules.core;
+    this.#unreserve(checks, indices, nowMs);
+    const leases = this.#lend(checks, indices, options.lend, nowMs);
+    const resetMs = new Array(checks.length).fill(0);
+    for (let i = 0; i < checks.length; i++) {
+      resetMs[i] = core.peek(indices[i], checks[i].key, 1, nowMs).resetMs;
+      if (leases[i] !== null) this.persist(checks[i].rule.id, checks[i].key, indices[i], nowMs + resetMs[i]);
+    }
+    const answer = { leases, returned, resetMs };
+    if (this.#pending.size === 0) return answer;
+    return this.flushed().then(() => answer);
+  }
+
+  /**
+   * decideInRegion makes this object a regional one (regional-lender.js; docs/leases.md, "A regional
+   * tier"): it decides the request from the quota it borrowed of the keys' home object (`binding` in
+   * env, `name`, `shards`: where the isolate's store keeps them), else at the home object, and lends
+   * on to the caller (`lend`). `giveBack` returns units the caller did not use.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ binding: string, name: string, shards: number | "key", leaseMs: number, maxLeaseUnits: number, peek?: boolean, lend?: { wanted: number[] }, giveBack?: GiveBack[] }} options
+   */
+  decideInRegion(checks, options) {
+    checkCallChecks(checks);
+    return this.#lenderFor(options).decide(checks, options, () => this.nowMs());
+  }
+
+  /**
+   * refillInRegion lends on to the caller without a request (its background refill), borrowing from
+   * the home object first when this object holds nothing of a key. Options as decideInRegion's.
+   * @param {readonly StoreCheck[]} checks
+   * @param {{ binding: string, name: string, shards: number | "key", leaseMs: number, maxLeaseUnits: number, lend: { wanted: number[] }, giveBack?: GiveBack[] }} options
+   */
+  refillInRegion(checks, options) {
+    checkCallChecks(checks);
+    return this.#lenderFor(options).refill(checks, options, () => this.nowMs());
+  }
+
+  /** regionalCounters reports, per store this object lends on for, its leases' counters (roundTrips: calls to the home object). */
+  regionalCounters() {
+    return Object.fromEntries([...this.#lenders].map(([id, lender]) => [id, lender.counters]));
+  }
+
+  /**
+   * homeNamespace is the namespace of the keys' home objects: env[binding]. (The tests' object puts
+   * the home across a simulated planet here.)
+   * @param {string} binding
+   */
+  homeNamespace(binding) {
+    const namespace = /** @type {any} */ (this.env)?.[binding];
+    if (namespace === null || typeof namespace !== "object" || typeof namespace.idFromName !== "function") {
+      throw new TypeError(`the regional object has no Durable Object namespace bound as ${String(binding)}`);
+    }
+    return namespace;
+  }
+
+  #lenderFor(options) {
+    if (options === null || typeof options !== "object") throw new TypeError("a regional call needs its options");
+    const { binding, name, shards, leaseMs, maxLeaseUnits } = options;
+    if (typeof binding !== "string" || typeof name !== "string") throw new TypeError("a regional call needs binding and name");
+    const lease = checkLeaseOptions({ leaseMs, maxLeaseUnits });
+    const id = JSON.stringify([binding, name, shards, leaseMs, maxLeaseUnits]);
+    let lender = this.#lenders.get(id);
+    if (lender === undefined) {
+      if (this.#lenders.size >= MAX_REGIONAL_STORES) this.#lenders.delete(/** @type {string} */ (this.#lenders.keys().next().value));
+      lender = new RegionalLender({
+        namespace: this.homeNamespace(binding),
+        settings: { name, shards, leaseMs: /** @type {any} */ (lease).leaseMs, maxLeaseUnits: /** @type {any} */ (lease).maxLeaseUnits },
+        ctx: this.ctx,
+      });
+      this.#lenders.set(id, lender);
+    }
+    return lender;
+  }
+
   // Decides a plain call from reservations when every check's key holds enough reserved units
   // (already stored: nothing to write); else returns null. Counts the call in each key's demand.
-  #spendReserved(checks, nowMs) {
+  #spendReserved(checks, nowMs, undoable) {
     let covered = true;
     const entries = new Array(checks.length);
     for (let i = 0; i < checks.length; i++) {
@@ -285,6 +406,9 @@ export class SluiceDurableObject extends DurableObject {
     Object.assign(outcome, { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding });
     // Units whose write is still on its way are not yet stored: answer once they are (that write is
     // the pending flush; waiting through flushed() counts this call in its batch).
+    if (undoable) {
+      outcome.undo = checks.map(({ rule, key, cost = 1 }, i) => ({ rule: rule.id, key, reserved: { units: cost, generation: entries[i].generation } }));
+    }
     if (ready === null) return outcome;
     return (ready === this.#flush ? this.flushed() : ready).then(() => outcome);
   }
@@ -297,7 +421,9 @@ export class SluiceDurableObject extends DurableObject {
       // The oldest key's unspent units stay counted until its window ends: stranded, never lost.
       const oldest = this.#reserved.size >= MAX_RESERVED_KEYS ? this.#reserved.keys().next().value : undefined;
       if (oldest !== undefined) this.#reserved.delete(oldest);
-      entry = { ...freshDemand(nowMs), units: 0, expiresAtMs: 0, ready: null };
+      // generation changes whenever the reservation is made or given back: an undo of a charge spent
+      // from it is only sound while the units it holds are still the ones charged to the core.
+      entry = { ...freshDemand(nowMs), units: 0, expiresAtMs: 0, ready: null, generation: 0 };
       this.#reserved.set(id, entry);
     }
     return entry;
@@ -313,6 +439,7 @@ export class SluiceDurableObject extends DurableObject {
     if (wanted === 0) return 0;
     const lease = this.#rules.core.lend(index, check.key, wanted, check.rule.windowMs, nowMs);
     entry.units = lease.units;
+    entry.generation = ++this.#generations;
     entry.expiresAtMs = lease.expiresAtMs;
     this.#counters.unitsReserved += lease.units;
     return lease.units;
@@ -344,6 +471,7 @@ export class SluiceDurableObject extends DurableObject {
       if (entry === undefined || entry.units === 0) continue;
       const back = this.#rules.core.giveBack(indices[i], key, entry.units, entry.expiresAtMs);
       entry.units = 0;
+      entry.generation = ++this.#generations;
       if (back > 0) this.persist(rule.id, key, indices[i], nowMs + this.#rules.core.peek(indices[i], key, 1, nowMs).resetMs);
     }
   }
@@ -358,7 +486,10 @@ export class SluiceDurableObject extends DurableObject {
       const units = wanted?.[i] ?? 0;
       if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm)) continue;
       const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
-      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs };
+      // endsWithWindow: cut short by the key's window, so a later lease in this window would end there
+      // too (leases.js then renews it for its units only, never for its time).
+      const endsWithWindow = WINDOW_LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) && lease.expiresAtMs < nowMs + leaseMs;
+      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs, endsWithWindow };
     }
     return leases;
   }
@@ -391,16 +522,38 @@ export class SluiceDurableObject extends DurableObject {
     let undone = 0;
     const core = this.#rules.core;
     for (const token of tokens) {
+      if (token.reserved !== undefined) {
+        // Spent from a reservation: the unit goes back to it while it is the same reservation (its
+        // units are still charged to the core, and stored).
+        const entry = this.#reserved.get(`${token.rule}\n${token.key}`);
+        if (entry === undefined || entry.generation !== token.reserved.generation) continue;
+        entry.units += token.reserved.units;
+        undone++;
+        continue;
+      }
       const index = this.#indexOfId(token.rule);
       // A rule the core no longer holds was dropped with its keys: nothing of it is resident, so the
       // stored (or pending) row is the truth.
       const current = index === undefined ? this.#storedState(token.rule, token.key) : this.#residentState(index, token.rule, token.key);
-      if (current === null || !sameBytes(current, token.after)) continue;
+      const after = token.after;
+      if (current === null || after === undefined || !sameBytes(current, after)) continue;
+      // A reservation this charge made must be untouched (nothing spent from it: spending leaves the
+      // core's state as it was, so only the reservation shows it), and goes with it. Without one, any
+      // reservation the key holds now was made after this charge, and changed the state: no match.
+      const entry = this.#reserved.get(`${token.rule}\n${token.key}`);
+      const made = token.reservation;
+      if (made !== undefined) {
+        if (entry === undefined || made.generation !== entry.generation || made.units !== entry.units) continue;
+        entry.units = 0;
+        entry.generation = ++this.#generations;
+      } else if (entry !== undefined && entry.units > 0) {
+        continue;
+      }
       if (index !== undefined) {
-        if (token.before === null) core.reset(index, token.key);
+        if (token.before === null || token.before === undefined) core.reset(index, token.key);
         else core.importState(index, token.key, new Uint8Array(token.before));
       }
-      this.#queue(token.rule, token.key, token.before, token.afterExpiresAtMs);
+      this.#queue(token.rule, token.key, token.before ?? null, /** @type {number} */ (token.afterExpiresAtMs));
       undone++;
     }
     await this.flushed();
@@ -465,7 +618,8 @@ export class SluiceDurableObject extends DurableObject {
 
   /**
    * storageStats reports, since the object started: decide calls, those answered from reserved units
-   * (nothing written), units reserved, flushes (one transaction each) and rows written; and now: the
+   * (nothing written), units reserved, flushes (one transaction each), rows written and refills (leases
+   * lent in the background, without a request: refill); and now: the
    * keys holding reserved units and the units unspent (what a restart would strand).
    */
   storageStats() {
@@ -669,6 +823,13 @@ function importable(core, index, key, state) {
   } catch (error) {
     if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
     throw error;
+  }
+}
+
+// A call's checks: 1 to MAX_CHECKS_PER_CALL of them.
+function checkCallChecks(checks) {
+  if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
+    throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
   }
 }
 

@@ -7,6 +7,8 @@
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { checkBinding, isBound, resolveBinding } from "./binding.js";
 import { checkTimeout, withDeadline } from "./deadline.js";
+import { RoundTrips, checkRoundTripOptions } from "./round-trip.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
 
 /** @import { SluiceDurableObject } from "./durable-object.js" */
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
@@ -17,22 +19,31 @@ import { checkTimeout, withDeadline } from "./deadline.js";
  *   SluiceDurableObject (typed for it, as `wrangler types` writes it, or untyped), or its binding name in env.
  * @property {number | "key"} [shards] How many objects share the keys (by a hash of the key), or "key" for one object per key. Default 1.
  * @property {string} [name] Prefix of the objects' names. Default "sluice".
- * @property {number} [timeoutMs] Reject with DeadlineError after this many ms. Default: wait.
+ * @property {number} [timeoutMs] Reject with DeadlineError after this many ms. Default: wait (a fallback chain bounds
+ *   each call by timeoutFor(), learnt from each object's round trips).
+ * @property {import("./round-trip.js").RoundTripOptions} [roundTrip] The round-trip estimator's settings (round-trip.js).
+ * @property {() => number} [clock] The clock round trips are measured on (ms). Default the wall clock. For tests.
  */
 /**
  * @typedef {object} DurableStoreCounters
  * @property {number} spreadRequests Requests whose keys lived in more than one object.
  * @property {number} undone Charges taken back because another object denied the request.
  * @property {number} undoMissed Charges that could not be taken back.
+ * @property {number} roundTrips Answers whose round trip was measured (late ones included).
  */
 /**
  * The store that decides in SluiceDurableObject instances (on the objects' clock: options.nowMs is not needed).
  * @typedef {{
  *   readonly name: "durable";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   refill(checks: readonly StoreCheck[], options: StoreOptions & { lend: { wanted: number[], leaseMs: number }, giveBack?: unknown[] }): Promise<{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }>;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   readonly counters: Readonly<DurableStoreCounters>;
  *   objectOf(key: string): string;
+ *   timeoutFor(checks: readonly StoreCheck[]): number;
+ *   timedOut(checks: readonly StoreCheck[], timeoutMs: number): void;
+ *   takeBack(outcome: Outcome): Promise<{ undone: number, missed: number }>;
+ *   readonly roundTrip: RoundTrips;
  *   isolateTables(): [];
  *   isBound(env: unknown): boolean;
  * }} DurableStore
@@ -54,13 +65,20 @@ const MAX_SHARDS = 4096;
  * @returns {DurableStore}
  */
 export function createDurableStore(options = /** @type {any} */ ({})) {
-  const { binding, shards = 1, name = "sluice", timeoutMs = Infinity } = options;
+  const { binding, shards = 1, name = "sluice", timeoutMs = Infinity, clock = wallClockMs } = options;
   checkBinding(binding, "binding", ["idFromName", "get"]);
   if (shards !== "key" && !(Number.isInteger(shards) && shards >= 1 && shards <= MAX_SHARDS)) {
     throw new SluiceConfigError("shards", `must be a whole number from 1 to ${MAX_SHARDS}, or "key"; got ${describe(shards)}`);
   }
   if (typeof name !== "string" || name === "") throw new SluiceConfigError("name", `must be a non-empty string; got ${describe(name)}`);
   checkTimeout(timeoutMs, "timeoutMs");
+  if (typeof clock !== "function") throw new SluiceConfigError("clock", `must be a function returning ms; got ${describe(clock)}`);
+  // One estimator per object: objects live where they were first used, so each has its own distance.
+  const roundTrips = new RoundTrips(checkRoundTripOptions(options.roundTrip, "roundTrip"));
+  // What it takes to undo an answer's charge (the stub and the object's tokens), kept off the outcome
+  // that the caller (and its user) sees.
+  /** @type {WeakMap<object, { stub: any, tokens: unknown[] }>} */
+  const undoOf = new WeakMap();
 
   const counters = {
     /** Requests whose keys lived in more than one object. */
@@ -69,6 +87,8 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     undone: 0,
     /** Charges that could not be taken back (key charged again since, or the object failed). */
     undoMissed: 0,
+    /** Answers whose round trip was measured (late ones included). */
+    roundTrips: 0,
   };
 
   const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % shards}`;
@@ -80,18 +100,55 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     const peek = decideOptions.peek === true;
     if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
     const parts = partition(checks, objectName);
-    const work =
-      parts.length === 1
-        ? /** @type {any} */ (namespace.get(namespace.idFromName(parts[0].objectName))).decide(parts[0].checks, objectOptions(peek, decideOptions)).then(asDurable)
-        : decideSpread(namespace, checks, parts, peek);
+    const work = parts.length === 1 ? decideOne(namespace, parts[0], peek, decideOptions) : decideSpread(namespace, checks, parts, peek);
     return withDeadline(work, timeoutMs, "the Durable Object");
+  }
+
+  // A background lease refill (leases.js): the object lends without deciding a request. The checks
+  // live in one object (leases.js only refills such requests).
+  function refill(checks, refillOptions) {
+    const namespace = resolveBinding(binding, refillOptions.env, "durable store binding");
+    const target = objectName(checks[0].key);
+    const stub = /** @type {any} */ (namespace.get(namespace.idFromName(target)));
+    const { peek: _, ...options } = objectOptions(false, refillOptions);
+    return withDeadline(stub.refill(checks.map(({ rule, key, cost }) => ({ rule, key, cost })), options), timeoutMs, "the Durable Object");
+  }
+
+  // One object decides the whole request. A plain charge asks for undo tokens, so that a charge whose
+  // answer came after the caller gave up (and decided otherwise) can be taken back (takeBack); a lease
+  // call cannot be undone (the object lends only to calls that are not undoable).
+  function decideOne(namespace, part, peek, decideOptions) {
+    const stub = namespace.get(namespace.idFromName(part.objectName));
+    const options = objectOptions(peek, decideOptions);
+    if (!peek && options.lend === undefined && options.giveBack === undefined) options.undoable = true;
+    // The round trip starts now, as the call leaves the isolate.
+    const sentAtMs = clock();
+    return Promise.resolve(stub.decide(part.checks, options)).then((outcome) => {
+      measured(part.objectName, sentAtMs);
+      if (outcome.undo !== undefined) {
+        if (outcome.allowed && outcome.undo.length > 0) undoOf.set(outcome, { stub, tokens: outcome.undo });
+        delete outcome.undo;
+      }
+      return asDurable(outcome);
+    });
+  }
+
+  function measured(objectName, sentAtMs) {
+    roundTrips.sample(objectName, clock() - sentAtMs);
+    counters.roundTrips++;
   }
 
   async function decideSpread(namespace, checks, parts, peek) {
     counters.spreadRequests++;
     const stubs = parts.map((part) => namespace.get(namespace.idFromName(part.objectName)));
+    const sentAtMs = clock();
     const results = await Promise.allSettled(
-      parts.map((part, p) => stubs[p].decide(part.checks, { peek, undoable: !peek })),
+      parts.map((part, p) =>
+        Promise.resolve(stubs[p].decide(part.checks, { peek, undoable: !peek })).then((outcome) => {
+          measured(part.objectName, sentAtMs);
+          return outcome;
+        }),
+      ),
     );
     const failed = results.find((r) => r.status === "rejected");
     const denied = results.some((r) => r.status === "fulfilled" && !r.value.allowed);
@@ -101,7 +158,43 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
       );
     }
     if (failed !== undefined) throw failed.reason;
-    return mergeOutcomes(checks.length, parts, results.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value));
+    const merged = mergeOutcomes(checks.length, parts, results.map((r) => /** @type {PromiseFulfilledResult<any>} */ (r).value));
+    if (merged.allowed) {
+      // Every object charged: undoing the request is undoing each part.
+      const parted = results.map((r, p) => ({ stub: stubs[p], tokens: /** @type {any} */ (r).value.undo ?? [] }));
+      undoOf.set(merged, { stub: null, tokens: parted });
+    }
+    return merged;
+  }
+
+  /**
+   * takeBack undoes the charge of an admitted outcome this store answered (a late answer whose
+   * request the caller decided otherwise): each key's charge goes back only if nobody was charged on
+   * it since (the object's undo()). Returns how many checks' charges went back and how many could not
+   * (a lease call, a key charged since, an object that failed or restarted).
+   * @param {Outcome} outcome
+   * @returns {Promise<{ undone: number, missed: number }>}
+   */
+  async function takeBack(outcome) {
+    const held = undoOf.get(outcome);
+    undoOf.delete(outcome);
+    if (held === undefined) return { undone: 0, missed: outcome.allowed ? outcome.checks.length : 0 };
+    const parts = held.stub === null ? /** @type {Array<{ stub: any, tokens: unknown[] }>} */ (held.tokens) : [held];
+    let undone = 0;
+    let missed = 0;
+    await Promise.all(
+      parts.map(async ({ stub, tokens }) => {
+        if (tokens.length === 0) return;
+        try {
+          const back = await Reflect.apply(stub.undo, stub, [tokens]);
+          undone += back;
+          missed += tokens.length - back;
+        } catch {
+          missed += tokens.length;
+        }
+      }),
+    );
+    return { undone, missed };
   }
 
   async function undoCharge(stub, tokens) {
@@ -135,7 +228,31 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     name: "durable",
     counters,
     decide,
+    refill,
     reset,
+    takeBack,
+    roundTrip: roundTrips,
+    /**
+     * timeoutFor is how long a fallback chain should wait for `checks`' objects now: the longest of
+     * their timeouts (round-trip.js), learnt from their answers.
+     * @param {readonly StoreCheck[]} checks
+     */
+    timeoutFor(checks) {
+      let longest = 0;
+      for (const check of checks) longest = Math.max(longest, roundTrips.timeoutMs(objectName(check.key)));
+      return longest;
+    },
+    /**
+     * timedOut records that a call on `checks` did not answer within `usedMs`: their objects' timeouts
+     * back off, once per timeout (concurrent calls that waited the same timeout back it off once).
+     * @param {readonly StoreCheck[]} checks
+     * @param {number} usedMs
+     */
+    timedOut(checks, usedMs) {
+      for (const endpoint of new Set(checks.map((check) => objectName(check.key)))) {
+        if (usedMs >= roundTrips.timeoutMs(endpoint)) roundTrips.timedOut(endpoint);
+      }
+    },
     /** objectOf names the object that counts `key` (leases.js groups give-backs by it). */
     objectOf: objectName,
     /** The objects keep every count: nothing in the isolate. @returns {[]} */
@@ -152,7 +269,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
  * @param {{ lend?: unknown, giveBack?: unknown[] }} decideOptions
  */
 function objectOptions(peek, { lend, giveBack }) {
-  /** @type {{ peek: boolean, lend?: unknown, giveBack?: unknown[] }} */
+  /** @type {{ peek: boolean, undoable?: boolean, lend?: unknown, giveBack?: unknown[] }} */
   const options = { peek };
   if (lend !== undefined) options.lend = lend;
   if (giveBack !== undefined && giveBack.length > 0) options.giveBack = giveBack;

@@ -5,11 +5,15 @@
 // it lends when it lends it, so everything lent plus everything admitted directly never exceeds the
 // rule. This module only keeps the batches, says how big a batch it would like (the key's rate at
 // this isolate times the lease's length; the object gives at most a quarter of what the key has left,
-// so batches shrink to nothing near the limit), and gives unused units back on its next call to the
-// object. See docs/leases.md.
-import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
+// so batches shrink to nothing near the limit), asks for the next batch in the background before the
+// current one runs out (so that a warm key never waits on a round trip, however far the object is),
+// and gives unused units back on its next call to the object. See docs/leases.md.
+import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
+import { nowMs as wallClockMs } from "../engine/clock.js";
 import { SluiceConfigError, describe } from "../engine/errors.js";
 import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
+import { checkLocationHint } from "./location-hints.js";
+import { RoundTrips } from "./round-trip.js";
 
 /** How long a lease lasts, by default (never past the end of the key's window). */
 export const DEFAULT_LEASE_MS = 5000;
@@ -18,8 +22,13 @@ const MAX_LEASE_MS = 3_600_000;
 export const DEFAULT_MAX_LEASE_UNITS = 1000;
 // How many keys the isolate tracks (rates and batches); the oldest is dropped beyond it.
 const DEFAULT_MAX_KEYS = 10_000;
+const LEASE_FIELDS = ["leaseMs", "maxLeaseUnits", "maxKeys", "refill", "locationHint"];
 // Units waiting to go back, per object, at most (beyond it they stay stranded until their window ends).
 const MAX_PENDING_RETURNS = 256;
+// A warm key asks for its next lease when what it holds would last fewer than this many of the
+// object's timeouts (smoothed round trip + 4 deviations, round-trip.js) at its rate here, or when its
+// lease ends within as long: the refill then lands before the units are spent, with a round trip to spare.
+const REFILL_AHEAD_TIMEOUTS = 2;
 
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
 /** @import { DurableStore } from "./durable.js" */
@@ -27,13 +36,16 @@ const MAX_PENDING_RETURNS = 256;
 /**
  * The leases' counters (storeStats().leases).
  * @typedef {object} LeaseCounters
- * @property {number} roundTrips Calls to the object.
+ * @property {number} roundTrips Calls to the object (refills included).
+ * @property {number} refills Calls that asked for a warm key's next lease in the background, before its
+ *   current one ran out: no request waited on them (roundTrips - refills did wait).
  * @property {number} leasedDecisions Decisions taken from a lease in this isolate, with no round trip.
  * @property {number} leasesGranted Leases the object granted.
  * @property {number} unitsLent Units those leases carried.
  * @property {number} leasesExpired Leases that ended with units unused.
  * @property {number} unitsReturned Unused units the object took back.
  * @property {number} unitsStranded Unused units that could not go back: admitted by no one until their window ends (a bucket's: until it drains them).
+ * @property {number} unitsPassedOn A regional object's: units of its leases passed on to the isolates near it.
  */
 
 /**
@@ -41,6 +53,12 @@ const MAX_PENDING_RETURNS = 256;
  * @property {number} [leaseMs] How long a lease lasts at most (it also ends with the key's window). Default 5000.
  * @property {number} [maxLeaseUnits] The most units one lease asks for. Default 1000.
  * @property {number} [maxKeys] How many keys this isolate tracks. Default 10,000.
+ * @property {string | (() => string | undefined)} [locationHint] Decide and lend through a regional object placed
+ *   near this isolate (a Durable Objects location hint, or a function asked at each call; undefined: the home object
+ *   directly): far isolates' refills become nearby round trips (docs/leases.md, "A regional tier").
+ * @property {boolean} [refill] Ask for a warm key's next lease in the background before its current one runs out
+ *   (or ends), so that its requests never wait on a round trip. Default true; false asks only when a request finds
+ *   no units (it then waits for the answer).
  */
 
 /**
@@ -51,6 +69,12 @@ const MAX_PENDING_RETURNS = 256;
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Outcome | Promise<Outcome>;
  *   decideLocally(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
  *   decideRemotely(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   lendOn(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): { units: number, expiresAtMs: number, validForMs: number, remaining: number, endsWithWindow: boolean } | null;
+ *   takeBackLent(giveBack: ReadonlyArray<{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }>, nowMs: number): number[];
+ *   topUp(check: StoreCheck, wanted: number, nowMs: number, options: StoreOptions): Promise<boolean>;
+ *   refillsLanding(checks: readonly StoreCheck[]): Promise<unknown> | null;
+ *   holds(checks: readonly StoreCheck[], nowMs: number): boolean;
+ *   resetInMs(check: StoreCheck, nowMs: number): number;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   isolateTables(): [];
  *   isBound(env: unknown): boolean;
@@ -61,19 +85,19 @@ const MAX_PENDING_RETURNS = 256;
  * checkLeaseOptions validates the `lease` option (true, false or LeaseOptions) and returns the
  * normalized settings, or null for no leases. Throws a SluiceConfigError naming the field.
  * @param {unknown} lease
- * @returns {{leaseMs: number, maxLeaseUnits: number, maxKeys: number} | null}
+ * @returns {{leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean, locationHint?: string | (() => string | undefined)} | null}
  */
 export function checkLeaseOptions(lease) {
   if (lease === undefined || lease === false) return null;
-  if (lease === true) return { leaseMs: DEFAULT_LEASE_MS, maxLeaseUnits: DEFAULT_MAX_LEASE_UNITS, maxKeys: DEFAULT_MAX_KEYS };
+  if (lease === true) return { leaseMs: DEFAULT_LEASE_MS, maxLeaseUnits: DEFAULT_MAX_LEASE_UNITS, maxKeys: DEFAULT_MAX_KEYS, refill: true };
   if (lease === null || typeof lease !== "object" || Array.isArray(lease)) {
-    throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys? }; got ${describe(lease)}`);
+    throw new SluiceConfigError("lease", `must be true, false or { leaseMs?, maxLeaseUnits?, maxKeys?, refill?, locationHint? }; got ${describe(lease)}`);
   }
   const given = /** @type {LeaseOptions} */ (lease);
   for (const field of Object.keys(given)) {
-    if (!["leaseMs", "maxLeaseUnits", "maxKeys"].includes(field)) throw new SluiceConfigError(`lease.${field}`, "is not a lease option (known: leaseMs, maxLeaseUnits, maxKeys)");
+    if (!LEASE_FIELDS.includes(field)) throw new SluiceConfigError(`lease.${field}`, `is not a lease option (known: ${LEASE_FIELDS.join(", ")})`);
   }
-  const { leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS, maxKeys = DEFAULT_MAX_KEYS } = given;
+  const { leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS, maxKeys = DEFAULT_MAX_KEYS, refill = true } = given;
   if (!Number.isInteger(leaseMs) || leaseMs < 1 || leaseMs > MAX_LEASE_MS) {
     throw new SluiceConfigError("lease.leaseMs", `must be a whole number of milliseconds from 1 to ${MAX_LEASE_MS}; got ${describe(leaseMs)}`);
   }
@@ -81,64 +105,78 @@ export function checkLeaseOptions(lease) {
     throw new SluiceConfigError("lease.maxLeaseUnits", `must be a whole number from 1 to 2^20; got ${describe(maxLeaseUnits)}`);
   }
   if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new SluiceConfigError("lease.maxKeys", `must be a whole number >= 1; got ${describe(maxKeys)}`);
-  return { leaseMs, maxLeaseUnits, maxKeys };
+  if (typeof refill !== "boolean") throw new SluiceConfigError("lease.refill", `must be true or false; got ${describe(refill)}`);
+  if (given.locationHint === undefined) return { leaseMs, maxLeaseUnits, maxKeys, refill };
+  checkLocationHint(given.locationHint, "lease.locationHint");
+  return { leaseMs, maxLeaseUnits, maxKeys, refill, locationHint: given.locationHint };
 }
 
 /**
  * createLeasedStore wraps a durable store (createDurableStore) with leases.
  *
- * - decideLocally(checks, { nowMs, peek }): the Outcome when every check's key holds a live lease
- *   with units enough (marked `lease: true`), else null. No I/O: the fallback chain asks it first, so
- *   a lease keeps deciding while the object is unreachable, until it ends.
+ * - decideLocally(checks, { nowMs, peek, ctx }): the Outcome when every check's key holds a live lease
+ *   with units enough (marked `lease: true`), else null. No I/O in the decision: the fallback chain
+ *   asks it first, so a lease keeps deciding while the object is unreachable, until it ends. When a
+ *   lease would run out (or end) within two of the object's timeouts, it asks for the next one in the
+ *   background (ctx.waitUntil when the request has a ctx).
  * - decideRemotely(checks, options): the object decides, and lends to the checks' keys that are warm
  *   here; unused units of ended leases go back with the call.
  * - decide(checks, options): decideLocally, else decideRemotely.
- * `counters` is live: round trips, leases granted, units lent / used here / given back / stranded.
- * @param {{durable: DurableStore} & LeaseOptions} options
+ * `counters` is live: round trips, refills, leases granted, units lent / used here / given back / stranded.
+ * `clock` (ms) times the round trips that size the refills; default the wall clock.
+ * @param {{durable: DurableStore, clock?: () => number, renewAheadMs?: number} & LeaseOptions} options
  * @returns {LeasedStore}
  */
 export function createLeasedStore(options) {
-  const { durable } = options;
+  // renewAheadMs (a regional object's): renew a lease this much earlier still, so that what it passes
+  // on lasts the isolates' lease length.
+  const { durable, clock = wallClockMs, renewAheadMs = 0 } = options;
   if (durable === null || typeof durable !== "object" || typeof durable.decide !== "function" || typeof durable.objectOf !== "function") {
     throw new SluiceConfigError("durable", `must be a store from createDurableStore; got ${describe(durable)}`);
   }
-  const { leaseMs, maxLeaseUnits, maxKeys } = /** @type {{leaseMs: number, maxLeaseUnits: number, maxKeys: number}} */ (checkLeaseOptions({
+  if (typeof clock !== "function") throw new SluiceConfigError("clock", `must be a function returning ms; got ${describe(clock)}`);
+  const { leaseMs, maxLeaseUnits, maxKeys, refill: refillAhead } = /** @type {{leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean}} */ (checkLeaseOptions({
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     maxLeaseUnits: options.maxLeaseUnits ?? DEFAULT_MAX_LEASE_UNITS,
     maxKeys: options.maxKeys ?? DEFAULT_MAX_KEYS,
+    refill: options.refill ?? true,
   }));
 
   /** @type {LeaseCounters} */
   const counters = {
-    /** Calls to the object (each decides a request; some also lend or take units back). */
     roundTrips: 0,
-    /** Decisions taken from a lease in this isolate, with no round trip. */
+    refills: 0,
     leasedDecisions: 0,
-    /** Leases the object granted, and the units they carried. */
     leasesGranted: 0,
     unitsLent: 0,
-    /** Leases that ended with units unused. */
     leasesExpired: 0,
-    /** Unused units the object took back. */
     unitsReturned: 0,
-    /** Unused units that could not go back (their window was over, the call failed, or too many waited): not admitted by anyone until their window ends. */
     unitsStranded: 0,
+    unitsPassedOn: 0,
   };
 
-  // "rule id\nkey" -> what this isolate knows of the key: its rate here and the lease it holds.
+  // "rule id\nkey" -> what this isolate knows of the key: its rate here and the leases it holds
+  // (`held`: { units, deadlineMs, expiresAtMs, endsWithWindow }, earliest deadline first). Leases are
+  // never merged: each ends, and goes back, by its own end (a sliding log takes units back by it).
   const keys = new Map();
   // object name -> [{ rule, key, units, expiresAtMs }] waiting for the next call to that object.
   const returns = new Map();
+  // Per object: its measured round trip, which says how early to ask for the next lease.
+  const roundTrips = new RoundTrips();
 
-  function entryOf(check, nowMs) {
-    const id = `${check.rule.id}\n${check.key}`;
+  function idOf(check) {
+    return `${check.rule.id}\n${check.key}`;
+  }
+
+  function entryOf(check, nowMs, count = 1) {
+    const id = idOf(check);
     let entry = keys.get(id);
     if (entry === undefined) {
       if (keys.size >= maxKeys) dropOldest();
-      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), units: 0, deadlineMs: 0, expiresAtMs: 0, remaining: 0, resetAtMs: 0, asking: false };
+      entry = { rule: check.rule, key: check.key, ...freshDemand(nowMs), held: [], remaining: 0, resetAtMs: 0, askingUntilMs: 0, refilling: null, quietUntilMs: 0 };
       keys.set(id, entry);
     }
-    noteRequest(entry, nowMs, leaseMs);
+    if (count > 0) noteRequest(entry, nowMs, leaseMs, count);
     return entry;
   }
 
@@ -147,29 +185,90 @@ export function createLeasedStore(options) {
     if (oldest === undefined) return;
     const [id, entry] = oldest;
     keys.delete(id);
-    if (entry.units > 0) giveBackLater(entry);
+    for (const lease of entry.held) if (lease.units > 0) giveBackLater(entry, lease);
+    entry.held = [];
+  }
+
+  // The units the key's live leases hold at nowMs; ended leases go back (giveBackLater).
+  function unitsHeld(entry, nowMs) {
+    let units = 0;
+    let ended = false;
+    for (const lease of entry.held) {
+      if (nowMs >= lease.deadlineMs) {
+        if (lease.units > 0) giveBackLater(entry, lease);
+        ended = true;
+      } else {
+        units += lease.units;
+      }
+    }
+    if (ended) entry.held = entry.held.filter((lease) => nowMs < lease.deadlineMs);
+    return units;
+  }
+
+  // Spends `cost` units, from the lease that ends first.
+  function spend(entry, cost) {
+    let left = cost;
+    for (const lease of entry.held) {
+      const taken = Math.min(left, lease.units);
+      lease.units -= taken;
+      left -= taken;
+      if (left === 0) break;
+    }
+    entry.held = entry.held.filter((lease) => lease.units > 0 || lease.out > 0);
   }
 
   // An ended (or dropped) lease's unused units: back to the object with the next call to it. A bucket's
   // are not taken back (the bucket drains them by itself; sluice/lease.hpp): counted as stranded.
-  function giveBackLater(entry) {
+  function giveBackLater(entry, lease) {
     counters.leasesExpired++;
+    const { units, expiresAtMs } = lease;
+    lease.units = 0;
     if (!RETURNING_ALGORITHMS.includes(entry.rule.algorithm)) {
-      counters.unitsStranded += entry.units;
-      entry.units = 0;
+      counters.unitsStranded += units;
       return;
     }
     const name = durable.objectOf(entry.key);
     let list = returns.get(name);
     if (list === undefined) returns.set(name, (list = []));
-    if (list.length >= MAX_PENDING_RETURNS) counters.unitsStranded += entry.units;
-    else list.push({ rule: entry.rule, key: entry.key, units: entry.units, expiresAtMs: entry.expiresAtMs });
-    entry.units = 0;
+    if (list.length >= MAX_PENDING_RETURNS) counters.unitsStranded += units;
+    else list.push({ rule: entry.rule, key: entry.key, units, expiresAtMs });
+  }
+
+  // Settles the give-backs a call carried: what the object took back, and what it could not.
+  function settleReturns(giveBack, returned) {
+    if (giveBack === undefined) return;
+    for (let i = 0; i < giveBack.length; i++) {
+      const back = returned?.[i] ?? 0;
+      counters.unitsReturned += back;
+      counters.unitsStranded += giveBack[i].units - back;
+    }
+  }
+
+  function strandReturns(giveBack) {
+    if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
+  }
+
+  function takeReturns(name) {
+    const giveBack = returns.get(name);
+    if (giveBack !== undefined) returns.delete(name);
+    return giveBack;
+  }
+
+  // A key asks for one lease at a time. A call that never answers (lost on the way) must not stop it
+  // asking for good: the ask lapses after twice the object's timeout (a late answer's lease is still
+  // kept, timed from before its call was sent). Returns the ask's mark, for doneAsking.
+  function askFor(entry, name, nowMs) {
+    entry.askingUntilMs = nowMs + 2 * roundTrips.timeoutMs(name);
+    return entry.askingUntilMs;
+  }
+
+  function doneAsking(entry, asking) {
+    if (entry.askingUntilMs === asking) entry.askingUntilMs = 0;
   }
 
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
   function wish(entry, nowMs) {
-    if (entry.asking || !LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return 0;
+    if (nowMs < entry.askingUntilMs || !LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return 0;
     return unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits);
   }
 
@@ -182,25 +281,96 @@ export function createLeasedStore(options) {
     for (let i = 0; i < count; i++) {
       const entry = entryOf(checks[i], nowMs);
       entries[i] = entry;
-      if (entry.units > 0 && nowMs >= entry.deadlineMs) giveBackLater(entry);
-      if (entry.units < checks[i].cost || entries.indexOf(entry) !== i) covered = false;
+      if (unitsHeld(entry, nowMs) < checks[i].cost || entries.indexOf(entry) !== i) covered = false;
     }
     if (!covered) return null;
     const decisions = new Array(count);
     let deciding = 0;
     for (let i = 0; i < count; i++) {
       const entry = entries[i];
-      entry.units -= checks[i].cost;
-      // What is left: this lease's units and what the object had left when it lent them (others may
-      // have used some since: an upper bound, as any isolate's view of a shared count is).
-      decisions[i] = { allowed: true, limit: entry.rule.limit, remaining: entry.units + entry.remaining, resetMs: Math.max(0, entry.resetAtMs - nowMs), retryAfterMs: 0 };
+      spend(entry, checks[i].cost);
+      // What is left: these leases' units and what the object had left when it lent the last (others
+      // may have used some since: an upper bound, as any isolate's view of a shared count is).
+      decisions[i] = { allowed: true, limit: entry.rule.limit, remaining: unitsHeld(entry, nowMs) + entry.remaining, resetMs: Math.max(0, entry.resetAtMs - nowMs), retryAfterMs: 0 };
       if (decisions[i].remaining < decisions[deciding].remaining) deciding = i;
     }
     counters.leasedDecisions++;
+    for (const entry of entries) refillIfRunningOut(entry, nowMs, decideOptions);
     const { limit, remaining, resetMs } = decisions[deciding];
     /** @type {Outcome} */
     const outcome = { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, decidingCheck: deciding, checks: decisions, store: "durable", lease: true };
     return outcome;
+  }
+
+  // Asks for the key's next lease in the background when what it holds would run out, or end, before
+  // an answer could come back (REFILL_AHEAD_TIMEOUTS of the object's timeout). A lease that ends with
+  // its key's window is not renewed for time: the next lease would end there too (docs/leases.md).
+  function refillIfRunningOut(entry, nowMs, decideOptions) {
+    if (!refillAhead || nowMs < entry.askingUntilMs || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
+    if (!LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return;
+    const name = durable.objectOf(entry.key);
+    const aheadMs = REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(name);
+    const units = unitsHeld(entry, nowMs);
+    const last = entry.held.at(-1);
+    const rate = rateOf(entry, nowMs);
+    // Asked only when a request comes: the next one may come a whole gap later (1 / rate), so the
+    // lease must last that gap and the answer's round trip beyond it.
+    const gapMs = rate > 0 ? 1 / rate : Infinity;
+    const spentSoon = units <= rate * aheadMs + 1;
+    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs + Math.min(gapMs, leaseMs / 2) + renewAheadMs);
+    if (!spentSoon && !endsSoon) return;
+    const wanted = wish(entry, nowMs);
+    if (wanted === 0) return;
+    refill(entry, wanted, nowMs, decideOptions);
+  }
+
+  function rateOf(entry, nowMs) {
+    const elapsed = Math.max(nowMs - entry.since, leaseMs / 8);
+    return Math.max(entry.lastRate, entry.seen / elapsed);
+  }
+
+  // The background call: the object lends (and takes back what waits to go back), decides nothing.
+  function refill(entry, wanted, sentAtMs, decideOptions) {
+    const name = durable.objectOf(entry.key);
+    const asking = askFor(entry, name, sentAtMs);
+    counters.roundTrips++;
+    counters.refills++;
+    const giveBack = takeReturns(name);
+    const started = clock();
+    const call = Promise.resolve()
+      .then(() =>
+        /** @type {Required<DurableStore>} */ (durable).refill([{ rule: entry.rule, key: entry.key, cost: 1 }], {
+          env: decideOptions.env,
+          lend: { wanted: [wanted], leaseMs },
+          giveBack,
+        }),
+      )
+      .then(
+        (answer) => {
+          roundTrips.sample(name, clock() - started);
+          settleReturns(giveBack, answer.returned);
+          const lease = answer.leases[0];
+          if (lease === null || lease === undefined) {
+            // Nothing to lend (the key is near its limit): the next request decides at the object;
+            // no more refills until the key could have quota again, or a lease's length.
+            entry.quietUntilMs = sentAtMs + Math.min(Math.max(answer.resetMs?.[0] ?? 0, leaseMs / 8), leaseMs);
+            return;
+          }
+          keepLease(entry, lease, sentAtMs, sentAtMs + answer.resetMs[0]);
+        },
+        () => {
+          // The refill failed: its give-backs are stranded (never admitted twice), and the key's
+          // next request asks the object as usual.
+          strandReturns(giveBack);
+        },
+      )
+      .finally(() => {
+        doneAsking(entry, asking);
+        if (entry.refilling === call) entry.refilling = null;
+      });
+    entry.refilling = call;
+    decideOptions.ctx?.waitUntil?.(call);
+    return call;
   }
 
   // Local when a lease covers the request, else a call to the object.
@@ -218,78 +388,70 @@ export function createLeasedStore(options) {
     if (!peek && oneObject && typeof nowMs === "number") {
       const wanted = new Array(checks.length).fill(0);
       for (let i = 0; i < checks.length; i++) {
-        const entry = keys.get(`${checks[i].rule.id}\n${checks[i].key}`);
+        const entry = keys.get(idOf(checks[i]));
         if (entry === undefined) continue;
-        if (entry.units > 0 && nowMs >= entry.deadlineMs) giveBackLater(entry);
-        // Ask only when this lease cannot serve the next request anyway.
-        if (entry.units >= checks[i].cost) continue;
-        // A sliding log's leases must not merge: each is taken back by its own end (keep()).
-        if (entry.units > 0 && entry.rule.algorithm === "sliding-log") giveBackLater(entry);
+        // Ask only when these leases cannot serve the next request anyway.
+        if (unitsHeld(entry, nowMs) >= checks[i].cost) continue;
         wanted[i] = wish(entry, nowMs);
-        if (wanted[i] > 0) {
-          entry.asking = true;
-          asked.push(entry);
-        }
+        if (wanted[i] > 0) asked.push([entry, askFor(entry, name, nowMs)]);
       }
       if (asked.length > 0) lend = { wanted, leaseMs };
     }
-    const giveBack = oneObject ? returns.get(name) : undefined;
-    if (giveBack !== undefined) returns.delete(name);
+    const giveBack = oneObject ? takeReturns(name) : undefined;
     counters.roundTrips++;
+    const started = clock();
     let outcome;
     try {
       outcome = await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack }));
     } catch (error) {
-      if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
+      strandReturns(giveBack);
       throw error;
     } finally {
-      for (const entry of asked) entry.asking = false;
+      for (const [entry, asking] of asked) doneAsking(entry, asking);
     }
-    if (giveBack !== undefined) {
-      const returned = outcome.returned ?? [];
-      for (let i = 0; i < giveBack.length; i++) {
-        const back = returned[i] ?? 0;
-        counters.unitsReturned += back;
-        counters.unitsStranded += giveBack[i].units - back;
-      }
-    }
+    if (oneObject) roundTrips.sample(name, clock() - started);
+    settleReturns(giveBack, outcome.returned);
     if (outcome.leases !== undefined) keep(checks, outcome, nowMs);
     delete outcome.returned;
     delete outcome.leases;
     return outcome;
   }
 
-  // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent,
-  // so each ends here no later than it does at the object, whatever the two clocks read.
+  // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent.
   function keep(checks, outcome, sentAtMs) {
     for (let i = 0; i < checks.length; i++) {
       const lease = outcome.leases[i];
       if (lease === null || lease === undefined) continue;
-      const entry = keys.get(`${checks[i].rule.id}\n${checks[i].key}`);
-      counters.leasesGranted++;
-      counters.unitsLent += lease.units;
-      if (entry === undefined) {
-        // Dropped while the call was out: nothing will use these units.
-        counters.unitsStranded += lease.units;
-        continue;
-      }
-      const deadlineMs = sentAtMs + lease.validForMs;
-      // A sliding log takes lent units back by their lease's end: units of two leases cannot share one
-      // (giving back more than one lease had at its end would take another isolate's units).
-      if (entry.units > 0 && entry.rule.algorithm === "sliding-log" && entry.expiresAtMs !== lease.expiresAtMs) giveBackLater(entry);
-      if (entry.units > 0) {
-        // Two leases of one key at once (a call lent while another was out): both are in the same window
-        // of the key, so they merge and end with the earlier.
-        entry.deadlineMs = Math.min(entry.deadlineMs, deadlineMs);
-        entry.expiresAtMs = Math.min(entry.expiresAtMs, lease.expiresAtMs);
-      } else {
-        entry.deadlineMs = deadlineMs;
-        entry.expiresAtMs = lease.expiresAtMs;
-      }
-      entry.units += lease.units;
-      entry.remaining = lease.remaining;
-      entry.resetAtMs = sentAtMs + outcome.checks[i].resetMs;
+      const entry = keys.get(idOf(checks[i]));
+      keepLease(entry, lease, sentAtMs, sentAtMs + outcome.checks[i].resetMs);
     }
+  }
+
+  // One lease: it ends here validForMs after sentAtMs, a reading taken before the call was sent, so it
+  // ends here no later than at the object, whatever the two clocks read (only their rates must agree).
+  function keepLease(entry, lease, sentAtMs, resetAtMs) {
+    counters.leasesGranted++;
+    counters.unitsLent += lease.units;
+    if (entry === undefined || keys.get(`${entry.rule.id}\n${entry.key}`) !== entry) {
+      // Dropped while the call was out: nothing will use these units.
+      counters.unitsStranded += lease.units;
+      return;
+    }
+    const held = {
+      units: lease.units,
+      deadlineMs: sentAtMs + lease.validForMs,
+      expiresAtMs: lease.expiresAtMs,
+      // Cut short by the key's window: a later lease would end there too (the object says so; a
+      // regional object passes on its own lease's word).
+      endsWithWindow: lease.endsWithWindow ?? (WINDOW_LENDING_ALGORITHMS.includes(entry.rule.algorithm) && lease.validForMs < leaseMs),
+      // Units of this lease passed on to others (a regional object's sub-leases), not yet given back.
+      out: 0,
+    };
+    let at = entry.held.length;
+    while (at > 0 && entry.held[at - 1].deadlineMs > held.deadlineMs) at--;
+    entry.held.splice(at, 0, held);
+    entry.remaining = lease.remaining;
+    entry.resetAtMs = resetAtMs;
   }
 
   /**
@@ -300,10 +462,126 @@ export function createLeasedStore(options) {
    */
   async function reset(checks, resetOptions) {
     for (const check of checks) {
-      const entry = keys.get(`${check.rule.id}\n${check.key}`);
-      if (entry !== undefined) entry.units = 0;
+      const entry = keys.get(idOf(check));
+      if (entry !== undefined) entry.held = [];
     }
     await durable.reset(checks, resetOptions);
+  }
+
+  // A regional object's side (regional-lender.js): it holds leases from the keys' home objects like an
+  // isolate does, and passes parts of them on to the isolates near it.
+
+  /**
+   * lendOn passes up to `wanted` units of the key's leases on to an isolate, from the lease that ends
+   * last, at most half of what it holds (so that the isolates near it share it), and refills from the
+   * home object in the background when what is left runs low. The part keeps the lease's end (the
+   * home object's clock) and ends here no later than the lease does: validForMs is what is left of it
+   * on this object's clock, which the isolate times from before it sent its call. Null when nothing
+   * is held.
+   * @param {StoreCheck} check @param {number} wanted @param {number} nowMs @param {StoreOptions} decideOptions
+   */
+  function lendOn(check, wanted, nowMs, decideOptions) {
+    const entry = entryOf(check, nowMs, 0);
+    const held = unitsHeld(entry, nowMs);
+    /** @type {any} */
+    let from = null;
+    for (const lease of entry.held) if (lease.units > 0 && (from === null || lease.deadlineMs >= from.deadlineMs)) from = lease;
+    /** @type {any} */
+    let part = null;
+    if (from !== null && wanted > 0) {
+      const units = Math.min(wanted, Math.ceil(from.units / 4));
+      from.units -= units;
+      from.out += units;
+      noteRequest(entry, nowMs, leaseMs, units);
+      counters.unitsPassedOn += units;
+      part = { units, expiresAtMs: from.expiresAtMs, validForMs: from.deadlineMs - nowMs, remaining: held - units + entry.remaining, endsWithWindow: from.endsWithWindow };
+    }
+    refillIfRunningOut(entry, nowMs, decideOptions);
+    return part;
+  }
+
+  /**
+   * takeBackLent takes back units an isolate did not use ({ rule, key, units, expiresAtMs } each): into
+   * the lease they came from while it lasts here (at most what was passed on from it), else on towards
+   * the home object with this object's next call to it. Returns how many of each were taken.
+   * @param {ReadonlyArray<{ rule: StoreCheck["rule"], key: string, units: number, expiresAtMs: number }>} giveBack
+   * @param {number} nowMs
+   */
+  function takeBackLent(giveBack, nowMs) {
+    if (!Array.isArray(giveBack)) throw new TypeError("giveBack must be an array");
+    return giveBack.map(({ rule, key, units, expiresAtMs }) => {
+      if (!Number.isInteger(units) || units < 1 || typeof rule?.id !== "string" || typeof key !== "string") return 0;
+      const entry = keys.get(`${rule.id}\n${key}`);
+      // Leases with one end are interchangeable (one window, one end): units go back into any of them,
+      // each up to what it passed on.
+      let back = 0;
+      for (const lease of entry?.held ?? []) {
+        if (lease.expiresAtMs !== expiresAtMs || nowMs >= lease.deadlineMs) continue;
+        const into = Math.min(units - back, lease.out);
+        lease.out -= into;
+        lease.units += into;
+        back += into;
+      }
+      // What came back unused was not demand.
+      if (entry !== undefined) entry.seen = Math.max(0, entry.seen - back);
+      // The rest (their lease ended here too) go home, which takes back only what its window still
+      // counts. They were passed on, so they are in no lease here: nothing goes back twice.
+      if (back < units) giveBackLater(entry ?? { rule, key }, { units: units - back, expiresAtMs });
+      return units;
+    });
+  }
+
+  /**
+   * topUp makes sure the key holds units to pass on: when it holds none, it asks the home object for a
+   * lease of at least `wanted` (or the key's rate here over a lease) and waits for the answer. False
+   * when it asked nothing (the home object has just said it has nothing to lend).
+   * @param {StoreCheck} check @param {number} wanted @param {number} nowMs @param {StoreOptions} decideOptions
+   */
+  async function topUp(check, wanted, nowMs, decideOptions) {
+    const entry = entryOf(check, nowMs, 0);
+    if (unitsHeld(entry, nowMs) > 0) return true;
+    if (entry.refilling !== null) {
+      await entry.refilling;
+      return true;
+    }
+    // The home object just said it has nothing to lend: no asking again until the quiet time is over.
+    if (typeof durable.refill !== "function" || nowMs < entry.quietUntilMs) return false;
+    // A regional lease serves many isolates: at least a 64th of the largest (the home object still
+    // lends at most a quarter of what the key has left).
+    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / 64)));
+    await refill(entry, units, nowMs, decideOptions);
+    return true;
+  }
+
+  /**
+   * refillsLanding is a promise of the refills on their way for the checks' keys that hold no units
+   * now, or null when there is none.
+   * @param {readonly StoreCheck[]} checks
+   */
+  function refillsLanding(checks) {
+    const landing = [];
+    for (const check of checks) {
+      const entry = keys.get(idOf(check));
+      if (entry !== undefined && entry.refilling !== null && entry.held.every((lease) => lease.units < check.cost)) landing.push(entry.refilling);
+    }
+    return landing.length === 0 ? null : Promise.all(landing);
+  }
+
+  /**
+   * holds reports whether the checks' keys hold units enough here for one request (no request noted).
+   * @param {readonly StoreCheck[]} checks @param {number} nowMs
+   */
+  function holds(checks, nowMs) {
+    return checks.every((check) => {
+      const entry = keys.get(idOf(check));
+      return entry !== undefined && unitsHeld(entry, nowMs) >= check.cost;
+    });
+  }
+
+  /** resetInMs is when the key is back to its full quota, as the home object last said (0 if unknown). */
+  function resetInMs(check, nowMs) {
+    const entry = keys.get(idOf(check));
+    return entry === undefined ? 0 : Math.max(0, entry.resetAtMs - nowMs);
   }
 
   return {
@@ -312,6 +590,12 @@ export function createLeasedStore(options) {
     decide,
     decideLocally,
     decideRemotely,
+    lendOn,
+    takeBackLent,
+    topUp,
+    refillsLanding,
+    holds,
+    resetInMs,
     reset,
     /** Leases live in this isolate's JS heap (at most maxKeys keys), not in the core's tables. */
     isolateTables: () => [],

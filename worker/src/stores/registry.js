@@ -2,28 +2,27 @@
 //   decide(checks, { nowMs?, peek?, env?, ctx? }) -> Outcome | Promise<Outcome>
 // so the engine never knows which one it talks to.
 //
-//   store: "memory"   the isolate's own instance (the default);
-//   store: "durable"  a fallback chain: the Durable Object decides; when it fails or is slow, KV (if
-//                     bound), then the isolate's memory, then failMode; with `lease`, hot keys are
-//                     decided from quota the object lent this isolate (leases.js) first;
-//   store: "kv"       a fallback chain: KV decides; when it fails, the isolate's memory, then failMode;
-//   store: "redis"    a fallback chain: Redis (over the Upstash REST protocol, URL and token read from
-//                     env) decides exactly; when it fails or is slow, KV if asked for, then the
-//                     isolate's memory, then failMode;
-//   a store object    used as it is (build your own with createFallbackChain and friends).
+//   store: "memory"        the isolate's own instance (the default);
+//   store: durableStore    (from sluice/stores/durable) a fallback chain: the Durable Object decides,
+//                          waiting as long as each object's measured round trip needs (round-trip.js);
+//                          when it fails or does not answer, the fallbacks asked for (none by default),
+//                          then failMode ("closed" by default: an exact limit never quietly turns
+//                          per-isolate); with `lease`, hot keys are decided from quota the object lent
+//                          this isolate (leases.js) first;
+//   store: kvStore         (sluice/stores/kv) a fallback chain: KV decides; when it fails, the
+//                          isolate's memory, then failMode;
+//   store: redisStore      (sluice/stores/redis) a fallback chain: Redis (over the Upstash REST
+//                          protocol, URL and token read from env) decides exactly; when it fails or is
+//                          slow, the fallbacks asked for (none by default), then failMode ("closed" by
+//                          default, as for durable);
+//   a store object         used as it is (build your own with createFallbackChain and friends).
 //
-// Bindings are named here and looked up in `env` per request, since the middleware is built before
-// any env exists. Stores with the same settings are built once per module instance and shared, so
-// limiters that share a KV binding share one view of it, and a chain's counters add up across them.
+// The remote stores are values the app imports, so an app that uses memory only bundles none of them
+// (about 40 KiB of minified JS). The names "durable", "kv" and "redis" still work once their kind's
+// module has run: it registers the name. SluiceDurableObject's module registers "durable", so a
+// Worker that exports the object (as store "durable" requires) keeps `store: "durable"` for free.
 import { SluiceConfigError, describe } from "../engine/errors.js";
-import { checkBreakerOptions } from "./breaker.js";
-import { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, createFallbackChain } from "./chain.js";
-import { createDurableStore } from "./durable.js";
-import { createKvStore } from "./kv.js";
-import { checkLeaseOptions, createLeasedStore } from "./leases.js";
 import { createMemoryStore } from "./memory.js";
-import { DEFAULT_REDIS_ENV, createRedisStore } from "./redis.js";
-import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 
 /** @import { BreakerOptions } from "./breaker.js" */
 /** @import { FallbackChain, FallbackChainCounters } from "./chain.js" */
@@ -34,13 +33,15 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
 /** @import { Store } from "./store.js" */
 /** @import { LeaseCounters, LeaseOptions, LeasedStore } from "./leases.js" */
 
-/** @typedef {"memory" | "durable" | "kv" | "redis" | Store} StoreOption */
+/** @typedef {"memory" | "durable" | "kv" | "redis" | StoreKind | Store} StoreOption */
 
 /**
  * durable and kv: the fallback chain's settings.
  * @typedef {object} ChainSettings
- * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default "open".
- * @property {number} [timeoutMs] How long each store may take before the next decides; default 50 ms.
+ * @property {"open" | "closed"} [failMode] "open" admits, "closed" denies (Retry-After 1 s) when no store can answer; default
+ *   "closed" for the exact stores (durable, redis), "open" for kv.
+ * @property {number} [timeoutMs] How long each store may take before the next decides, fixed; default: the Durable Object's
+ *   timeout follows each object's measured round trip (RFC 6298, 1 s before the first answer), others 50 ms.
  * @property {BreakerOptions | boolean} [breaker] Skip a failing primary: after `failures` failures in a row, for `cooldownMs`,
  *   then probe it with one request; default { failures: 5, cooldownMs: 10000 }; false turns it off.
  * @property {boolean} [preFilter] Deny keys the store denied from this isolate, with no round trip, until their retry time; default true.
@@ -58,7 +59,8 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {boolean | LeaseOptions} [lease] Let isolates decide hot keys from quota the object lent them, exactly
  *   (docs/leases.md); default off.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in this
- *   order, when the object cannot; default ["kv", "memory"]; [] for none.
+ *   order, when the object cannot; default [] (none: failMode decides). A fallback weakens the exact limit while it decides
+ *   (decision.fallback.weakened, the X-RateLimit-Fallback header, storeStats().counters.weakened).
  */
 
 /**
@@ -84,8 +86,9 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  *   holding the REST URL and token, and the KV binding of a kv fallback; default { redisUrl: "UPSTASH_REDIS_REST_URL",
  *   redisToken: "UPSTASH_REDIS_REST_TOKEN", kv: "SLUICE_KV" }.
  * @property {undefined} [shards] Durable only.
+ * @property {undefined} [lease] Durable only.
  * @property {readonly [] | readonly ["kv"] | readonly ["memory"] | readonly ["kv", "memory"]} [fallback] Who decides, in
- *   this order, when Redis cannot; default ["memory"]; [] for none.
+ *   this order, when Redis cannot; default [] (none: failMode decides).
  */
 
 /**
@@ -94,9 +97,9 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * your own (configure it where you build it). "durable": exact, in a Durable Object; "kv": approximate,
  * in Workers KV; each with its settings.
  * @typedef {({ store?: "memory" | Store } & { [Setting in keyof DurableStoreSettings]?: undefined })
- *   | ({ store: "durable" } & DurableStoreSettings)
- *   | ({ store: "kv" } & KvStoreSettings)
- *   | ({ store: "redis" } & RedisStoreSettings)} LimiterStoreOptions
+ *   | ({ store: "durable" | StoreKind<"durable"> } & DurableStoreSettings)
+ *   | ({ store: "kv" | StoreKind<"kv"> } & KvStoreSettings)
+ *   | ({ store: "redis" | StoreKind<"redis"> } & RedisStoreSettings)} LimiterStoreOptions
  */
 
 /**
@@ -107,16 +110,20 @@ import { DEFAULT_LOG_INTERVAL_MS } from "./throttled-log.js";
  * @property {number | "key"} [shards] Durable only.
  * @property {ReadonlyArray<"kv" | "memory">} fallback
  * @property {"open" | "closed"} failMode
- * @property {number} timeoutMs
+ * @property {number | "adaptive"} timeoutMs A fixed timeout, or "adaptive": per store endpoint, from its measured round trips.
  * @property {Readonly<Required<BreakerOptions>> | false} breaker The breaker's settings, or false when it is off.
  * @property {boolean} preFilter
  * @property {number} logIntervalMs
  * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
  *   denials, errors and timeouts per store.
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
+ * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number } | null} roundTrip
+ *   Durable only: what its round-trip estimator knows (objects tracked, answers measured, the smoothed round trip over all
+ *   objects, its variation, and the timeout an object not yet measured gets), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
- * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number }} [lease] Durable with `lease` only: its settings.
+ * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean, locationHint?: string }} [lease] Durable with `lease` only: its settings
+ *   (a locationHint function shows as "function#N").
  * @property {LeaseCounters | null} leases The leases' counters (round trips, leased decisions, leases granted, units
  *   lent / returned / stranded), or null without `lease`.
  */
@@ -138,169 +145,95 @@ export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUIC
  * For store: "redis", the env variables (wrangler secrets) holding the REST URL and token.
  * @type {Readonly<{ redisUrl: string; redisToken: string }>}
  */
-export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: DEFAULT_REDIS_ENV.url, redisToken: DEFAULT_REDIS_ENV.token });
+export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
 /**
- * What decides, in order, when the named store cannot.
- * @type {Readonly<{ durable: readonly ["kv", "memory"]; kv: readonly ["memory"]; redis: readonly ["memory"] }>}
+ * What decides, in order, when the named store cannot. None for the exact stores: a fallback store
+ * counts per isolate (memory) or approximately (KV), so it would turn an exact limit into a looser one
+ * exactly when a region is far or cut off; failMode decides instead.
+ * @type {Readonly<{ durable: readonly []; kv: readonly ["memory"]; redis: readonly [] }>}
  */
 export const DEFAULT_FALLBACK = Object.freeze({
-  durable: /** @type {readonly ["kv", "memory"]} */ (Object.freeze(["kv", "memory"])),
+  durable: /** @type {readonly []} */ (Object.freeze([])),
   kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
-  redis: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
+  redis: /** @type {readonly []} */ (Object.freeze([])),
 });
-const FALLBACK_ORDER = ["kv", "memory"];
+/**
+ * What happens when no store of the chain can decide, by default: the exact stores deny (a limit that
+ * cannot be checked is not exceeded), KV admits (it is approximate already).
+ * @type {Readonly<{ durable: "closed"; kv: "open"; redis: "closed" }>}
+ */
+export const DEFAULT_FAIL_MODES = Object.freeze({ durable: "closed", kv: "open", redis: "closed" });
+const REMOTE_NAMES = ["durable", "kv", "redis"];
+/**
+ * The stores a limiter's `store` option names (docs/stores.md has a row for each).
+ * @type {readonly string[]}
+ */
+export const STORE_NAMES = Object.freeze(["memory", ...REMOTE_NAMES]);
 
 /** @type {MemoryStore | null} */
-let memoryStore = null;
-/** @type {Map<string, any>} */
-const built = new Map(); // settings id -> a store (or store part) shared by every limiter with those settings
-/** @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>} */
-const chains = []; // every chain built here, with its parts, for storeStats()
+let isolateMemory = null;
+/**
+ * Every remote chain built in this isolate, with its parts, for storeStats() (remote.js adds them).
+ * @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>}
+ */
+export const builtChains = [];
 
-function isPlainObject(value) {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
+/**
+ * memoryStore returns this isolate's memory store (built on first use): the default store, and the
+ * last fallback of every chain.
+ * @returns {MemoryStore}
+ */
+export function memoryStore() {
+  return (isolateMemory ??= createMemoryStore());
 }
 
-function normalizeBindings(bindings, kind) {
-  const defaults = kind === "redis" ? { kv: DEFAULT_BINDINGS.kv, ...DEFAULT_REDIS_BINDINGS } : DEFAULT_BINDINGS;
-  if (bindings === undefined) return defaults;
-  const known = Object.keys(defaults).join(", ");
-  if (!isPlainObject(bindings)) throw new SluiceConfigError("bindings", `must be an object { ${known.replaceAll(",", "?,")}? }; got ${describe(bindings)}`);
-  for (const [name, value] of Object.entries(bindings)) {
-    if (name === "durable" && kind !== "durable") throw new SluiceConfigError("bindings.durable", `applies to store 'durable', not '${kind}'`);
-    if (Object.hasOwn(DEFAULT_REDIS_BINDINGS, name) && kind !== "redis") {
-      throw new SluiceConfigError(`bindings.${name}`, `applies to store 'redis', not '${kind}'`);
-    }
-    if (!Object.hasOwn(defaults, name)) throw new SluiceConfigError(`bindings.${name}`, `is not a binding sluice uses (known: ${known})`);
-    if (typeof value !== "string" || value === "") {
-      throw new SluiceConfigError(`bindings.${name}`, `must be the name of a binding in env; got ${describe(value)}`);
-    }
-  }
-  return Object.freeze({ ...defaults, ...bindings });
+/**
+ * A remote store the app imports (sluice/stores/durable, /kv, /redis): its name, and how it turns a
+ * limiter's store options into a store.
+ * @template {"durable" | "kv" | "redis"} [Name="durable" | "kv" | "redis"]
+ * @typedef {{ readonly kind: Name; readonly build: (options: any) => Store }} StoreKind
+ */
+
+/** @type {Map<string, StoreKind>} */
+const kinds = new Map();
+
+/**
+ * registerStoreKind lets options name `kind` by its string ("durable", "kv", "redis") from now on in
+ * this isolate; each kind's module calls it when it loads.
+ * @param {StoreKind} kind
+ */
+export function registerStoreKind(kind) {
+  kinds.set(kind.kind, kind);
 }
 
-function normalizeFallback(fallback, kind) {
-  if (fallback === undefined) return DEFAULT_FALLBACK[kind];
-  const allowed = FALLBACK_ORDER.filter((name) => name !== kind);
-  const wanted = `an array of ${allowed.map((name) => `'${name}'`).join(" and ")}, in that order (or [] for none)`;
-  if (!Array.isArray(fallback)) throw new SluiceConfigError("fallback", `must be ${wanted}; got ${describe(fallback)}`);
-  fallback.forEach((name, i) => {
-    if (!allowed.includes(name)) throw new SluiceConfigError(`fallback[${i}]`, `must be ${allowed.map((n) => `'${n}'`).join(" or ")}; got ${describe(name)}`);
-    if (i > 0 && allowed.indexOf(fallback[i - 1]) >= allowed.indexOf(name)) {
-      throw new SluiceConfigError("fallback", `must be ${wanted}: the chain asks KV before memory`);
-    }
-  });
-  return Object.freeze([...fallback]);
+/**
+ * @param {unknown} store
+ * @returns {store is StoreKind}
+ */
+function isStoreKind(store) {
+  return store !== null && typeof store === "object" && typeof (/** @type {any} */ (store).build) === "function" && REMOTE_NAMES.includes(/** @type {any} */ (store).kind);
 }
 
-function shared(id, build) {
-  let store = built.get(id);
-  if (store === undefined) {
-    store = build();
-    built.set(id, store);
-  }
-  return store;
+/**
+ * storeName is the name of the store `store` names: "memory" (also when undefined), "durable", "kv",
+ * "redis" (a string or the kind's value), or undefined for a store object or anything else.
+ * @param {unknown} store
+ * @returns {string | undefined}
+ */
+export function storeName(store) {
+  if (store === undefined) return "memory";
+  if (typeof store === "string") return store;
+  return isStoreKind(store) ? store.kind : undefined;
 }
 
-// A durable or KV chain from its options (validated here or by the store factories, naming the field).
-function remoteStore(kind, options) {
-  const bindings = normalizeBindings(options.bindings, kind);
-  const fallback = normalizeFallback(options.fallback, kind);
-  if (kind !== "durable" && options.shards !== undefined) throw new SluiceConfigError("shards", `applies to store 'durable', not '${kind}'`);
-  if (kind !== "durable" && options.lease !== undefined) throw new SluiceConfigError("lease", `applies to store 'durable', not '${kind}'`);
-  const lease = kind === "durable" ? checkLeaseOptions(options.lease) : null;
-  const {
-    shards = 1,
-    failMode = DEFAULT_FAIL_MODE,
-    timeoutMs = DEFAULT_TIMEOUT_MS,
-    preFilter = true,
-    logIntervalMs = DEFAULT_LOG_INTERVAL_MS,
-  } = options;
-  const breaker = checkBreakerOptions(options.breaker) ?? false;
-  const settings = {
-    store: kind,
-    bindings: kind === "kv" ? Object.freeze({ kv: bindings.kv }) : bindings,
-    shards: kind === "durable" ? shards : undefined,
-    ...(lease === null ? {} : { lease }),
-    fallback,
-    failMode,
-    timeoutMs,
-    breaker,
-    preFilter,
-    logIntervalMs,
-  };
-  const id = JSON.stringify(settings, (_, value) => (value === Infinity ? "Infinity" : value));
-  const existing = built.get(id);
-  if (existing !== undefined) return existing;
-
-  // The parts are shared too: one client per object layout, one view of each KV namespace.
-  const durable =
-    kind === "durable" ? shared(`durable|${bindings.durable}|${shards}`, () => createDurableStore({ binding: bindings.durable, shards })) : null;
-  // Leases wrap the object's client; one per client and lease settings, shared like it.
-  const leased =
-    lease === null || durable === null
-      ? null
-      : shared(`leased|${bindings.durable}|${shards}|${JSON.stringify(lease)}`, () => createLeasedStore({ durable, ...lease }));
-  const redis =
-    kind === "redis"
-      ? shared(`redis|${bindings.redisUrl}|${bindings.redisToken}|${timeoutMs}`, () =>
-          createRedisStore({ urlEnv: bindings.redisUrl, tokenEnv: bindings.redisToken, timeoutMs }),
-        )
-      : null;
-  const usesKv = kind === "kv" || fallback.includes("kv");
-  const kv = usesKv ? shared(`kv|${bindings.kv}|${logIntervalMs}`, () => createKvStore({ binding: bindings.kv, logIntervalMs })) : null;
-  const chain = createFallbackChain({
-    primary: leased ?? durable ?? redis ?? kv,
-    kv: durable !== null || redis !== null ? kv : null,
-    memory: fallback.includes("memory") ? resolveMemory() : null,
-    failMode,
-    timeoutMs,
-    breaker,
-    preFilter,
-    logIntervalMs,
-  });
-  if (redis !== null) {
-    // The Redis store checks its own configuration (URL and token in env) at first use and throws a
-    // SluiceConfigError naming the env variable, which the chain passes on rather than falling back.
-    built.set(id, chain);
-    chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
-    return chain;
-  }
-  // The store the options name must be bound, on every surface (the gateway too): a missing binding
-  // is a deployment mistake, and falling back for it would quietly turn an exact (durable) or global
-  // (kv) limit into a per-isolate one, N times as loose across N isolates. A binding that is present
-  // but fails still falls back, as configured.
-  const primary = /** @type {DurableStore | KvStore} */ (durable ?? kv);
-  const bindingName = kind === "durable" ? bindings.durable : bindings.kv;
-  /** @param {{ env?: object } | undefined} options */
-  const checkBound = (options) => {
-    if (!primary.isBound(options?.env)) {
-      throw new SluiceConfigError(
-        `bindings.${kind}`,
-        `names ${JSON.stringify(bindingName)}, which env does not have: declare it in wrangler.toml (${kind === "durable" ? "[[durable_objects.bindings]]" : "[[kv_namespaces]]"}), or choose another store`,
-      );
-    }
-  };
-  const guarded = {
-    ...chain,
-    /** @type {FallbackChain["decide"]} */
-    decide(checks, options) {
-      checkBound(options);
-      return chain.decide(checks, options);
-    },
-    /** @type {FallbackChain["reset"]} */
-    reset(checks, options) {
-      checkBound(options);
-      return chain.reset(checks, options);
-    },
-  };
-  built.set(id, guarded);
-  chains.push({ settings: Object.freeze(settings), chain, durable, kv, leased, redis });
-  return guarded;
-}
-
-function resolveMemory() {
-  return (memoryStore ??= createMemoryStore());
+// The string of a remote store whose module has not run: say which import brings it.
+function unregistered(name) {
+  const also = name === "durable" ? " (exporting SluiceDurableObject from \"sluice/durable-object\" registers 'durable' too)" : "";
+  return new SluiceConfigError(
+    "store",
+    `'${name}' is not loaded: import { ${name}Store } from "sluice/stores/${name}" and pass store: ${name}Store${also}. ` +
+      "Remote stores are imported values, so an app that does not use them does not bundle them",
+  );
 }
 
 /**
@@ -313,10 +246,21 @@ function resolveMemory() {
  */
 export function resolveStore(options = {}) {
   const { store = "memory" } = options;
-  if (store === "durable" || store === "kv" || store === "redis") return remoteStore(store, options);
+  if (isStoreKind(store)) {
+    registerStoreKind(store);
+    return store.build(options);
+  }
+  if (typeof store === "string" && REMOTE_NAMES.includes(store)) {
+    const kind = kinds.get(store);
+    if (kind === undefined) throw unregistered(store);
+    return kind.build(options);
+  }
   const isObject = store !== null && typeof store === "object" && typeof store.decide === "function";
   if (store !== "memory" && !isObject) {
-    throw new SluiceConfigError("store", `must be 'memory', 'durable', 'kv', 'redis' or a store object with decide(); got ${describe(store)}`);
+    throw new SluiceConfigError(
+      "store",
+      `must be 'memory', durableStore, kvStore, redisStore (or their names once loaded) or a store object with decide(); got ${describe(store)}`,
+    );
   }
   for (const field of REMOTE_FIELDS) {
     if (options[field] !== undefined) {
@@ -324,7 +268,7 @@ export function resolveStore(options = {}) {
       throw new SluiceConfigError(field, `applies to store 'durable', 'kv' and 'redis'; this limiter's store is ${which}`);
     }
   }
-  return isObject ? store : resolveMemory();
+  return isObject ? store : memoryStore();
 }
 
 /**
@@ -334,10 +278,11 @@ export function resolveStore(options = {}) {
  * @returns {StoreStats[]}
  */
 export function storeStats() {
-  return chains.map(({ settings, chain, durable, kv, leased, redis }) => ({
+  return builtChains.map(({ settings, chain, durable, kv, leased, redis }) => ({
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
+    roundTrip: durable === null ? null : durable.roundTrip.summary,
     leases: leased === null ? null : { ...leased.counters },
     redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },

@@ -57,7 +57,9 @@
  * @property {Array<Decision | null>} checks One decision per check, in order; null for a check no store consulted: in a
  *   pre-filtered outcome every check but the deciding one, and every check when failMode decided (store "none").
  * @property {StoreName | "none"} store Which store decided; "none" when no store could and the chain's failMode did.
- * @property {{ from: "durable" | "kv" | "redis"; reason: string }} [fallback] Present when the store that should have decided failed: which one, and why.
+ * @property {{ from: "durable" | "kv" | "redis"; reason: string; weakened: boolean }} [fallback] Present when the store that
+ *   should have decided failed: which one, why, and whether the decision is weaker than that store's (taken by a fallback
+ *   store, or admitted by failMode "open"; false for a failMode "closed" denial, which over-admits nothing).
  * @property {true} [lease] Present when the isolate decided from quota the Durable Object lent it (store "durable" with `lease`: docs/leases.md).
  * @property {true} [preFiltered] True when the chain answered from its memory of an earlier denial, without asking the store.
  */
@@ -81,6 +83,11 @@
  *   (rule, key) of each check, which is back to its full quota; `cost` is ignored. Takes the same
  *   options as decide (nowMs, env, ctx). The limiter's reset() needs it.
  * - isBound(env), optional: false when `env` lacks the binding the store needs (a fallback chain then skips it).
+ * - checkBindings(env), optional: throws a SluiceConfigError naming what `env` lacks for this store to
+ *   decide at all (the dev bypass calls it, so a missing binding fails in development as when deployed).
+ * - timeoutFor(checks), timedOut(checks, usedMs), takeBack(outcome), optional: a store that measures its round trips
+ *   says how long a fallback chain should wait for it (round-trip.js), hears of calls that did not answer in time, and
+ *   takes back the charge of an admitted outcome whose request the chain decided otherwise (a late answer).
  * - decideLocally(checks, options) and decideRemotely(checks, options), optional, together: a store
  *   that holds part of the count in the isolate (leases.js) answers from it with no I/O, or null; the
  *   fallback chain asks decideLocally first, before its breaker, and decideRemotely after a miss.
@@ -91,8 +98,12 @@
  *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];
  *   isBound?(env: unknown): boolean;
+  checkBindings?(env: unknown): void;
  *   decideLocally?(checks: readonly StoreCheck[], options: StoreOptions): Outcome | null;
  *   decideRemotely?(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
+ *   timeoutFor?(checks: readonly StoreCheck[]): number;
+ *   timedOut?(checks: readonly StoreCheck[], usedMs: number): void;
+ *   takeBack?(outcome: Outcome): Promise<{ undone: number, missed: number }>;
  * }} Store
  */
 

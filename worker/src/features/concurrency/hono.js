@@ -49,7 +49,7 @@ function watchBuiltContent(c) {
 /**
  * concurrency returns a Hono middleware; options are validated here (a SluiceConfigError names the
  * field). See docs/concurrency.md. `onLimited(c, decision)` builds the refusal (undefined: the default).
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @param {ConcurrencyCommonOptions<[c: Context<E>]> & { onLimited?: (c: Context<E>, decision: ConcurrencyDecision) => Response | undefined | Promise<Response | undefined> }} options
  * @returns {MiddlewareHandler<E> & { counters: Readonly<Record<string, number>> }} the middleware, with the
  *   store's counters (durable failures, fallbacks, failMode decisions, lost updates and leases)

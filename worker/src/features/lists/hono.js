@@ -9,7 +9,7 @@ import { createAccessList } from "./access-list.js";
 /**
  * accessList returns a middleware refusing (403) the requests `options.deny` names and marking those
  * `options.allow` names. Options are validated here: a bad one throws a SluiceConfigError naming it.
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @param {AccessListOptions} options
  * @returns {MiddlewareHandler<E>}
  */
@@ -17,7 +17,7 @@ export function accessList(options) {
   const list = createAccessList(options);
   return async function accessListMiddleware(c, next) {
     const matched = list.match(c);
-    c.set(/** @type {any} */ ("accessList"), matched);
+    c.set("accessList", matched);
     if (matched.list === "deny") {
       return Response.json({ error: "forbidden", code: "access_denied" }, { status: 403, headers: { "cache-control": "no-store" } });
     }

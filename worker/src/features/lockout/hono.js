@@ -13,7 +13,7 @@ import { executionContextOf } from "../../engine/execution-context.js";
 /**
  * lockout returns a Hono middleware refusing attempts on a locked account and counting failed ones.
  * Options are validated here; an invalid one throws a SluiceConfigError naming it (docs/lockout.md).
- * @template {Env} [E=any]
+ * @template {Env} [E=Env]
  * @param {import("./options.js").LockoutOptions<[c: Context<E>]>} options
  * @returns {MiddlewareHandler<E>}
  */

@@ -17,7 +17,7 @@ import { declareTables } from "../../engine/isolate.js";
 import { ip, toKeyFunction } from "../../http/keys.js";
 import { isPlainObject, normalizeRuleSpec, refuseUnknown, wholeNumber } from "../../engine/options.js";
 import { DEFAULT_TIMEOUT_MS } from "../../stores/chain.js";
-import { STORE_FIELDS, resolveStore } from "../../stores/registry.js";
+import { STORE_FIELDS, resolveStore, storeName } from "../../stores/registry.js";
 
 /** @import { KeyFunction, KeyHelper, KeySource } from "../../http/keys.js" */
 /** @import { BreakerOptions } from "../../stores/breaker.js" */
@@ -155,7 +155,7 @@ function normalizeClient(client) {
 }
 
 function normalizeStore(options) {
-  if (options.store === "kv") {
+  if (storeName(options.store) === "kv") {
     throw new SluiceConfigError("store", "cannot be 'kv' for lockout: KV is eventually consistent (a lock set in one location is unseen in another for up to a minute) and cannot clear a count; use 'durable' or 'memory'");
   }
   if (Array.isArray(options.fallback) && options.fallback.includes("kv")) {
@@ -163,9 +163,9 @@ function normalizeStore(options) {
   }
   const given = {};
   for (const field of STORE_FIELDS) if (options[field] !== undefined) given[field] = options[field];
-  const storeName = given.store ?? LOCKOUT_STORE_DEFAULTS.store;
-  const defaults = storeName === "durable" ? { fallback: LOCKOUT_STORE_DEFAULTS.fallback, failMode: LOCKOUT_STORE_DEFAULTS.failMode } : {};
-  const store = resolveStore({ ...defaults, ...given, store: storeName });
+  const named = given.store ?? LOCKOUT_STORE_DEFAULTS.store;
+  const defaults = storeName(named) === "durable" ? { fallback: LOCKOUT_STORE_DEFAULTS.fallback, failMode: LOCKOUT_STORE_DEFAULTS.failMode } : {};
+  const store = resolveStore({ ...defaults, ...given, store: named });
   if (typeof store.reset !== "function") {
     throw new SluiceConfigError("store", "must have reset(checks, options): lockout clears failures after a success and after a lock");
   }
