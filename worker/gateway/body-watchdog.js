@@ -82,6 +82,27 @@ export function watchBody(body, timeoutMs, onStall) {
  */
 
 /**
+ * watchedReader reads `body` under a SilenceWatchdog of `timeoutMs` (none when null): when the body
+ * stays silent that long, `onStall()` is called and the body cancelled, so a pending read answers
+ * { done: true }; stalled() is then the UpstreamBodyStalled error (null until then). relayChunks and
+ * response-body.js's whole-body read share it.
+ * @param {ReadableStream} body @param {number | null} timeoutMs @param {() => void} onStall
+ */
+export function watchedReader(body, timeoutMs, onStall) {
+  const reader = body.getReader();
+  /** @type {UpstreamBodyStalled | null} */
+  let error = null;
+  const watchdog = timeoutMs === null
+    ? null
+    : new SilenceWatchdog(timeoutMs, () => {
+      error = new UpstreamBodyStalled(timeoutMs);
+      onStall();
+      reader.cancel(error).catch(() => {});
+    });
+  return { reader, watchdog, stalled: () => error };
+}
+
+/**
  * relayChunks is the one stream step between the upstream's body and the client's: each chunk read
  * from `body` is passed through `masker` (a streaming pass of redact.js, or null) and written on, and
  * the reads are watched for silence when `timeoutMs` is a number (see watchBody). With neither, it
@@ -98,17 +119,7 @@ export function watchBody(body, timeoutMs, onStall) {
  */
 export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null }) {
   if (masker === null && timeoutMs === null) return body;
-  const reader = body.getReader();
-  /** @type {UpstreamBodyStalled | null} */
-  let stalled = null;
-  const watchdog = timeoutMs === null
-    ? null
-    : new SilenceWatchdog(timeoutMs, () => {
-      stalled = new UpstreamBodyStalled(timeoutMs);
-      onStall();
-      // A pending read answers { done: true } once its stream is cancelled: the loop then sees `stalled`.
-      reader.cancel(stalled).catch(() => {});
-    });
+  const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
   /**
    * The next bytes for the client, or null at the end (throws when the body failed or stalled).
    * @returns {Promise<Uint8Array | null>}
@@ -118,7 +129,7 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
       watchdog?.reading();
       const { done, value } = await reader.read();
       watchdog?.answered();
-      if (stalled !== null) throw stalled;
+      if (stalled() !== null) throw stalled();
       if (done) {
         watchdog?.stop();
         return masker?.end() ?? null;

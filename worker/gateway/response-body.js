@@ -9,7 +9,7 @@
 //     silences together.
 // A body of known length keeps it on the way out, so a body cut short is an error the client sees.
 
-import { relayChunks, SilenceWatchdog, UpstreamBodyStalled } from "./body-watchdog.js";
+import { relayChunks, watchedReader } from "./body-watchdog.js";
 
 /** Bodies up to this length (declared by the upstream) are read whole and masked in one pass. */
 export const WHOLE_BODY_BYTES = 64 * 1024;
@@ -64,16 +64,7 @@ function concat(chunks, total) {
 // Reads `body` whole, watching its silences. Resolves to { bytes } or, when it stalled or failed,
 // { partial, error }.
 async function readWhole(body, timeoutMs, onStall) {
-  const reader = body.getReader();
-  /** @type {UpstreamBodyStalled | null} */
-  let stalled = null;
-  const watchdog = timeoutMs === null
-    ? null
-    : new SilenceWatchdog(timeoutMs, () => {
-      stalled = new UpstreamBodyStalled(timeoutMs);
-      onStall();
-      reader.cancel(stalled).catch(() => {});
-    });
+  const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
   const chunks = [];
   let total = 0;
   try {
@@ -81,7 +72,7 @@ async function readWhole(body, timeoutMs, onStall) {
       watchdog?.reading();
       const { done, value } = await reader.read();
       watchdog?.answered();
-      if (stalled !== null) return { partial: concat(chunks, total), error: stalled };
+      if (stalled() !== null) return { partial: concat(chunks, total), error: stalled() };
       if (done) break;
       const bytes = value instanceof Uint8Array ? value : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
       chunks.push(bytes);
