@@ -287,6 +287,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           // A blocking rule's own denial blocks its key (checked as the single check's is, above).
           const Decision own = decision_at(SLUICE_IO_DECISIONS_OFFSET + 40 * static_cast<uint32_t>(i));
           if (items[i].rule->block_ms != 0 && !own.allowed && own.retry_after_ms > 0) {
+            // Only a time the ABI accepts can be asked (an imported block may end past kMaxTimeMs).
+            if (t + own.retry_after_ms - 1 > static_cast<double>(sluice::kMaxTimeMs)) continue;
             Decision blocked{};
             INVARIANT(check_one(*items[i].rule, items[i].key, 1, t + own.retry_after_ms - 1, false, &blocked) >= 0, "peek failed");
             INVARIANT(!blocked.allowed, "a blocking rule's denial in a multi-check did not block check %zu", i);
