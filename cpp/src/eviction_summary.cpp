@@ -158,11 +158,29 @@ Status EvictionSummary::grow(uint32_t key_capacity) {
   if (cells <= cells_) return Status::kOk;
   auto* grown = static_cast<KeyState*>(std::calloc(static_cast<size_t>(kRows) * cells, sizeof(KeyState)));
   if (grown == nullptr) return Status::kOutOfMemory;
+  // A blocking rule's block ends grow with the cells, each new cell copying its old one's, as the
+  // states do: a key never starts less blocked than before the growth.
+  int64_t* grown_blocks = nullptr;
+  if (blocks_ != nullptr) {
+    grown_blocks = static_cast<int64_t*>(std::calloc(static_cast<size_t>(kRows) * cells, sizeof(int64_t)));
+    if (grown_blocks == nullptr) {
+      std::free(grown);
+      return Status::kOutOfMemory;
+    }
+  }
   for (uint32_t row = 0; row < kRows; ++row) {
-    for (uint32_t c = 0; c < cells; ++c) grown[row * cells + c] = cells_array_[row * cells_ + (c & (cells_ - 1))];
+    for (uint32_t c = 0; c < cells; ++c) {
+      const uint32_t from = row * cells_ + (c & (cells_ - 1));
+      grown[row * cells + c] = cells_array_[from];
+      if (grown_blocks != nullptr) grown_blocks[row * cells + c] = blocks_[from];
+    }
   }
   std::free(cells_array_);
   cells_array_ = grown;
+  if (grown_blocks != nullptr) {
+    std::free(blocks_);
+    blocks_ = grown_blocks;
+  }
   cells_ = cells;
   return Status::kOk;
 }
