@@ -41,19 +41,19 @@ function build(entry) {
 const report = (what, bytes, ceiling, floor) =>
   console.log(`${what}: ${(bytes / KiB).toFixed(1)} KiB (ceiling ${ceiling / KiB} KiB; issue 20's floor ${floor / KiB} KiB: ${bytes <= floor ? "met" : "not met"})`);
 
-test("the quick start bundles no remote store, and adds at most 42 KiB of minified JS to a bare Hono app", () => {
+test("the quick start bundles no remote store, and adds at most 49 KiB of minified JS to a bare Hono app", () => {
   const bare = build("bare-hono");
   const quick = build("quick-start");
   const added = quick.bytes - bare.bytes;
-  report("quick start adds", added, 42 * KiB, 20 * KiB);
+  report("quick start adds", added, 49 * KiB, 20 * KiB);
   const remote = quick.inputs.filter((path) => /sluice\/worker\/src\/stores\/(durable|kv|redis|leases|chain|remote|breaker|upstash-rest)/.test(path));
   assert.deepEqual(remote, [], "a memory-only app bundles no remote store");
-  assert.ok(added <= 42 * KiB, `the quick start adds ${added} bytes`);
+  assert.ok(added <= 49 * KiB, `the quick start adds ${added} bytes`);
 });
 
-test("createLimiter alone is at most 36 KiB of minified JS", () => {
+test("createLimiter alone is at most 39 KiB of minified JS", () => {
   const { bytes, inputs } = build("limiter");
-  report("createLimiter alone", bytes, 36 * KiB, 15 * KiB);
+  report("createLimiter alone", bytes, 39 * KiB, 15 * KiB);
   assert.ok(!inputs.some((path) => path.includes("/features/")), "no feature (lockout, concurrency, websocket) rides along");
-  assert.ok(bytes <= 36 * KiB, `createLimiter bundles ${bytes} bytes`);
+  assert.ok(bytes <= 39 * KiB, `createLimiter bundles ${bytes} bytes`);
 });
