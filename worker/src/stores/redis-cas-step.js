@@ -7,20 +7,24 @@
 // Redis cannot starve it. So a warm key costs one round trip, a conflict one more, and the stored
 // history of every key is a serial sequence of the core's own transitions.
 //
+// Contention: a refused call whose key another isolate wrote marks the key contended in this isolate;
+// from then on a batch on that key alone goes in the key's log instead (redis-append-step.js: one round
+// trip whatever the others do). A key's value is then its state and its log, which a compare-and-set
+// expects and folds (redis-cas-script.js).
+//
 // A call that does not answer in time is given up (redis-given-up.js): each of its requests fails with
 // a DeadlineError whose `late` promise gives that request's own decision if the call still lands.
 import { DeadlineError } from "./deadline.js";
-import { asAsked } from "./redis-decide.js";
+import { appendOnce } from "./redis-append-step.js";
+import { contextOf, releaseAll } from "./redis-batches.js";
+import { appendable, asAsked } from "./redis-decide.js";
+import { splitView, viewOf } from "./redis-values.js";
 
 /** @import { Outcome } from "./store.js" */
 /** @import { RedisStoreParts } from "./redis.js" */
 /** @import { RedisLink } from "./redis-connection.js" */
 /** @import { Decided, Waiting } from "./redis-decide.js" */
-/**
- * One batch under way: its keys, its requests (growing with absorbed ones), and the releases that let
- * this isolate's next calls on the keys go.
- * @typedef {{ keys: readonly string[], batch: Waiting[], releases: Array<() => void> }} Batch
- */
+/** @typedef {import("./redis-batches.js").BatchUnderWay<Waiting>} Batch */
 /** @typedef {{ states: string[], atMs: number, decided: Decided, next: string[] }} Attempt one script call's decision */
 
 /**
@@ -56,20 +60,28 @@ export async function decideBatch(parts, link, keys, batch, release) {
 async function decideInCalls(parts, link, under) {
   const { config, counters, cache } = parts;
   let states = under.keys.map((key) => cache.get(key));
+  // A key this isolate had never seen is not contended when another isolate wrote it: only a key it
+  // saw, and that changed since, is.
+  let seen = under.keys.map((key) => cache.has(key));
   let refused = 0;
   for (let calls = 0; refused < config.maxAttempts && calls < 4 * config.maxAttempts; calls++) {
+    if (appends(parts, under)) {
+      if (await appendOnce(parts, link, under, states[0])) return;
+      absorb(parts, under);
+      continue;
+    }
     const attempt = decideAttempt(parts, link, under, states);
     /** @type {unknown} */
     let reply;
     try {
-      reply = await parts.connection.send(link, parts.names.scriptKeysOf(under.keys), argsOf(parts, link, attempt, refused >= 2), ctxOf(under));
+      reply = await parts.connection.send(link, "cas", parts.names.scriptKeysOf(under.keys), argsOf(parts, link, attempt, refused >= 2), contextOf(under));
     } catch (error) {
       if (!(error instanceof DeadlineError) || !(/** @type {any} */ (error).late instanceof Promise)) throw error;
       return answerGivenUp(parts, under, attempt, /** @type {DeadlineError & { late: Promise<unknown> }} */ (error));
     }
     const [applied, redisNowMs, heldMs] = parseReply(reply, under.keys.length);
     if (applied) return answerApplied(parts, under, attempt);
-    const current = /** @type {unknown[]} */ (reply).slice(3).map(String);
+    const current = currentViews(reply, under.keys.length);
     under.keys.forEach((key, u) => cache.remember(key, current[u]));
     absorb(parts, under);
     if (heldMs > 0) {
@@ -77,10 +89,13 @@ async function decideInCalls(parts, link, under) {
       await parts.connection.waitForHolder(heldMs);
     } else {
       refused++;
-      if (current.some((value, u) => value !== states[u])) counters.conflicts++;
+      const conflicted = under.keys.filter((_, u) => current[u] !== states[u]);
+      if (conflicted.length > 0) counters.conflicts++;
+      for (const key of conflicted) if (seen[under.keys.indexOf(key)]) cache.markContended(key);
       if (Math.abs(attempt.atMs - redisNowMs) > config.clockToleranceMs) counters.clockRefusals++;
     }
     states = current;
+    seen = under.keys.map(() => true);
   }
   counters.exhausted++;
   throw new Error(`redis store: ${config.maxAttempts} script calls in a row were refused (contention); not decided`);
@@ -101,13 +116,13 @@ function decideAttempt(parts, link, under, states) {
   // A lease ends here no later than in Redis's clock, whatever this isolate's offset estimate missed
   // (at most half a round trip): a round trip shorter.
   const decided = parts.decider.decide(under.batch, under.keys, states, atMs, Math.ceil(connection.typicalRoundTripMs()));
-  const next = decided.next.map((value) => (value === "" ? "" : parts.tags.tagged(value, link.caller)));
+  const next = decided.next.map((value, u) => (value === "" && !decided.folded[u] ? "" : parts.tags.tagged(value, link.caller)));
   return { states, atMs, decided, next };
 }
 
 /**
  * The script's arguments (redis-cas-script.js): time, tolerance, ticket, reservation, then per key
- * the expected value, the new one and its expiry.
+ * the expected value and log length, the new value and its expiry.
  * @param {RedisStoreParts} parts
  * @param {RedisLink} link
  * @param {Attempt} attempt
@@ -118,7 +133,10 @@ function argsOf(parts, link, attempt, reserve) {
   const { config } = parts;
   /** @type {Array<string | number>} */
   const args = [attempt.atMs, config.clockToleranceMs, link.caller, reserve ? config.reserveMs : 0];
-  for (let u = 0; u < attempt.states.length; u++) args.push(attempt.states[u], attempt.next[u], attempt.decided.expiresAtMs[u]);
+  for (let u = 0; u < attempt.states.length; u++) {
+    const { value, log } = splitView(attempt.states[u]);
+    args.push(value, log.length, attempt.next[u], attempt.decided.expiresAtMs[u]);
+  }
   return args;
 }
 
@@ -158,7 +176,7 @@ function answerGivenUp(parts, under, attempt, error) {
     if (landed !== null) counters.lateAnswered++;
     if (landed === true) counters.lateApplied++;
   });
-  ctxOf(under)?.waitUntil(settled);
+  contextOf(under)?.waitUntil(settled);
   under.batch.forEach((request, r) => {
     const result = decided.results[r];
     if (result instanceof Error) return request.reject(result);
@@ -178,14 +196,25 @@ function absorb(parts, under) {
   under.releases.push(absorbed.release);
 }
 
-/** @param {Batch} under */
-function releaseAll(under) {
-  for (const release of under.releases) release();
+/**
+ * appends reports whether the batch goes in its key's log: one key, seen contended, and requests a log
+ * entry can hold.
+ * @param {RedisStoreParts} parts
+ * @param {Batch} under
+ */
+function appends(parts, under) {
+  return under.keys.length === 1 && parts.cache.isContended(under.keys[0]) && appendable(under.batch);
 }
 
-/** @param {Batch} under the context the batch's calls run in: its first request's that has one */
-function ctxOf(under) {
-  return under.batch.find((request) => request.ctx !== undefined)?.ctx;
+/**
+ * The views a refused call's reply holds: each key's state, then its log.
+ * @param {unknown} reply
+ * @param {number} keyCount
+ * @returns {string[]}
+ */
+function currentViews(reply, keyCount) {
+  const values = /** @type {unknown[]} */ (reply);
+  return Array.from({ length: keyCount }, (_, u) => viewOf(String(values[3 + u]), /** @type {unknown[]} */ (values[3 + keyCount + u]).map(String)));
 }
 
 /**
@@ -196,7 +225,8 @@ function ctxOf(under) {
  */
 export function parseReply(reply, keyCount) {
   const valid = Array.isArray(reply) && (reply[0] === 1 || reply[0] === 0) && Number.isFinite(Number(reply[1]));
-  if (!valid || (reply[0] === 0 && (reply.length !== keyCount + 3 || !(Number(reply[2]) >= 0)))) {
+  const logs = valid && reply[0] === 0 ? reply.slice(3 + keyCount) : [];
+  if (!valid || (reply[0] === 0 && (reply.length !== 2 * keyCount + 3 || !(Number(reply[2]) >= 0) || !logs.every(Array.isArray)))) {
     throw new Error("redis store: the script's reply is malformed");
   }
   return [reply[0] === 1, Number(reply[1]), reply[0] === 1 ? 0 : Number(reply[2])];

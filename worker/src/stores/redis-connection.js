@@ -11,7 +11,7 @@
 // Time: the offset between Redis's TIME and this isolate's clock is learnt from every reply (against
 // the middle of the round trip, as NTP does); decisions are taken at this isolate's clock plus it.
 import { DeadlineError, withDeadline } from "./deadline.js";
-import { REDIS_CAS_SCRIPT } from "./redis-cas-script.js";
+import { REDIS_SCRIPT } from "./redis-script.js";
 import { checkCredentials, resolveCredentials } from "./redis-options.js";
 import { RoundTrips } from "./round-trip.js";
 import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
@@ -21,7 +21,7 @@ import { createUpstashRestClient, sha1Hex } from "./upstash-rest.js";
 /** @import { WaitUntilContext } from "./store.js" */
 
 /**
- * What one script call is sent through.
+ * What one script call is sent through: the client, the script's SHA-1, this store's ticket, the URL.
  * @typedef {{ rest: UpstashRestClient, sha: string, caller: string, endpoint: string }} RedisLink
  */
 
@@ -88,14 +88,16 @@ export class RedisConnection {
    * offset and the round trip from its answer. A call not answered in time is given up, not aborted:
    * the DeadlineError it rejects with carries `late`, the promise of its answer.
    * @param {RedisLink} link
+   * @param {"cas" | "append"} branch the compare-and-set, or the append (its arguments then go after "append")
    * @param {string[]} scriptKeys
    * @param {Array<string | number>} args
    * @param {WaitUntilContext | undefined} ctx
    * @returns {Promise<unknown>}
    */
-  async send(link, scriptKeys, args, ctx) {
+  async send(link, branch, scriptKeys, args, ctx) {
     const sentAtMs = this.localTime();
-    const answer = link.rest.evalScript(REDIS_CAS_SCRIPT, link.sha, scriptKeys, args).then((reply) => {
+    const sent = branch === "append" ? ["append", ...args] : args;
+    const answer = link.rest.evalScript(REDIS_SCRIPT, link.sha, scriptKeys, sent).then((reply) => {
       const receivedAtMs = this.localTime();
       this.roundTrips.sample(link.endpoint, receivedAtMs - sentAtMs); // a late answer is a round trip too
       if (Array.isArray(reply) && Number.isFinite(Number(reply[1]))) this.offsetMs = Number(reply[1]) - (sentAtMs + receivedAtMs) / 2;
@@ -159,7 +161,7 @@ export class RedisConnection {
 
   /** @returns {Promise<string>} */
   #scriptSha() {
-    return (this.#sha ??= sha1Hex(REDIS_CAS_SCRIPT));
+    return (this.#sha ??= sha1Hex(REDIS_SCRIPT));
   }
 
   /**

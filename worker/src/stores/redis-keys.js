@@ -1,6 +1,6 @@
-// The Redis store's key names. A key's state lives at `<prefix>s:<rule id>:<key>` and its hold at
-// `<prefix>h:<rule id>:<key>`: the letter after the prefix keeps the two apart whatever a client puts
-// in its key.
+// The Redis store's key names. A key's state lives at `<prefix>s:<rule id>:<key>`, its hold at
+// `<prefix>h:<rule id>:<key>` and its log (redis-append-script.js) at `<prefix>l:<rule id>:<key>`: the
+// letter after the prefix keeps them apart whatever a client puts in its key.
 
 /** @import { NormalizedRule } from "./store.js" */
 
@@ -29,6 +29,11 @@ export class RedisKeys {
     return `${this.#prefix}h:${stateKey.slice(this.#prefix.length + 2)}`;
   }
 
+  /** @param {string} stateKey @returns {string} the key of its log */
+  logKeyOf(stateKey) {
+    return `${this.#prefix}l:${stateKey.slice(this.#prefix.length + 2)}`;
+  }
+
   /**
    * redisKeysOf is the Redis keys of pairs, each once, sorted (a batch's identity).
    * @param {ReadonlyArray<{ rule: NormalizedRule, key: string }>} pairs
@@ -39,11 +44,11 @@ export class RedisKeys {
   }
 
   /**
-   * scriptKeysOf is what the script is sent: the state keys, then their holds.
+   * scriptKeysOf is what a script is sent: the state keys, then their holds, then their logs.
    * @param {readonly string[]} keys
    * @returns {string[]}
    */
   scriptKeysOf(keys) {
-    return [...keys, ...keys.map((key) => this.holdKeyOf(key))];
+    return [...keys, ...keys.map((key) => this.holdKeyOf(key)), ...keys.map((key) => this.logKeyOf(key))];
   }
 }

@@ -22,6 +22,10 @@ const UNDO_ATTEMPTS = 3;
  * @returns {Promise<{ undone: number, missed: number }>}
  */
 export async function takeBack(parts, outcome) {
+  if (parts.givenUp.wasAppended(outcome)) {
+    parts.counters.undoMissed++; // a log entry others may have decided on: the charge stays, counted
+    return { undone: 0, missed: 1 };
+  }
   const found = parts.givenUp.find(outcome);
   if (found === null) return { undone: 0, missed: 0 }; // not a late outcome of a call that landed
   const { call, index } = found;
@@ -57,7 +61,8 @@ function restoreOf(parts, link, call, index) {
   const takenBack = /** @type {Set<number>} */ (call.takenBack);
   const left = call.requests.filter((_, r) => r !== index && !takenBack.has(r));
   const marginMs = Math.ceil(parts.connection.typicalRoundTripMs());
-  const without = left.length > 0 ? parts.decider.decide(left, call.keys, call.basis, call.atMs, marginMs).next : call.keys.map(() => "");
+  // Replayed on the same views (a log included), with the same slots, even with no request left.
+  const { next: without, folded } = parts.decider.decide(left, call.keys, call.basis, call.atMs, marginMs, call.requests[0]);
   /** @type {string[]} */
   const keys = [];
   /** @type {Array<string | number>} */
@@ -66,10 +71,10 @@ function restoreOf(parts, link, call, index) {
   const values = [];
   for (let u = 0; u < call.keys.length; u++) {
     if (!call.wrote[u]) continue; // the call wrote nothing there
-    const value = without[u] !== "" ? parts.tags.tagged(without[u], link.caller) : call.basis[u] === "" ? DELETE : call.basis[u];
+    const value = without[u] !== "" || folded[u] ? parts.tags.tagged(without[u], link.caller) : call.basis[u] === "" ? DELETE : call.basis[u];
     keys.push(call.keys[u]);
     values.push(value === DELETE ? "" : value);
-    args.push(call.values[u], value, call.expiresAtMs[u]);
+    args.push(call.values[u], 0, value, call.expiresAtMs[u]); // the call's write dropped the log: none expected
   }
   return { keys, args, values };
 }
@@ -86,7 +91,7 @@ async function setRestore(parts, link, { keys, args }) {
     /** @type {unknown} */
     let reply;
     try {
-      reply = await parts.connection.send(link, parts.names.scriptKeysOf(keys), args, undefined);
+      reply = await parts.connection.send(link, "cas", parts.names.scriptKeysOf(keys), args, undefined);
     } catch {
       return false;
     }

@@ -85,6 +85,8 @@ const MAX_WAIT_MS = 600_000;
  * @property {number} lateApplied Of those, calls that landed (their requests were charged).
  * @property {number} undone Charges of given-up requests taken back (takeBack: the chain had denied them).
  * @property {number} undoMissed Charges takeBack could not take back (another isolate wrote over the call's write first).
+ * @property {number} appends Batches decided by appending to a contended key's log (one round trip each, never refused
+ *   for a stale state; included in batches).
  * @property {number} overdue Calls that went while the call ahead still held their keys past its bound (in workerd: a
  *   request cancelled mid-call never lets go).
  */
@@ -171,6 +173,7 @@ function createParts(config) {
     lateApplied: 0,
     undone: 0,
     undoMissed: 0,
+    appends: 0,
   });
   const connection = new RedisConnection(config, counters);
   /** @type {KeyTurns<Waiting>} */
@@ -289,7 +292,7 @@ async function reset(parts, checks, resetOptions = {}) {
   const send = parts.connection.commandSender(resetOptions.env);
   const keys = parts.names.redisKeysOf(checks);
   await parts.turns.turn(keys, async () => {
-    await send(["DEL", ...keys]);
+    await send(["DEL", ...keys, ...keys.map((key) => parts.names.logKeyOf(key))]);
     for (const key of keys) parts.cache.forget(key);
   });
 }
