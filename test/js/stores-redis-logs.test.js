@@ -139,3 +139,18 @@ test("a key's log and state live at least as long as what the log holds can coun
   assert.ok(logTtl > 2 * windowMs - 1000 && logTtl <= 2 * windowMs + 2000, `the log lives ${logTtl} ms`);
   assert.ok(stateTtl >= logTtl - 1000, `the state (${stateTtl} ms) outlives the log (${logTtl} ms)`);
 });
+
+test("a key reset and logged again: a fold from before the reset matches nothing (no charge lost, none revived)", async () => {
+  const checks = [{ rule: rule({ name: "reset-fold", limit: 100 }), key: "k", cost: 1 }];
+  const [a, b, c] = [isolate(), isolate(), isolate()];
+  await contend([a, b], checks);
+  await c.reset(checks);
+  await decide(a, [{ ...checks[0], cost: 5 }]); // a's view: absent state, then its entry (5)
+  await decide(b, checks); // b's view: absent, a's entry, its own
+  await c.reset(checks);
+  assert.equal((await decide(b, checks)).remaining, 99, "the first decision after the reset");
+  // a's view still holds its entry from before the reset, on an absent state, as the key now does with
+  // b's entry: its fold must not take b's entry for its own.
+  assert.equal((await decide(a, checks)).remaining, 98);
+  assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 97);
+});

@@ -33,6 +33,8 @@
 //          value never returns to one a stale fold could expect)
 // ARGV[7]  how long the state and log must live past now (ms)
 // ARGV[8]  when the folded state expires (PXAT)
+// ARGV[9]  the tag of the last entry folded: the log must still hold it at that place (a key deleted
+//          and logged again may have the same state and as many entries)
 //
 // Returns {1, now, state, log} (the state and the entries before the appended one, after the fold),
 // or {0, now, heldMs} when another caller holds the key (nothing appended).
@@ -45,7 +47,8 @@ if holder and holder ~= ARGV[3] then
   return {0, now, math.max(redis.call('PTTL', KEYS[2]), 1)}
 end
 local fold = tonumber(ARGV[5])
-if fold > 0 and (redis.call('GET', KEYS[1]) or '') == ARGV[4] and redis.call('LLEN', KEYS[3]) >= fold then
+local last = fold > 0 and redis.call('LINDEX', KEYS[3], fold - 1)
+if last and (redis.call('GET', KEYS[1]) or '') == ARGV[4] and string.find(last, '|' .. ARGV[9] .. '|', 1, true) then
   redis.call('LTRIM', KEYS[3], fold, -1)
   redis.call('SET', KEYS[1], ARGV[6], 'PXAT', ARGV[8])
 end

@@ -5,7 +5,7 @@
 import { DeadlineError } from "./deadline.js";
 import { contextOf, releaseAll } from "./redis-batches.js";
 import { entryRequestOf } from "./redis-decide.js";
-import { entryOf, parseEntry, splitView, viewOf } from "./redis-values.js";
+import { entryOf, parseEntry, splitView, tagOfEntry, viewOf } from "./redis-values.js";
 
 /** @import { Outcome } from "./store.js" */
 /** @import { RedisStoreParts } from "./redis.js" */
@@ -26,7 +26,7 @@ export async function appendOnce(parts, link, under, view) {
   const { connection, counters } = parts;
   const entry = entryOf(parts.tags.tagged("", link.caller).slice(1), under.batch.map(entryRequestOf));
   const fold = foldOf(parts, link, under, view);
-  const args = [entry, link.caller, fold.value, fold.count, fold.next, liveMsOf(parts, under), fold.expiresAtMs];
+  const args = [entry, link.caller, fold.value, fold.count, fold.next, liveMsOf(parts, under), fold.expiresAtMs, fold.lastTag];
   /** @type {unknown} */
   let reply;
   try {
@@ -76,10 +76,10 @@ function decideAppended(parts, under, { nowMs, value, log }) {
  * @param {RedisLink} link
  * @param {Batch} under
  * @param {string} view
- * @returns {{ value: string, count: number, next: string, expiresAtMs: number }}
+ * @returns {{ value: string, count: number, next: string, expiresAtMs: number, lastTag: string }}
  */
 function foldOf(parts, link, under, view) {
-  const none = { value: "", count: 0, next: "", expiresAtMs: 0 };
+  const none = { value: "", count: 0, next: "", expiresAtMs: 0, lastTag: "" };
   const { value, log } = splitView(view);
   if (log.length === 0) return none;
   const { connection } = parts;
@@ -87,7 +87,8 @@ function foldOf(parts, link, under, view) {
   const first = under.batch[0];
   if (parseEntry(log[log.length - 1]).atMs < atMs - first.checks[0].rule.windowMs) return none;
   const decided = parts.decider.decide([], under.keys, [view], atMs, 0, first);
-  return { value, count: log.length, next: parts.tags.tagged(decided.next[0], link.caller), expiresAtMs: decided.expiresAtMs[0] };
+  const lastTag = tagOfEntry(log[log.length - 1]);
+  return { value, count: log.length, next: parts.tags.tagged(decided.next[0], link.caller), expiresAtMs: decided.expiresAtMs[0], lastTag };
 }
 
 /**

@@ -21,11 +21,13 @@
 // ARGV[2]       the clock tolerance (ms): a decision time further than this from TIME is refused
 // ARGV[3]       the caller's ticket (unique per isolate's store)
 // ARGV[4]       reserve the keys for this long (ms) if the call is refused; 0 not to
-// ARGV[4i+1]    key i's state as the isolate decided on it ("" for no state: the key absent)
-// ARGV[4i+2]    how many log entries the isolate decided on (replayed after that state)
-// ARGV[4i+3]    key i's new state ("" to leave the key as it is: a denial or a peek on a key with no
+// ARGV[5i]      key i's state as the isolate decided on it ("" for no state: the key absent)
+// ARGV[5i+1]    how many log entries the isolate decided on (replayed after that state)
+// ARGV[5i+2]    the tag of the last of them ("" for none): the log must still hold that entry at that
+//               place (a key deleted and logged again may have the same state and log length)
+// ARGV[5i+3]    key i's new state ("" to leave the key as it is: a denial or a peek on a key with no
 //               log; "-" to delete it and its log)
-// ARGV[4i+4]    when key i's new state expires (ms since the epoch, PXAT)
+// ARGV[5i+4]    when key i's new state expires (ms since the epoch, PXAT)
 //
 // Returns {1, now} when no other caller holds a key, every key held the expected state and log length
 // and the time was within tolerance (the new states are then set, their logs dropped, and the caller's
@@ -44,8 +46,10 @@ local mine = {}
 local current = {}
 for i = 1, n do
   current[i] = redis.call('GET', KEYS[i]) or ''
-  if current[i] ~= ARGV[4 * i + 1] then ok = false end
-  if redis.call('LLEN', KEYS[2 * n + i]) ~= tonumber(ARGV[4 * i + 2]) then ok = false end
+  if current[i] ~= ARGV[5 * i] then ok = false end
+  local logged = tonumber(ARGV[5 * i + 1])
+  if redis.call('LLEN', KEYS[2 * n + i]) ~= logged then ok = false end
+  if ok and logged > 0 and not string.find(redis.call('LINDEX', KEYS[2 * n + i], logged - 1), '|' .. ARGV[5 * i + 2] .. '|', 1, true) then ok = false end
   local holder = redis.call('GET', KEYS[n + i])
   if holder == me then
     mine[i] = true
@@ -65,11 +69,11 @@ if not ok then
   return reply
 end
 for i = 1, n do
-  local new = ARGV[4 * i + 3]
+  local new = ARGV[5 * i + 3]
   if new == '-' then
     redis.call('DEL', KEYS[i], KEYS[2 * n + i])
   elseif new ~= '' then
-    redis.call('SET', KEYS[i], new, 'PXAT', ARGV[4 * i + 4])
+    redis.call('SET', KEYS[i], new, 'PXAT', ARGV[5 * i + 4])
     redis.call('DEL', KEYS[2 * n + i])
   end
   if mine[i] then redis.call('DEL', KEYS[n + i]) end

@@ -18,7 +18,7 @@ import { DeadlineError } from "./deadline.js";
 import { appendOnce } from "./redis-append-step.js";
 import { contextOf, releaseAll } from "./redis-batches.js";
 import { appendable, asAsked } from "./redis-decide.js";
-import { splitView, viewOf } from "./redis-values.js";
+import { splitView, tagOfEntry, viewOf } from "./redis-values.js";
 
 /** @import { Outcome } from "./store.js" */
 /** @import { RedisStoreParts } from "./redis.js" */
@@ -122,7 +122,7 @@ function decideAttempt(parts, link, under, states) {
 
 /**
  * The script's arguments (redis-cas-script.js): time, tolerance, ticket, reservation, then per key
- * the expected value and log length, the new value and its expiry.
+ * the expected value, log length and last entry's tag, the new value and its expiry.
  * @param {RedisStoreParts} parts
  * @param {RedisLink} link
  * @param {Attempt} attempt
@@ -135,7 +135,7 @@ function argsOf(parts, link, attempt, reserve) {
   const args = [attempt.atMs, config.clockToleranceMs, link.caller, reserve ? config.reserveMs : 0];
   for (let u = 0; u < attempt.states.length; u++) {
     const { value, log } = splitView(attempt.states[u]);
-    args.push(value, log.length, attempt.next[u], attempt.decided.expiresAtMs[u]);
+    args.push(value, log.length, log.length === 0 ? "" : tagOfEntry(log[log.length - 1]), attempt.next[u], attempt.decided.expiresAtMs[u]);
   }
   return args;
 }

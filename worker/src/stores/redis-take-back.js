@@ -74,7 +74,7 @@ function restoreOf(parts, link, call, index) {
     const value = without[u] !== "" || folded[u] ? parts.tags.tagged(without[u], link.caller) : call.basis[u] === "" ? DELETE : call.basis[u];
     keys.push(call.keys[u]);
     values.push(value === DELETE ? "" : value);
-    args.push(call.values[u], 0, value, call.expiresAtMs[u]); // the call's write dropped the log: none expected
+    args.push(call.values[u], 0, "", value, call.expiresAtMs[u]); // the call's write dropped the log: none expected
   }
   return { keys, args, values };
 }

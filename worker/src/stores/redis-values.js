@@ -89,6 +89,16 @@ export function entryOf(tag, requests) {
 }
 
 /**
+ * tagOfEntry is a log entry's tag (unique to it: the appending store's ticket and write number).
+ * @param {string} entry `<now>|<tag>|<requests>`
+ * @returns {string}
+ */
+export function tagOfEntry(entry) {
+  const first = entry.indexOf("|");
+  return entry.slice(first + 1, entry.indexOf("|", first + 1));
+}
+
+/**
  * parseEntry reads a log entry `<now>|<tag>|<requests>`.
  * @param {string} entry
  * @returns {{ atMs: number, requests: EntryRequest[] }}
