@@ -57,8 +57,10 @@ test("a key isolates take turns on goes in its log: one round trip per decision,
     outcomes.map((o) => [o.allowed, o.remaining]),
     outcomes.map((_, n) => [true, 1000 - n - 1]),
   );
-  // Each append folds what its isolate replayed last time: the log stays short, the state follows.
-  assert.ok((await bridge.command("LLEN", logKey(checks[0]))) <= stores.length, "the log is folded back");
+  // Each append folds what its isolate replayed last time (one fold per round wins: the others find
+  // the state folded since): the log stays under two rounds of entries, and the state follows.
+  const logLength = await bridge.command("LLEN", logKey(checks[0]));
+  assert.ok(logLength < 2 * stores.length, `the log is folded back (${logLength} entries left)`);
   assert.equal(await bridge.command("EXISTS", stateKey(checks[0])), 1);
   const peek = await decide(isolate(), checks, { peek: true });
   assert.equal(peek.remaining, 1000 - outcomes.length - 1);

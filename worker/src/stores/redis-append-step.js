@@ -69,9 +69,9 @@ function decideAppended(parts, under, { nowMs, value, log }) {
 
 /**
  * The fold this call carries: the log of the view this isolate last saw, replayed on its state, as a
- * new tagged state (set only if the key still holds that state). None for a view without a log, or
- * one older than a window (its key may have expired and started again since: the fold would drop
- * entries it never replayed).
+ * new tagged state (set only if the key still holds that state, and its log the last entry replayed
+ * where this isolate saw it). None for a view without a log, or one older than a window (its key
+ * may have expired and started again since; the last entry's tag guards that too).
  * @param {RedisStoreParts} parts
  * @param {RedisLink} link
  * @param {Batch} under

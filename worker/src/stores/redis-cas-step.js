@@ -60,9 +60,6 @@ export async function decideBatch(parts, link, keys, batch, release) {
 async function decideInCalls(parts, link, under) {
   const { config, counters, cache } = parts;
   let states = under.keys.map((key) => cache.get(key));
-  // A key this isolate had never seen is not contended when another isolate wrote it: only a key it
-  // saw, and that changed since, is.
-  let seen = under.keys.map((key) => cache.has(key));
   let refused = 0;
   for (let calls = 0; refused < config.maxAttempts && calls < 4 * config.maxAttempts; calls++) {
     if (appends(parts, under)) {
@@ -91,11 +88,11 @@ async function decideInCalls(parts, link, under) {
       refused++;
       const conflicted = under.keys.filter((_, u) => current[u] !== states[u]);
       if (conflicted.length > 0) counters.conflicts++;
-      for (const key of conflicted) if (seen[under.keys.indexOf(key)]) cache.markContended(key);
+      // Another isolate wrote it since this one last saw it (or before it ever did): contended.
+      for (const key of conflicted) cache.markContended(key);
       if (Math.abs(attempt.atMs - redisNowMs) > config.clockToleranceMs) counters.clockRefusals++;
     }
     states = current;
-    seen = under.keys.map(() => true);
   }
   counters.exhausted++;
   throw new Error(`redis store: ${config.maxAttempts} script calls in a row were refused (contention); not decided`);

@@ -23,11 +23,6 @@ export class StateCache {
     return this.#values.get(key) ?? "";
   }
 
-  /** @param {string} key @returns {boolean} whether this isolate has seen the key (an absent one too) */
-  has(key) {
-    return this.#values.has(key);
-  }
-
   /** @param {string} key @param {string} value */
   remember(key, value) {
     this.#values.delete(key);
