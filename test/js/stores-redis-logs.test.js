@@ -156,3 +156,25 @@ test("a key reset and logged again: a fold from before the reset matches nothing
   assert.equal((await decide(a, checks)).remaining, 98);
   assert.equal((await decide(isolate(), checks, { peek: true })).remaining, 97);
 });
+
+test("a compare-and-set on a stale state appends its batch instead: one round trip; given up on, its late decision is the replayed one", async () => {
+  const checks = [{ rule: rule({ name: "cas-appends", limit: 10 }), key: "k", cost: 1 }];
+  const near = isolate();
+  await decide(near, checks);
+  await decide(near, checks); // 2 charged; `far` has never seen the key
+  const region = createRegion({ name: "far", rttMs: 20, lateMs: 3000 });
+  const far = isolate({ roundTrip: { initialTimeoutMs: 1500, maxTimeoutMs: 1500 }, fetch: region.fetch(globalThis.fetch) });
+  await decide(far, [{ ...checks[0], key: "warm-up" }]);
+  region.script("late");
+  const error = await decide(far, checks).then(() => null, (e) => e);
+  assert.ok(error instanceof DeadlineError && error.late instanceof Promise, String(error));
+  const late = await error.late;
+  // Decided on the key as Redis held it (2 charged), not on the absent state `far` sent: the 3rd.
+  assert.deepEqual([late.store, late.allowed, late.remaining], ["redis", true, 7]);
+  assert.deepEqual(await far.takeBack(late), { undone: 0, missed: 1 });
+  const before = far.counters.roundTrips;
+  const next = await decide(far, checks);
+  assert.deepEqual([next.allowed, next.remaining], [true, 6]);
+  assert.equal(far.counters.roundTrips - before, 1, "a stale state, one round trip");
+  assert.equal((await decide(near, checks, { peek: true })).remaining, 5);
+});

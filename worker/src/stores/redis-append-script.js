@@ -39,6 +39,22 @@
 // Returns {1, now, state, log} (the state and the entries before the appended one, after the fold),
 // or {0, now, heldMs} when another caller holds the key (nothing appended).
 
+/**
+ * REDIS_APPEND_ENTRY is a Lua function both branches use (the compare-and-set appends a one-key batch
+ * it cannot set, see redis-cas-script.js): it puts an entry at the end of a key's log, stamped with
+ * TIME, keeps the state and the log alive at least `live` ms, and returns the entries before it.
+ */
+export const REDIS_APPEND_ENTRY = `local function append_entry(stateKey, logKey, entry, now, live)
+  local before = redis.call('LRANGE', logKey, 0, -1)
+  redis.call('RPUSH', logKey, now .. '|' .. entry)
+  local ttl = redis.call('PTTL', stateKey)
+  if ttl >= 0 and ttl < live then redis.call('PEXPIRE', stateKey, live) end
+  ttl = redis.call('PTTL', logKey)
+  if ttl < live then redis.call('PEXPIRE', logKey, live) end
+  return before
+end
+`;
+
 /** REDIS_APPEND_SCRIPT is the Lua source of the branch (it ends in a return). */
 export const REDIS_APPEND_SCRIPT = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -53,13 +69,7 @@ if last and (redis.call('GET', KEYS[1]) or '') == ARGV[4] and string.find(last, 
   redis.call('SET', KEYS[1], ARGV[6], 'PXAT', ARGV[8])
 end
 local state = redis.call('GET', KEYS[1]) or ''
-local before = redis.call('LRANGE', KEYS[3], 0, -1)
-redis.call('RPUSH', KEYS[3], now .. '|' .. ARGV[2])
-local live = tonumber(ARGV[7])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl >= 0 and ttl < live then redis.call('PEXPIRE', KEYS[1], live) end
-ttl = redis.call('PTTL', KEYS[3])
-if ttl < live then redis.call('PEXPIRE', KEYS[3], live) end
+local before = append_entry(KEYS[1], KEYS[3], ARGV[2], now, tonumber(ARGV[7]))
 if holder then redis.call('DEL', KEYS[2]) end
 return {1, now, state, before}
 `;

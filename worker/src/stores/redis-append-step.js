@@ -24,9 +24,9 @@ import { entryOf, parseEntry, splitView, tagOfEntry, viewOf } from "./redis-valu
  */
 export async function appendOnce(parts, link, under, view) {
   const { connection, counters } = parts;
-  const entry = entryOf(parts.tags.tagged("", link.caller).slice(1), under.batch.map(entryRequestOf));
+  const { entry, liveMs } = entryFor(parts, link, under);
   const fold = foldOf(parts, link, under, view);
-  const args = [entry, link.caller, fold.value, fold.count, fold.next, liveMsOf(parts, under), fold.expiresAtMs, fold.lastTag];
+  const args = [entry, link.caller, fold.value, fold.count, fold.next, liveMs, fold.expiresAtMs, fold.lastTag];
   /** @type {unknown} */
   let reply;
   try {
@@ -42,6 +42,32 @@ export async function appendOnce(parts, link, under, view) {
     await connection.waitForHolder(/** @type {any} */ (reply)[2]);
     return false;
   }
+  answerAppended(parts, under, appended, entry);
+  return true;
+}
+
+/**
+ * entryFor is the batch as a log entry (with a tag of its own), and how long the key's state and log
+ * must live past its append.
+ * @param {RedisStoreParts} parts
+ * @param {RedisLink} link
+ * @param {Batch} under
+ * @returns {{ entry: string, liveMs: number }}
+ */
+export function entryFor(parts, link, under) {
+  return { entry: entryOf(parts.tags.tagged("", link.caller).slice(1), under.batch.map(entryRequestOf)), liveMs: liveMsOf(parts, under) };
+}
+
+/**
+ * answerAppended answers a batch whose entry was appended (by the append, or by a compare-and-set that
+ * could not set): each request decided on the answered state and log, at the entry's time.
+ * @param {RedisStoreParts} parts
+ * @param {Batch} under
+ * @param {{ nowMs: number, value: string, log: string[] }} appended
+ * @param {string} entry
+ */
+export function answerAppended(parts, under, appended, entry) {
+  const { counters } = parts;
   const results = decideAppended(parts, under, appended);
   parts.cache.remember(under.keys[0], viewOf(appended.value, [...appended.log, `${appended.nowMs}|${entry}`]));
   counters.batches++;
@@ -53,7 +79,6 @@ export async function appendOnce(parts, link, under, view) {
     counters.decisions++;
     request.resolve(/** @type {Outcome} */ ({ ...result, store: "redis" }));
   });
-  return true;
 }
 
 /**
@@ -127,28 +152,53 @@ function answerGivenUp(parts, under, error) {
   results.catch(() => {});
   contextOf(under)?.waitUntil(results.catch(() => {}));
   under.batch.forEach((request, r) => {
-    const late = results.then((all) => {
-      const result = all?.[r];
-      if (all === null || result === undefined) throw new Error("redis: the call given up on appended nothing");
-      if (result instanceof Error) throw result;
-      const outcome = { ...result, store: "redis" };
-      parts.givenUp.appended(outcome);
-      return outcome;
-    });
+    const late = results.then((all) => lateAppendedOutcome(parts, all, r));
     late.catch(() => {});
     request.reject(Object.assign(new DeadlineError("redis", error.timeoutMs), { late }));
   });
 }
 
 /**
- * parseAppendReply reads the append script's reply: null when another caller held the key.
+ * lateAppendedOutcome is request `r`'s late decision from a given-up call's appended entry (its
+ * charge cannot be taken back: takeBack counts it as missed).
+ * @param {RedisStoreParts} parts
+ * @param {Array<Outcome | Error> | null} results null: nothing was appended
+ * @param {number} r
+ * @returns {Outcome}
+ */
+export function lateAppendedOutcome(parts, results, r) {
+  const result = results?.[r];
+  if (results === null || result === undefined) throw new Error("redis: the call given up on appended nothing");
+  if (result instanceof Error) throw result;
+  const outcome = /** @type {Outcome} */ ({ ...result, store: "redis" });
+  parts.givenUp.appended(outcome);
+  return outcome;
+}
+
+/**
+ * decideLate decides a given-up batch from its late entry's reply (null: nothing appended).
+ * @param {RedisStoreParts} parts
+ * @param {Batch} under
+ * @param {unknown} reply
+ * @returns {Array<Outcome | Error> | null}
+ */
+export function decideLate(parts, under, reply) {
+  const appended = parseAppendReply(reply);
+  return appended === null ? null : decideAppended(parts, under, appended);
+}
+
+/**
+ * parseAppendReply reads the append branch's reply ({1, now, state, log}, or a compare-and-set's that
+ * appended, {2, ...}): null when another caller held the key.
  * @param {unknown} reply
  * @returns {{ nowMs: number, value: string, log: string[] } | null}
  */
 export function parseAppendReply(reply) {
   const valid = Array.isArray(reply) && Number.isFinite(Number(reply[1]));
   if (valid && reply[0] === 0 && Number(reply[2]) >= 0) return null;
-  if (!valid || reply[0] !== 1 || typeof reply[2] !== "string" || !Array.isArray(reply[3])) throw new Error("redis store: the append script's reply is malformed");
+  if (!valid || (reply[0] !== 1 && reply[0] !== 2) || typeof reply[2] !== "string" || !Array.isArray(reply[3])) {
+    throw new Error("redis store: the append script's reply is malformed");
+  }
   return { nowMs: Number(reply[1]), value: reply[2], log: reply[3].map(String) };
 }
 

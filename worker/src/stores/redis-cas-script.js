@@ -28,12 +28,17 @@
 // ARGV[5i+3]    key i's new state ("" to leave the key as it is: a denial or a peek on a key with no
 //               log; "-" to delete it and its log)
 // ARGV[5i+4]    when key i's new state expires (ms since the epoch, PXAT)
+// ARGV[5n+5]    with one key: the batch as a log entry (redis-append-script.js), appended to the key's
+//               log if the states do not match, instead of refusing ("" or absent: refuse)
+// ARGV[5n+6]    with that entry: how long the state and log must then live past now (ms)
 //
 // Returns {1, now} when no other caller holds a key, every key held the expected state and log length
 // and the time was within tolerance (the new states are then set, their logs dropped, and the caller's
 // holds released), else {0, now, heldMs, state1, ..., staten, log1, ..., logn}: how long another caller
 // still holds a key (0 if none), the current states ("" for absent) and logs (arrays of entries), to
-// decide again on. `now` is TIME in ms.
+// decide again on; or, with an entry to append, {2, now, state, log}: the entry was appended, after
+// the state and log entries returned (the isolate replays them, then decides the batch at `now`).
+// `now` is TIME in ms.
 
 /** REDIS_CAS_SCRIPT is the Lua source; its SHA-1 is what EVALSHA sends. */
 export const REDIS_CAS_SCRIPT = `local t = redis.call('TIME')
@@ -59,6 +64,12 @@ for i = 1, n do
   end
 end
 if not ok then
+  local entry = ARGV[5 * n + 5]
+  if held == 0 and n == 1 and entry and entry ~= '' then
+    local before = append_entry(KEYS[1], KEYS[3], entry, now, tonumber(ARGV[5 * n + 6]))
+    if mine[1] then redis.call('DEL', KEYS[2]) end
+    return {2, now, current[1], before}
+  end
   local reserve = tonumber(ARGV[4])
   if reserve > 0 and held == 0 then
     for i = 1, n do redis.call('SET', KEYS[n + i], me, 'PX', reserve) end

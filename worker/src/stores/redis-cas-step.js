@@ -15,7 +15,7 @@
 // A call that does not answer in time is given up (redis-given-up.js): each of its requests fails with
 // a DeadlineError whose `late` promise gives that request's own decision if the call still lands.
 import { DeadlineError } from "./deadline.js";
-import { appendOnce } from "./redis-append-step.js";
+import { answerAppended, appendOnce, decideLate, entryFor, lateAppendedOutcome, parseAppendReply } from "./redis-append-step.js";
 import { contextOf, releaseAll } from "./redis-batches.js";
 import { appendable, asAsked } from "./redis-decide.js";
 import { splitView, tagOfEntry, viewOf } from "./redis-values.js";
@@ -25,7 +25,11 @@ import { splitView, tagOfEntry, viewOf } from "./redis-values.js";
 /** @import { RedisLink } from "./redis-connection.js" */
 /** @import { Decided, Waiting } from "./redis-decide.js" */
 /** @typedef {import("./redis-batches.js").BatchUnderWay<Waiting>} Batch */
-/** @typedef {{ states: string[], atMs: number, decided: Decided, next: string[] }} Attempt one script call's decision */
+/**
+ * One script call's decision; with one key and a batch a log entry can hold, the batch as an entry, which
+ * the script appends instead of refusing if the states do not match (one round trip either way).
+ * @typedef {{ states: string[], atMs: number, decided: Decided, next: string[], entry: { entry: string, liveMs: number } | null }} Attempt
+ */
 
 /**
  * decideBatch decides a batch (requests on the same keys, in the order they came) with as many script
@@ -76,6 +80,15 @@ async function decideInCalls(parts, link, under) {
       if (!(error instanceof DeadlineError) || !(/** @type {any} */ (error).late instanceof Promise)) throw error;
       return answerGivenUp(parts, under, attempt, /** @type {DeadlineError & { late: Promise<unknown> }} */ (error));
     }
+    if (appendedInstead(reply) && attempt.entry !== null) {
+      const appended = /** @type {NonNullable<ReturnType<typeof parseAppendReply>>} */ (parseAppendReply(reply));
+      if (viewOf(appended.value, appended.log) !== states[0]) {
+        counters.conflicts++;
+        cache.markContended(under.keys[0]); // another isolate wrote it since: its next batches append
+      }
+      if (Math.abs(attempt.atMs - appended.nowMs) > config.clockToleranceMs) counters.clockRefusals++;
+      return answerAppended(parts, under, appended, attempt.entry.entry);
+    }
     const [applied, redisNowMs, heldMs] = parseReply(reply, under.keys.length);
     if (applied) return answerApplied(parts, under, attempt);
     const current = currentViews(reply, under.keys.length);
@@ -114,7 +127,8 @@ function decideAttempt(parts, link, under, states) {
   // (at most half a round trip): a round trip shorter.
   const decided = parts.decider.decide(under.batch, under.keys, states, atMs, Math.ceil(connection.typicalRoundTripMs()));
   const next = decided.next.map((value, u) => (value === "" && !decided.folded[u] ? "" : parts.tags.tagged(value, link.caller)));
-  return { states, atMs, decided, next };
+  const entry = under.keys.length === 1 && appendable(under.batch) ? entryFor(parts, link, under) : null;
+  return { states, atMs, decided, next, entry };
 }
 
 /**
@@ -134,6 +148,7 @@ function argsOf(parts, link, attempt, reserve) {
     const { value, log } = splitView(attempt.states[u]);
     args.push(value, log.length, log.length === 0 ? "" : tagOfEntry(log[log.length - 1]), attempt.next[u], attempt.decided.expiresAtMs[u]);
   }
+  if (attempt.entry !== null) args.push(attempt.entry.entry, attempt.entry.liveMs);
   return args;
 }
 
@@ -169,7 +184,7 @@ function answerGivenUp(parts, under, attempt, error) {
   const { keys } = under;
   const { states, atMs, next, decided } = attempt;
   const call = { keys, basis: states, requests: under.batch.map(asAsked), atMs, values: next, wrote: next.map((value) => value !== ""), expiresAtMs: decided.expiresAtMs };
-  const settled = parts.givenUp.giveUp(call, error.late, (reply) => parseReply(reply, keys.length)[0]).then((landed) => {
+  const settled = parts.givenUp.giveUp(call, error.late, (reply) => appendedInstead(reply) || parseReply(reply, keys.length)[0]).then((landed) => {
     if (landed !== null) counters.lateAnswered++;
     if (landed === true) counters.lateApplied++;
   });
@@ -177,8 +192,32 @@ function answerGivenUp(parts, under, attempt, error) {
   under.batch.forEach((request, r) => {
     const result = decided.results[r];
     if (result instanceof Error) return request.reject(result);
-    request.reject(Object.assign(new DeadlineError("redis", error.timeoutMs), { late: parts.givenUp.lateOutcome(call, r, { ...result, store: "redis" }) }));
+    const late = lateOf(parts, under, attempt, error.late, parts.givenUp.lateOutcome(call, r, { ...result, store: "redis" }), r);
+    request.reject(Object.assign(new DeadlineError("redis", error.timeoutMs), { late }));
   });
+}
+
+/**
+ * A given-up request's late decision: the compare-and-set's (`cas`), or, if the call appended its
+ * entry instead, the decision replayed from its answer.
+ * @param {RedisStoreParts} parts
+ * @param {Batch} under
+ * @param {Attempt} attempt
+ * @param {Promise<unknown>} answer the call's late answer
+ * @param {Promise<Outcome>} cas
+ * @param {number} r
+ * @returns {Promise<Outcome>}
+ */
+function lateOf(parts, under, attempt, answer, cas, r) {
+  if (attempt.entry === null) return cas;
+  const late = answer.then((reply) => (appendedInstead(reply) ? lateAppendedOutcome(parts, decideLate(parts, under, reply), r) : cas));
+  late.catch(() => {});
+  return late;
+}
+
+/** @param {unknown} reply @returns {boolean} whether a compare-and-set appended its entry instead */
+function appendedInstead(reply) {
+  return Array.isArray(reply) && reply[0] === 2;
 }
 
 /**
