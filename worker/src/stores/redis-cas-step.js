@@ -80,15 +80,7 @@ async function decideInCalls(parts, link, under) {
       if (!(error instanceof DeadlineError) || !(/** @type {any} */ (error).late instanceof Promise)) throw error;
       return answerGivenUp(parts, under, attempt, /** @type {DeadlineError & { late: Promise<unknown> }} */ (error));
     }
-    if (appendedInstead(reply) && attempt.entry !== null) {
-      const appended = /** @type {NonNullable<ReturnType<typeof parseAppendReply>>} */ (parseAppendReply(reply));
-      if (viewOf(appended.value, appended.log) !== states[0]) {
-        counters.conflicts++;
-        cache.markContended(under.keys[0]); // another isolate wrote it since: its next batches append
-      }
-      if (Math.abs(attempt.atMs - appended.nowMs) > config.clockToleranceMs) counters.clockRefusals++;
-      return answerAppended(parts, under, appended, attempt.entry.entry);
-    }
+    if (appendedInstead(reply) && attempt.entry !== null) return answerAppendedInstead(parts, under, attempt, reply);
     const [applied, redisNowMs, heldMs] = parseReply(reply, under.keys.length);
     if (applied) return answerApplied(parts, under, attempt);
     const current = currentViews(reply, under.keys.length);
@@ -99,16 +91,43 @@ async function decideInCalls(parts, link, under) {
       await parts.connection.waitForHolder(heldMs);
     } else {
       refused++;
-      const conflicted = under.keys.filter((_, u) => current[u] !== states[u]);
-      if (conflicted.length > 0) counters.conflicts++;
-      // Another isolate wrote it since this one last saw it (or before it ever did): contended.
-      for (const key of conflicted) cache.markContended(key);
-      if (Math.abs(attempt.atMs - redisNowMs) > config.clockToleranceMs) counters.clockRefusals++;
+      countRefusal(parts, under, attempt, current, redisNowMs);
     }
     states = current;
   }
   counters.exhausted++;
   throw new Error(`redis store: ${config.maxAttempts} script calls in a row were refused (contention); not decided`);
+}
+
+/**
+ * Counts why a call was refused: keys another isolate wrote since this one last saw them (or before
+ * it ever did), which are then contended here, and a decision time too far from Redis's.
+ * @param {RedisStoreParts} parts
+ * @param {Batch} under
+ * @param {Attempt} attempt
+ * @param {readonly string[]} current the keys' views the refusal returned
+ * @param {number} redisNowMs
+ */
+function countRefusal(parts, under, attempt, current, redisNowMs) {
+  const { counters, cache, config } = parts;
+  const conflicted = under.keys.filter((_, u) => current[u] !== attempt.states[u]);
+  if (conflicted.length > 0) counters.conflicts++;
+  for (const key of conflicted) cache.markContended(key);
+  if (Math.abs(attempt.atMs - redisNowMs) > config.clockToleranceMs) counters.clockRefusals++;
+}
+
+/**
+ * The one-key call could not set and appended its entry instead: the batch is decided by replay, and
+ * the key, if another isolate wrote it, is contended here (its next batches go straight to the log).
+ * @param {RedisStoreParts} parts
+ * @param {Batch} under
+ * @param {Attempt} attempt
+ * @param {unknown} reply
+ */
+function answerAppendedInstead(parts, under, attempt, reply) {
+  const appended = /** @type {NonNullable<ReturnType<typeof parseAppendReply>>} */ (parseAppendReply(reply));
+  countRefusal(parts, under, attempt, [viewOf(appended.value, appended.log)], appended.nowMs);
+  answerAppended(parts, under, appended, /** @type {NonNullable<Attempt["entry"]>} */ (attempt.entry).entry);
 }
 
 /**
