@@ -29,6 +29,7 @@ import { workerOptions } from "../test/js/helpers/worker.js";
 import { startBridge } from "../test/js/helpers/redis-bridge.js";
 import { startRedis } from "../test/js/helpers/redis-server.js";
 import { renderPages } from "./lib/planet-figure-render.js";
+import { threadTimes, workerdPid } from "./lib/thread-cpu.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const JSON_PATH = resolve(root, "bench/planet-figure.json");
@@ -119,7 +120,9 @@ async function measureStore(planet, store) {
   const regional = store === "regional";
   const homeCalls = (region) => planet.send(0, { op: "object", name: regionalObject(region), method: "homeCalls" });
   const before = regional ? await Promise.all(REGIONS.map(homeCalls)) : REGIONS.map(() => 0);
+  const cpuBefore = workerdCpuNs();
   const results = await Promise.all(REGIONS.map((_, i) => planet.send(i, { op: "play", limiter, keys, ticks: WORKLOAD.ticks, gapMs: WORKLOAD.gapMs })));
+  const cpuNs = workerdCpuNs() - cpuBefore;
   const after = regional ? await Promise.all(REGIONS.map(homeCalls)) : REGIONS.map(() => 0);
   const perKey = {};
   for (const { perKey: tallies } of results) for (const [key, t] of Object.entries(tallies)) perKey[key] = (perKey[key] ?? 0) + t.admitted;
@@ -132,8 +135,18 @@ async function measureStore(planet, store) {
     maxAdmittedPerKey: Math.max(...admitted),
     minAdmittedPerKey: Math.min(...admitted),
     overAdmitted: admitted.reduce((n, a) => n + Math.max(0, a - WORKLOAD.limit), 0),
+    // On-CPU time of the whole workerd process (every isolate and object), per decision: sluice's own
+    // cost, which the host's load does not inflate as it does the latencies.
+    workerdCpuUsPerDecision: Number.isNaN(cpuNs) ? null : round(cpuNs / 1000 / results.reduce((n, r) => n + r.decisions.length, 0), 0),
     regions: REGIONS.map((region, i) => regionFigures(region, results[i], after[i] - before[i])),
   };
+}
+
+// Nanoseconds every thread of the workerd process has run (NaN when it cannot be read).
+function workerdCpuNs() {
+  const pid = workerdPid();
+  if (pid === null) return Number.NaN;
+  return [...threadTimes(pid).values()].reduce((a, b) => a + b, 0);
 }
 
 // A fixed window of an hour: the run must not cross an hour's start, or a key may rightly get two limits.
@@ -180,7 +193,7 @@ async function measure() {
 function print(figure) {
   for (const s of figure.stores) {
     if (s.regions[0].redisCounters !== undefined) console.log(JSON.stringify(s.regions.map((r) => r.redisCounters)));
-    console.log(`\n${s.store}: ${s.minAdmittedPerKey}-${s.maxAdmittedPerKey} admitted per key (limit ${s.limit}, ${s.askedPerKey} asked), ${s.overAdmitted} over; fallbacks ${s.regions.map((r) => r.fallbacks).join("/")}`);
+    console.log(`\n${s.store}: ${s.minAdmittedPerKey}-${s.maxAdmittedPerKey} admitted per key (limit ${s.limit}, ${s.askedPerKey} asked), ${s.overAdmitted} over; workerd on-CPU ${s.workerdCpuUsPerDecision} us per decision; fallbacks ${s.regions.map((r) => r.fallbacks).join("/")}`);
     console.log("region    rtt  waited   p50  p99  waited p50/p99  not waited p50/p99  host lag p50/p99  round trips/1000 (across the planet)");
     for (const r of s.regions) {
       console.log(

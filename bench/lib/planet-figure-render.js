@@ -56,7 +56,7 @@ export function storesSection(figure) {
   const lines = [`Measured by \`node bench/planet-figure.js\` (\`bench/planet-figure.json\`): ${runLine(figure)}.`, ""];
   for (const s of figure.stores) {
     const denied = sum(s, (r) => r.fallbacks);
-    lines.push(`- ${LABELS[s.store]}: ${admittedRange(s)} admitted per key for a limit of ${s.limit} (${s.askedPerKey} asked), **${s.overAdmitted} over**; ${denied} decision${denied === 1 ? "" : "s"} denied by failMode "closed" (the store did not answer within its learnt timeout, or its breaker was open).`);
+    lines.push(`- ${LABELS[s.store]}: ${admittedRange(s)} admitted per key for a limit of ${s.limit} (${s.askedPerKey} asked), **${s.overAdmitted} over**; ${denied} decision${denied === 1 ? "" : "s"} denied by failMode "closed" (the store did not answer within its learnt timeout, or its breaker was open)${s.workerdCpuUsPerDecision == null ? "" : `; workerd's on-CPU time, every isolate and object together, ${s.workerdCpuUsPerDecision} µs per decision`}.`);
   }
   lines.push(
     "",
