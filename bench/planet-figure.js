@@ -9,7 +9,9 @@
 //                      behind the Upstash REST bridge)
 //   redis + lease      the same with lease: true (leases over compare-and-set)
 // The workload is the same for each: 10 keys, each asked by every isolate twice a second for 20 s
-// (200 asked per key for a limit of 150 per hour, so the limit is reached at three quarters of the run).
+// (200 asked per key for a limit of 150 per hour, so the limit is reached at three quarters of the run),
+// in 3 repetitions interleaved over the stores (each repetition its own keys); per region, every
+// figure is the median over repetitions, with its range.
 // Per store: admitted per key against the limit; per region: the share of decisions that waited on a
 // round trip, added latency p50/p99 (all decisions; those that waited; those that did not, whose wait is
 // the host's own), round trips per 1,000 decisions (and, for the regional tier, those that crossed the
@@ -49,6 +51,58 @@ const STORES = only === undefined ? ALL_STORES : ALL_STORES.filter((s) => only.i
 const quick = process.argv.includes("--quick") || only !== undefined;
 const WORKLOAD = { algorithm: "fixed-window", limit: 150, windowSec: 3600, keys: 10, ticks: quick ? 10 : 40, gapMs: 500 };
 const TOKEN = "planet-figure-token";
+const REPETITIONS = quick ? 1 : 3;
+// Per region, the figures reported as the median over repetitions, with their range.
+const SPREAD = ["waitedShare", "p50Ms", "p99Ms", "waitedP50Ms", "waitedP99Ms", "localP50Ms", "localP99Ms", "hostLagP50Ms", "hostLagP99Ms", "roundTripsPer1000", "crossPlanetPer1000"];
+
+function rotate(list, by) {
+  return list.map((_, i) => list[(i + by) % list.length]);
+}
+
+function median(values) {
+  const known = values.filter((v) => v !== null).sort((a, b) => a - b);
+  if (known.length === 0) return null;
+  const mid = known.length >> 1;
+  return known.length % 2 === 1 ? known[mid] : round((known[mid - 1] + known[mid]) / 2, 4);
+}
+
+function range(values) {
+  const known = values.filter((v) => v !== null);
+  return known.length === 0 ? null : [Math.min(...known), Math.max(...known)];
+}
+
+// One store's repetitions as one figure: admissions and denials over every repetition (each its own
+// keys), the rest as medians with their range (spread).
+function combine(runs) {
+  const first = runs[0];
+  return {
+    store: first.store,
+    limit: first.limit,
+    keys: first.keys,
+    askedPerKey: first.askedPerKey,
+    repetitions: runs.length,
+    maxAdmittedPerKey: Math.max(...runs.map((r) => r.maxAdmittedPerKey)),
+    minAdmittedPerKey: Math.min(...runs.map((r) => r.minAdmittedPerKey)),
+    overAdmitted: runs.reduce((n, r) => n + r.overAdmitted, 0),
+    workerdCpuUsPerDecision: median(runs.map((r) => r.workerdCpuUsPerDecision)),
+    workerdCpuUsRange: range(runs.map((r) => r.workerdCpuUsPerDecision)),
+    regions: first.regions.map((region, i) => {
+      const all = runs.map((r) => r.regions[i]);
+      const medians = Object.fromEntries(SPREAD.map((field) => [field, median(all.map((r) => r[field]))]));
+      const spread = Object.fromEntries(SPREAD.map((field) => [field, range(all.map((r) => r[field]))]));
+      return {
+        region: region.region,
+        rttMs: region.rttMs,
+        decisions: all.reduce((n, r) => n + r.decisions, 0),
+        admitted: all.reduce((n, r) => n + r.admitted, 0),
+        fallbacks: all.reduce((n, r) => n + r.fallbacks, 0),
+        ...medians,
+        spread,
+        ...(region.redisCounters === undefined ? {} : { redisCounters: all.map((r) => r.redisCounters) }),
+      };
+    }),
+  };
+}
 
 function percentile(sorted, p) {
   if (sorted.length === 0) return null;
@@ -114,9 +168,10 @@ async function startPlanet(redisUrl) {
 // The regional object of region i for the default store (name "sluice", one shard).
 const regionalObject = (region) => `sluice/region/${region.hint}/sluice/1/0`;
 
-async function measureStore(planet, store) {
+async function measureStore(planet, store, rep) {
   const keys = Array.from({ length: WORKLOAD.keys }, (_, k) => `k-${k}`);
-  const limiter = { name: `planet-${store.replaceAll(" ", "")}`, algorithm: WORKLOAD.algorithm, limit: WORKLOAD.limit, windowSec: WORKLOAD.windowSec, store };
+  // A limiter (so keys) of its own per repetition: each starts with every key's full limit.
+  const limiter = { name: `planet-${store.replaceAll(" ", "")}-${rep}`, algorithm: WORKLOAD.algorithm, limit: WORKLOAD.limit, windowSec: WORKLOAD.windowSec, store };
   const regional = store === "regional";
   const homeCalls = (region) => planet.send(0, { op: "object", name: regionalObject(region), method: "homeCalls" });
   const before = regional ? await Promise.all(REGIONS.map(homeCalls)) : REGIONS.map(() => 0);
@@ -171,16 +226,22 @@ async function measure() {
     jitter: JITTER,
     nearRttMs: 10,
     workload: WORKLOAD,
+    repetitions: REPETITIONS,
     stores: [],
   };
   try {
     for (const region of REGIONS) await planet.send(0, { op: "object", name: regionalObject(region), method: "setKnob", args: ["homeRttMs", region.rttMs] });
-    await awayFromHourStart(STORES.length * (WORKLOAD.ticks * WORKLOAD.gapMs + 15_000));
-    for (const store of STORES) {
-      const started = Date.now();
-      figure.stores.push(await measureStore(planet, store));
-      console.log(`${store}: ${Math.round((Date.now() - started) / 1000)} s`);
+    // Repetitions interleaved, each visiting every store in an order rotated per repetition.
+    const runs = Object.fromEntries(STORES.map((store) => [store, []]));
+    for (let rep = 0; rep < REPETITIONS; rep++) {
+      for (const store of rotate(STORES, rep)) {
+        await awayFromHourStart(WORKLOAD.ticks * WORKLOAD.gapMs + 15_000);
+        const started = Date.now();
+        runs[store].push(await measureStore(planet, store, rep));
+        console.log(`repetition ${rep + 1}, ${store}: ${Math.round((Date.now() - started) / 1000)} s`);
+      }
     }
+    figure.stores = STORES.map((store) => combine(runs[store]));
   } finally {
     await planet.dispose();
     await bridge.stop();

@@ -22,13 +22,21 @@ const perRegion = (store, value) => store.regions.map(value).join(" / ");
 const sum = (store, value) => store.regions.reduce((n, r) => n + value(r), 0);
 const admittedRange = (s) => (s.minAdmittedPerKey === s.maxAdmittedPerKey ? `${s.maxAdmittedPerKey}` : `${s.minAdmittedPerKey}–${s.maxAdmittedPerKey}`);
 
+// A median with its range over the repetitions: "16 (12–30)".
+function withRange(value, spread) {
+  if (value === null || value === undefined) return "–";
+  if (spread === undefined || spread === null || spread[0] === spread[1]) return `${value}`;
+  return `${value} (${spread[0]}–${spread[1]})`;
+}
+
 function runLine(figure) {
   const w = figure.workload;
   const rtts = figure.regions.map((r) => r.rttMs).join(", ");
   return (
     `${figure.regions.length} isolates ${rtts} ms from the keys' home (± ${100 * figure.jitter} % per call, the geography seam of \`sluice/testing\`), ` +
     `each store with its default options; ${w.keys} keys, each asked by every isolate twice a second for ${(w.ticks * w.gapMs) / 1000} s ` +
-    `(${w.ticks * figure.regions.length} asked per key for a limit of ${w.limit} per hour, ${w.algorithm}); ` +
+    `(${w.ticks * figure.regions.length} asked per key for a limit of ${w.limit} per hour, ${w.algorithm}), ` +
+    `${figure.repetitions} repetitions interleaved over the stores, each with keys of its own; ` +
     `measured ${figure.date.slice(0, 16).replace("T", " ")} UTC on ${figure.machine.nproc} shared cores at load ${figure.machine.loadBefore[0]}`
   );
 }
@@ -41,7 +49,7 @@ export function readmeSection(figure) {
       `| ${LABELS[s.store]} | ${admittedRange(s)} of ${s.limit} | **${s.overAdmitted}** | ${sum(s, (r) => r.fallbacks)} | ${perRegion(s, (r) => percent(r.waitedShare))} | ${perRegion(s, (r) => r.p99Ms)} | ${perRegion(s, (r) => r.hostLagP99Ms)} | ${perRegion(s, (r) => Math.round(r.crossPlanetPer1000))} |`,
   );
   return [
-    `On a planet (\`node bench/planet-figure.js\`: ${runLine(figure)}; every figure per region, ${rtts} ms):`,
+    `On a planet (\`node bench/planet-figure.js\`: ${runLine(figure)}; admissions over every repetition, the rest medians per region, ${rtts} ms):`,
     "",
     `| mode | admitted per key | over the limit | denied by failMode (the store did not answer in time, or its breaker was open) | decisions that waited on a round trip | p99 added latency, ms | the host's own wait, p99 ms | round trips across the planet per 1,000 decisions |`,
     "|---|---|---|---|---|---|---|---|",
@@ -56,7 +64,7 @@ export function storesSection(figure) {
   const lines = [`Measured by \`node bench/planet-figure.js\` (\`bench/planet-figure.json\`): ${runLine(figure)}.`, ""];
   for (const s of figure.stores) {
     const denied = sum(s, (r) => r.fallbacks);
-    lines.push(`- ${LABELS[s.store]}: ${admittedRange(s)} admitted per key for a limit of ${s.limit} (${s.askedPerKey} asked), **${s.overAdmitted} over**; ${denied} decision${denied === 1 ? "" : "s"} denied by failMode "closed" (the store did not answer within its learnt timeout, or its breaker was open)${s.workerdCpuUsPerDecision == null ? "" : `; workerd's on-CPU time, every isolate and object together, ${s.workerdCpuUsPerDecision} µs per decision`}.`);
+    lines.push(`- ${LABELS[s.store]}: ${admittedRange(s)} admitted per key for a limit of ${s.limit} (${s.askedPerKey} asked), **${s.overAdmitted} over**; ${denied} decision${denied === 1 ? "" : "s"} denied by failMode "closed" (the store did not answer within its learnt timeout, or its breaker was open)${s.workerdCpuUsPerDecision == null ? "" : `; workerd's on-CPU time, every isolate and object together, ${withRange(s.workerdCpuUsPerDecision, s.workerdCpuUsRange)} µs per decision`}.`);
   }
   lines.push(
     "",
@@ -65,15 +73,17 @@ export function storesSection(figure) {
   );
   for (const s of figure.stores) {
     for (const r of s.regions) {
-      const pair = (a, b) => (a === null ? "–" : `${a} / ${b}`);
+      const spread = r.spread ?? {};
+      const pair = (p50, p99, field) => (p50 === null ? "–" : `${p50} / ${withRange(p99, spread[field])}`);
+      const share = spread.waitedShare ? ` (${percent(spread.waitedShare[0])}–${percent(spread.waitedShare[1])})` : "";
       lines.push(
-        `| ${LABELS[s.store]} | ${r.region} (${r.rttMs} ms) | ${r.decisions} | ${percent(r.waitedShare)} | ${pair(r.p50Ms, r.p99Ms)} | ${pair(r.waitedP50Ms, r.waitedP99Ms)} | ${pair(r.localP50Ms, r.localP99Ms)} | ${pair(r.hostLagP50Ms, r.hostLagP99Ms)} | ${r.roundTripsPer1000} | ${r.crossPlanetPer1000} |`,
+        `| ${LABELS[s.store]} | ${r.region} (${r.rttMs} ms) | ${r.decisions} | ${percent(r.waitedShare)}${share} | ${pair(r.p50Ms, r.p99Ms, "p99Ms")} | ${pair(r.waitedP50Ms, r.waitedP99Ms, "waitedP99Ms")} | ${pair(r.localP50Ms, r.localP99Ms, "localP99Ms")} | ${pair(r.hostLagP50Ms, r.hostLagP99Ms, "hostLagP99Ms")} | ${withRange(r.roundTripsPer1000, spread.roundTripsPer1000)} | ${withRange(r.crossPlanetPer1000, spread.crossPlanetPer1000)} |`,
       );
     }
   }
   lines.push(
     "",
-    "A decision that waited paid one simulated round trip of its region (± 20 %) plus the host's wait; one that did not (a lease, or the isolate's memory of a denial) paid the host's wait only: CPU and scheduling on this shared machine, not sluice's. The timer lag is that wait measured on its own: how late each isolate's 500 ms timer between rounds fired. Round trips per 1,000 count every call an isolate made (for the regional tier, to its regional object 10 ms away); those across the planet are the calls that reached the keys' home (the regional object's own, for the regional tier).",
+    "Each cell is the median over the repetitions, its range in parentheses (a p99's range beside the p99); decisions are summed over them. A decision that waited paid one simulated round trip of its region (± 20 %) plus the host's wait; one that did not (a lease, or the isolate's memory of a denial) paid the host's wait only: CPU and scheduling on this shared machine, not sluice's. The timer lag is that wait measured on its own: how late each isolate's 500 ms timer between rounds fired. Round trips per 1,000 count every call an isolate made (for the regional tier, to its regional object 10 ms away); those across the planet are the calls that reached the keys' home (the regional object's own, for the regional tier).",
   );
   return lines.join("\n");
 }
