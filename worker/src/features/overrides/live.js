@@ -82,7 +82,7 @@ export function liveOverrides(options = {}) {
   });
 }
 
-/** isLiveTable reports whether `value` came from liveOverrides(). @param {unknown} value */
+/** isLiveTable reports whether `value` came from liveOverrides(). @param {unknown} value @returns {value is ReturnType<typeof liveOverrides>} */
 export function isLiveTable(value) {
   return value !== null && typeof value === "object" && /** @type {any} */ (value)[LIVE_TABLE] === true;
 }
