@@ -159,7 +159,7 @@ export function addressGroups(text) {
  * cidrMatcher compiles CIDR blocks ("10.0.0.0/8", "2001:db8::/32", or a bare address for one host)
  * into { matches(text) }, telling whether an address falls in any of them, or { problem } naming the
  * first block that is not one.
- * @param {readonly string[]} blocks
+ * @param {readonly unknown[]} blocks Each is checked: a block that is not a string is a problem.
  * @returns {{ matches: (text: string | null | undefined) => boolean, problem?: undefined } | { problem: string, matches?: undefined }}
  */
 export function cidrMatcher(blocks) {
