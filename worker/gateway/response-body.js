@@ -110,7 +110,7 @@ function failingAfter(bytes, error) {
  * `upstream`: masked with `mask` (redact.js's secretMasker) unless needsMasking says it need not be,
  * its silences bounded by upstream.bodyTimeoutMs (`onStall()` is called once when one runs out).
  * Resolves to a ReadableStream or the whole masked bytes.
- * @param {Response} upstreamResponse
+ * @param {Response & { body: ReadableStream }} upstreamResponse
  * @param {import("./config.js").GatewayUpstream} upstream
  * @param {ReturnType<typeof import("./redact.js").secretMasker>} mask
  * @param {() => void} onStall
