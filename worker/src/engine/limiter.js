@@ -118,7 +118,7 @@ export function createEngine(options, surface) {
   const count = entries.length;
   // The request's URL, for the dev bypass: the middleware's argument is Hono's context.
   /** @param {readonly any[]} args @returns {string | undefined} */
-  const requestUrl = surface === "hono" ? (args) => args[0]?.req?.url : (args) => args[0]?.url;
+  const requestUrl = surface === "hono" ? (/** @type {readonly any[]} */ args) => args[0]?.req?.url : (/** @type {readonly any[]} */ args) => args[0]?.url;
 
   /**
    * @param {readonly unknown[]} args

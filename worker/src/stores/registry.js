@@ -32,6 +32,7 @@ import { createMemoryStore } from "./memory.js";
 /** @import { RedisStore, RedisStoreCounters } from "./redis.js" */
 /** @import { Store } from "./store.js" */
 /** @import { LeaseCounters, LeaseOptions, LeasedStore } from "./leases.js" */
+/** @import { LeasedRedisStore } from "./redis-leases.js" */
 
 /** @typedef {"memory" | "durable" | "kv" | "redis" | StoreKind | Store} StoreOption */
 
@@ -175,7 +176,7 @@ export const STORE_NAMES = Object.freeze(["memory", ...REMOTE_NAMES]);
 let isolateMemory = null;
 /**
  * Every remote chain built in this isolate, with its parts, for storeStats() (remote.js adds them).
- * @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>}
+ * @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | LeasedRedisStore | null; redis: RedisStore | null }>}
  */
 export const builtChains = [];
 
@@ -228,6 +229,7 @@ export function storeName(store) {
 }
 
 // The string of a remote store whose module has not run: say which import brings it.
+/** @param {string} name @returns {SluiceConfigError} */
 function unregistered(name) {
   const also = name === "durable" ? " (exporting SluiceDurableObject from \"sluice/durable-object\" registers 'durable' too)" : "";
   return new SluiceConfigError(
