@@ -29,7 +29,8 @@
 //               log; "-" to delete it and its log)
 // ARGV[5i+4]    when key i's new state expires (ms since the epoch, PXAT)
 // ARGV[5n+5]    with one key: the batch as a log entry (redis-append-script.js), appended to the key's
-//               log if the states do not match, instead of refusing ("" or absent: refuse)
+//               log if the key does not hold the state decided on, instead of refusing ("" or
+//               absent: refuse; a decision time out of tolerance alone is refused, to be sent again)
 // ARGV[5n+6]    with that entry: how long the state and log must then live past now (ms)
 //
 // Returns {1, now} when no other caller holds a key, every key held the expected state and log length
@@ -46,15 +47,16 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = #KEYS / 3
 local me = ARGV[3]
 local ok = math.abs(now - tonumber(ARGV[1])) <= tonumber(ARGV[2])
+local stale = false
 local held = 0
 local mine = {}
 local current = {}
 for i = 1, n do
   current[i] = redis.call('GET', KEYS[i]) or ''
-  if current[i] ~= ARGV[5 * i] then ok = false end
   local logged = tonumber(ARGV[5 * i + 1])
-  if redis.call('LLEN', KEYS[2 * n + i]) ~= logged then ok = false end
-  if ok and logged > 0 and not string.find(redis.call('LINDEX', KEYS[2 * n + i], logged - 1), '|' .. ARGV[5 * i + 2] .. '|', 1, true) then ok = false end
+  if current[i] ~= ARGV[5 * i] or redis.call('LLEN', KEYS[2 * n + i]) ~= logged then stale = true end
+  if not stale and logged > 0 and not string.find(redis.call('LINDEX', KEYS[2 * n + i], logged - 1), '|' .. ARGV[5 * i + 2] .. '|', 1, true) then stale = true end
+  if stale then ok = false end
   local holder = redis.call('GET', KEYS[n + i])
   if holder == me then
     mine[i] = true
@@ -65,7 +67,7 @@ for i = 1, n do
 end
 if not ok then
   local entry = ARGV[5 * n + 5]
-  if held == 0 and n == 1 and entry and entry ~= '' then
+  if stale and held == 0 and n == 1 and entry and entry ~= '' then
     local before = append_entry(KEYS[1], KEYS[3], entry, now, tonumber(ARGV[5 * n + 6]))
     if mine[1] then redis.call('DEL', KEYS[2]) end
     return {2, now, current[1], before}
