@@ -118,10 +118,13 @@ function markdown(rows, machine) {
   }
   const failed = rows.reduce((sum, row) => sum + row.reps.reduce((n, r) => n + r.failed, 0), 0);
   const givenUp = rows.reduce((sum, row) => sum + row.reps.reduce((n, r) => n + r.failedGivenUp, 0), 0);
+  const failures =
+    failed === 0
+      ? "No request failed. A request fails when its call does not answer within the store's learnt timeout (on this shared machine, when it is loaded)"
+      : `${givenUp} of the ${failed} failed requests were given up on: their call did not answer within the store's learnt timeout (on this shared machine, when it is loaded)`;
   lines.push(
     "",
-    `${givenUp} of the ${failed} failed requests were given up on: their call did not answer within the store's learnt timeout (on this shared machine, when it is loaded). ` +
-      "The fallback chain denies them by default (failMode closed). Such a call may still land, and a charge in a contended key's log stays: a repetition with failures admits less than the limit, never more.",
+    `${failures}. The fallback chain denies such a request by default (failMode closed). Its call may still land, and a charge in a contended key's log stays: a repetition with failures admits less than the limit, never more.`,
   );
   return lines.join("\n");
 }
