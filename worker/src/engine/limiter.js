@@ -158,8 +158,8 @@ export function createEngine(options, surface) {
    * @param {readonly unknown[]} args
    * @param {any} env
    * @param {any} ctx
-   * @param {boolean} peek
-   * @returns {RateLimitDecision | Promise<RateLimitDecision>}
+   * @param {boolean} [peek]
+   * @returns {Promise<RateLimitDecision>}
    */
   async function evaluate(args, env, ctx, peek = false) {
     return evaluateNow(args, env, ctx, peek);
