@@ -178,3 +178,39 @@ test("a compare-and-set on a stale state appends its batch instead: one round tr
   assert.equal(far.counters.roundTrips - before, 1, "a stale state, one round trip");
   assert.equal((await decide(near, checks, { peek: true })).remaining, 5);
 });
+
+test("a request over several rules on a key others keep appending to is decided: its hold stops the appends for one call", async () => {
+  const a = rule({ name: "starve-a", limit: 10_000 });
+  const b = rule({ name: "starve-b", limit: 10_000 });
+  // A generous timeout: a loaded machine must not turn a healthy call into a failure.
+  const appenders = [isolate({ timeoutMs: 5000 }), isolate({ timeoutMs: 5000 }), isolate({ timeoutMs: 5000 })];
+  const multi = isolate({ maxAttempts: 4, timeoutMs: 5000 }); // few attempts: after two lost, it holds the keys
+  await contend(appenders, [{ rule: a, key: "k", cost: 1 }]);
+  let appending = true;
+  const lanes = appenders.map(async (store) => {
+    let n = 0;
+    while (appending) {
+      await decide(store, [{ rule: a, key: "k", cost: 1 }]);
+      n++;
+    }
+    return n;
+  });
+  const outcomes = [];
+  for (let i = 0; i < 15; i++) {
+    outcomes.push(
+      await decide(multi, [
+        { rule: a, key: "k", cost: 1 },
+        { rule: b, key: "k", cost: 1 },
+      ]),
+    );
+  }
+  appending = false;
+  const appended = (await Promise.all(lanes)).reduce((sum, n) => sum + n, 0);
+  assert.ok(outcomes.every((o) => o.store === "redis" && o.allowed));
+  assert.equal(multi.counters.exhausted, 0);
+  assert.ok(appended > 0);
+  // Every decision counted once: 9 to make the key contended, the appenders' and the 15 over both rules.
+  const peek = await decide(isolate(), [{ rule: a, key: "k", cost: 1 }], { peek: true });
+  assert.equal(peek.remaining, 10_000 - 9 - appended - 15 - 1);
+  console.log(`several rules beside appenders: ${appended} appended, held ${multi.counters.held}, conflicts ${multi.counters.conflicts}, appenders held ${appenders.reduce((s, x) => s + x.counters.held, 0)}`);
+});
