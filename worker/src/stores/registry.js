@@ -119,9 +119,10 @@ import { createMemoryStore } from "./memory.js";
  * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
  *   denials, errors and timeouts per store.
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
- * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number } | null} roundTrip
- *   Durable only: what its round-trip estimator knows (objects tracked, answers measured, the smoothed round trip over all
- *   objects, its variation, and the timeout an object not yet measured gets), or null.
+ * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number, recent: import("./recent-round-trips.js").RecentSpread } | null} roundTrip
+ *   Durable and Redis: what the round-trip estimator of its exact store knows (objects or URLs tracked, answers
+ *   measured, the smoothed round trip over all of them, its variation, the timeout one not yet measured gets, and
+ *   the median, 99th percentile and largest of the last round trips), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
  * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean, locationHint?: string }} [lease] Durable with `lease` only: its settings
@@ -285,7 +286,7 @@ export function storeStats() {
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
-    roundTrip: durable === null ? null : durable.roundTrip.summary,
+    roundTrip: durable !== null ? durable.roundTrip.summary : redis !== null ? redis.roundTrip : null,
     leases: leased === null ? null : { ...leased.counters },
     redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },
