@@ -24,6 +24,9 @@ import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
+/** @import { GatewayRoute, GatewayRule } from "./config.js" */
+/** @import { KeyFunction } from "../src/http/keys.js" */
+
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 
 // The verified-claim key functions, one per claim and `jwt` settings (their caches of keys and tokens).
@@ -63,6 +66,7 @@ export function keyParts({ ip: ipOptions = {}, jwt = null } = {}) {
 
 // A refusal of the host's, named where the configuration says it: a rule's field under its route, a
 // store option under `stores`.
+/** @param {SluiceConfigError} error @param {readonly GatewayRule[]} rules @param {GatewayRoute} route @param {string} store @returns {ConfigError} */
 function configError(error, rules, route, store) {
   const ruleField = RULE_FIELD.exec(error.field);
   if (ruleField !== null) {
@@ -91,11 +95,12 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   const keyPart = keyParts({ ip: ipOptions, jwt });
   // Rules of one route with the same key share one key function, so it runs once per request.
   const keyFunctions = new Map();
+  /** @param {GatewayRule} rule @param {GatewayRoute} route @returns {KeyFunction} */
   function keyFunction(rule, route) {
     const id = `${route.index}\u0000${rule.key.join("\u0000")}`;
     let key = keyFunctions.get(id);
     if (key === undefined) {
-      const parts = rule.key.map((part) => keyPart(part, route));
+      const parts = rule.key.map((/** @type {string} */ part) => keyPart(part, route));
       key = parts.length === 1 ? parts[0] : compose(...parts);
       keyFunctions.set(id, key);
     }
@@ -103,6 +108,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   }
 
   // One probe per route and store: `probes` collects them for the gateway's /metrics.
+  /** @param {GatewayRoute} route @param {string} store */
   function probeFor(route, store) {
     const probe = accuracyProbe(/** @type {any} */ (accuracy));
     probes.push({ route: route.prefix, store, probe });
