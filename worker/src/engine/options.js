@@ -1,6 +1,6 @@
 // Options of rateLimit() and createLimiter(), validated and normalized once, at construction. Every
 // mistake throws a SluiceConfigError naming the option; nothing here is left to fail per request.
-import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../../wasm-bindings/sluice.js";
+import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../../wasm-bindings/core-base.js";
 import { normalizeBypass } from "./bypass.js";
 import { suggestion } from "./peer-options.js";
 import { nowMs } from "./clock.js";
@@ -12,7 +12,7 @@ import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
 import { normalizeOverrides } from "../features/overrides/overrides.js";
 import { isLiveTable } from "../features/overrides/live.js";
 
-/** @import { AlgorithmName } from "../../../wasm-bindings/sluice.js" */
+/** @import { AlgorithmName } from "../../../wasm-bindings/core-base.js" */
 /** @import { KeyFunction, KeySource } from "../http/keys.js" */
 /** @import { LimiterStoreOptions } from "../stores/registry.js" */
 /** @import { NormalizedRule, Store } from "../stores/store.js" */
