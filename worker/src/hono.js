@@ -17,6 +17,7 @@ export { cf, cookie, query } from "./http/characteristics.js";
 export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
 export { liveOverrides } from "./features/overrides/live.js";
+export { overrideList } from "./features/overrides/overrides.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";
@@ -39,6 +40,8 @@ export { rateLimitOnResponse } from "./features/response-count/hono.js";
 /** @typedef {import("./engine/limiter.js").CheckedDecision} CheckedDecision */
 /** @typedef {import("./engine/limiter.js").RateLimitDecision} RateLimitDecision */
 /** @typedef {import("./engine/options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./features/overrides/overrides.js").Override} Override */
+/** @typedef {import("./features/overrides/overrides.js").OverrideList} OverrideList */
 /** @typedef {import("./engine/options.js").LimitFunction} LimitFunction */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./engine/options.js").RuleOptions<Args>} RuleOptions */
 /** @typedef {import("./engine/options.js").RuleQuota} RuleQuota */

@@ -9,7 +9,7 @@ import { HEADER_MODES, policyHeader } from "../http/headers.js";
 import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "../http/keys.js";
 import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
-import { normalizeOverrides } from "../features/overrides/overrides.js";
+import { overrideListNormalizer } from "../features/overrides/overrides.js";
 import { isLiveTable } from "../features/overrides/live.js";
 
 /** @import { AlgorithmName } from "../../../wasm-bindings/core-base.js" */
@@ -39,10 +39,10 @@ import { isLiveTable } from "../features/overrides/live.js";
  *   quota would be whole again, if later), then starts at its full quota. Default: no block, only the excess is denied.
  *   Not with countDenied, store "kv" or leases. Give at most one of blockSec and blockMs.
  * @property {number} [blockMs] The block duration in milliseconds (see blockSec).
- * @property {import("../features/overrides/overrides.js").Override[] | ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} [overrides]
- *   Per-key limits: `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key
- *   function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a table changed without a
- *   redeploy. Each distinct limit counts apart. Not with a limit function.
+ * @property {import("../features/overrides/overrides.js").OverrideList | ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} [overrides]
+ *   Per-key limits: overrideList([...]) with `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with
+ *   it, as the rule's key function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a
+ *   table changed without a redeploy. Each distinct limit counts apart. Not with a limit function.
  */
 
 /**
@@ -437,7 +437,14 @@ function normalizeRule(spec, path, instance, declare) {
       return undefined;
     };
   } else if (overrides !== undefined) {
-    const normalized = normalizeOverrides(overrides, `${path}overrides`);
+    const normalize = overrideListNormalizer(overrides);
+    if (normalize === undefined) {
+      throw new SluiceConfigError(
+        `${path}overrides`,
+        `must be overrideList([{ key | prefix, limit }, ...]) or liveOverrides() (import them from "sluice" or "sluice/hono"); got ${describe(overrides)}`,
+      );
+    }
+    const normalized = normalize(`${path}overrides`);
     resolved.set(rule.limit, rule);
     normalized.limits.forEach((limit, i) => {
       try {
