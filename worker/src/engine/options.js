@@ -8,7 +8,7 @@ import { SluiceConfigError, describe } from "./errors.js";
 import { HEADER_MODES, policyHeader } from "../http/headers.js";
 import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "../http/keys.js";
-import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
+import { STORE_FIELDS, resolveStore, storeName } from "../stores/registry.js";
 import { overrideListNormalizer } from "../features/overrides/overrides.js";
 import { isLiveTable } from "../features/overrides/live.js";
 
@@ -575,7 +575,7 @@ export function normalizeOptions(options, surface) {
   const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
   // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
   // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
-  if (options.store === "kv") {
+  if (storeName(options.store) === "kv") {
     entries.forEach(({ rule }, i) => {
       if (rule.blockMs === undefined) return;
       const path = options.rules === undefined ? "" : `rules[${i}].`;
