@@ -176,6 +176,8 @@ export let coreInternals;
 
 /**
  * @typedef {object} CoreInternals
+ * @property {<T extends CoreBase>(Class: new (instance: WebAssembly.Instance, options?: CoreOptions) => T, module: WebAssembly.Module, options: CoreOptions) => T} instantiateAs
+ *   Instantiates the module as a subclass of CoreBase.
  * @property {(core: CoreBase) => any} exports The module's exports.
  * @property {(core: CoreBase, rule: unknown) => number} ruleId A rule id handed out by addRule, or a SluiceError.
  * @property {(core: CoreBase, key: unknown) => number} writeKey Copies the key to slot 0; returns its length.
@@ -194,6 +196,7 @@ export let coreInternals;
 export class CoreBase {
   static {
     coreInternals = Object.freeze({
+      instantiateAs: (Class, module, options) => CoreBase.#instantiateAs(Class, module, options),
       exports: (core) => core.#exports,
       ruleId: (core, rule) => core.#ruleId(rule),
       writeKey: (core, key) => core.#writeKey(0, key),
@@ -209,14 +212,24 @@ export class CoreBase {
   }
 
   /**
-   * Instantiates `module` as this class (CoreBase, or SluiceCore called as SluiceCore.instantiate).
-   * @template {typeof CoreBase} C
-   * @this {C}
    * @param {WebAssembly.Module} module
    * @param {CoreOptions} [options]
-   * @returns {InstanceType<C>}
+   * @returns {CoreBase}
    */
   static instantiate(module, options = {}) {
+    return CoreBase.#instantiateAs(CoreBase, module, options);
+  }
+
+  // Instantiates `module` as `Class` (CoreBase, or SluiceCore for SluiceCore.instantiate), whose
+  // instances the growth callback reaches.
+  /**
+   * @template {CoreBase} T
+   * @param {new (instance: WebAssembly.Instance, options?: CoreOptions) => T} Class
+   * @param {WebAssembly.Module} module
+   * @param {CoreOptions} options
+   * @returns {T}
+   */
+  static #instantiateAs(Class, module, options) {
     /** @type {CoreBase | null} */
     let core = null;
     const imports = {
@@ -234,8 +247,9 @@ export class CoreBase {
       },
     };
     const instance = new WebAssembly.Instance(module, imports);
-    core = new this(instance, options);
-    return /** @type {InstanceType<C>} */ (core);
+    const created = new Class(instance, options);
+    core = created;
+    return created;
   }
 
   /** @type {any} */

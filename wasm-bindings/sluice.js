@@ -192,6 +192,15 @@ export function coreGiveBack(core, rule, key, units, expiresAtMs) {
  */
 export class SluiceCore extends CoreBase {
   /**
+   * @param {WebAssembly.Module} module
+   * @param {CoreOptions} [options]
+   * @returns {SluiceCore}
+   */
+  static instantiate(module, options = {}) {
+    return inside.instantiateAs(SluiceCore, module, options);
+  }
+
+  /**
    * @param {BufferSource} bytes
    * @param {CoreOptions} [options]
    * @returns {Promise<SluiceCore>}
