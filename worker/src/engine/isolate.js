@@ -42,7 +42,7 @@ const STATE = Symbol.for("sluice.isolate");
  * What the isolate keeps on globalThis[STATE].
  * @typedef {object} IsolateState
  * @property {number} version STATE_VERSION of the module that created it.
- * @property {RuleCore} rules
+ * @property {RuleTable<CoreBase>} rules
  * @property {Map<string, IsolateTable>} declaredTables `${owner}\0${rule id}` -> the table, as declared at construction.
  * @property {Omit<IsolateStats, "lastFailure" | "memoryBytes" | "rules">} counters
  * @property {string | null} lastFailure
