@@ -22,6 +22,7 @@ import { createGatewayLimiter } from "../src/engine/limiter.js";
 import { cf, cookie, query } from "../src/http/characteristics.js";
 import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
+import { overrideList } from "../src/features/overrides/overrides.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 /** @import { GatewayRoute, GatewayRule } from "./config.js" */
@@ -128,7 +129,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
         windowMs: rule.windowMs,
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
         ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
-        ...(rule.overrides !== undefined ? { overrides: rule.overrides } : {}),
+        ...(rule.overrides !== undefined ? { overrides: overrideList(rule.overrides) } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),
