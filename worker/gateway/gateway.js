@@ -180,8 +180,9 @@ export function createGateway(config, options = {}) {
   }
 
   // The host's rate-limit header fields for a request's merged outcome (decide.js), and its 429.
-  const rateLimitHeaders = (outcome) => decisionHeaders(outcome, responses.headers, policyHeader(outcome.rules));
-  const rateLimitedResponse = (outcome) => limitedResponse(outcome, { ...responses, policy: policyHeader(outcome.rules) });
+  // RateLimit-Policy depends on the rules only: each rule's item is built once (policyOf).
+  const rateLimitHeaders = (outcome) => decisionHeaders(outcome, responses.headers, policyOf(outcome.rules));
+  const rateLimitedResponse = (outcome) => limitedResponse(outcome, { ...responses, policy: policyOf(outcome.rules) });
 
   function refuse(kind, record, detail, headers) {
     metrics.countRefusal(kind.code);
@@ -284,9 +285,10 @@ export function createGateway(config, options = {}) {
     let rateHeaders = [];
     if (verdict !== null) {
       noteVerdict(route, verdict, record);
+      // A 429 carries its own rate-limit fields (limitedResponse): they are built once, there.
+      if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
-      if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
       if (lockout?.response) {
         record.decision = "denied";
         return { response: lockout.response, route, verdict };
@@ -335,6 +337,7 @@ export function createGateway(config, options = {}) {
       mask: maskerFor(env),
       now,
       onBodyStall,
+      responseHeaders: rateHeaders,
     });
     if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);
     record.upstreamStatus = result.upstreamStatus;
@@ -343,7 +346,9 @@ export function createGateway(config, options = {}) {
       metrics.countUpstreamFailure(route.index, result.failure);
       record.error = `upstream ${result.failure}`;
     }
-    return { response: withHeaders(result.response, rateHeaders), route, verdict };
+    // A relayed response carries rateHeaders already; sluice's own 502/504 get them here.
+    const response = result.failure === null ? result.response : withHeaders(result.response, rateHeaders);
+    return { response, route, verdict };
   }
 
   async function fetch(request, env, ctx) {
@@ -386,6 +391,22 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// RateLimit-Policy for `rules` (a request's checked rules, in route order): policyHeader's items,
+// each rule's built once, since a rule's quota never changes.
+/** @type {WeakMap<object, string>} */
+const policyItems = new WeakMap();
+function policyOf(rules) {
+  const itemOf = (rule) => {
+    let item = policyItems.get(rule);
+    if (item === undefined) {
+      item = policyHeader([rule]);
+      policyItems.set(rule, item);
+    }
+    return item;
+  };
+  return rules.length === 1 ? itemOf(rules[0]) : rules.map(itemOf).join(", ");
 }
 
 // Whether `path` is `base` or below it (case-insensitive, as the admin path is matched).

@@ -33,10 +33,12 @@ function isRelayable(status) {
  * Resolves to { response, upstreamStatus, upstreamLatencyMs, failure } where failure is null,
  * "timeout", "unreachable" (then upstreamStatus is null and response is sluice's 504 or 502) or
  * "bad_response" (a status that cannot be relayed: response is sluice's 502).
+ * `responseHeaders` ([name, value] pairs, the rate-limit fields) go on a relayed response, replacing
+ * the upstream's fields of the same names (built into its headers at once: no copy of the response).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
  * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
  */
-export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {} }) {
+export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = [] }) {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -87,7 +89,7 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
   // No statusText: the runtime writes the standard reason phrase for the status.
   const response = new Response(relayed, {
     status,
-    headers: clientResponseHeaders(upstreamResponse.headers, status, upstream.cacheControl, mask.text),
+    headers: clientResponseHeaders(upstreamResponse.headers, status, upstream.cacheControl, mask.text, responseHeaders),
   });
   return { response, upstreamStatus: status, upstreamLatencyMs, failure: null };
 }
