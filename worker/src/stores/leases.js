@@ -29,6 +29,8 @@ const MAX_PENDING_RETURNS = 256;
 // object's timeouts (smoothed round trip + 4 deviations, round-trip.js) at its rate here, or when its
 // lease ends within as long: the refill then lands before the units are spent, with a round trip to spare.
 const REFILL_AHEAD_TIMEOUTS = 2;
+// A regional object's first lease of a key is at least this fraction of its largest (topUp).
+const FIRST_REGIONAL_LEASE_DIVISOR = 8;
 
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
 /** @import { DurableStore } from "./durable.js" */
@@ -547,9 +549,11 @@ export function createLeasedStore(options) {
     }
     // The home object just said it has nothing to lend: no asking again until the quiet time is over.
     if (typeof durable.refill !== "function" || nowMs < entry.quietUntilMs) return false;
-    // A regional lease serves many isolates: at least a 64th of the largest (the home object still
-    // lends at most a quarter of what the key has left).
-    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / 64)));
+    // A regional lease serves many isolates: at least an eighth of the largest (one isolate's largest
+    // lease; the home object still lends at most a quarter of what the key has left). Smaller, the
+    // first lease ran short before the key's rate here was known (a rate is measured over at least an
+    // eighth of a lease), and the region crossed twice more in its first second to learn it.
+    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / FIRST_REGIONAL_LEASE_DIVISOR)));
     await refill(entry, units, nowMs, decideOptions);
     return true;
   }
