@@ -38,7 +38,7 @@ function isRelayable(status) {
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
  * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
  */
-export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = [] }) {
+export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
