@@ -8,9 +8,9 @@ const RAW_START = 0;
 const FRAGMENT_FIRST = 256;
 const ESCAPE_VALUE_START = 512;
 const HAS_FRAGMENTS = 768;
-const PAIR_BITS = 1024;
-const PAIR_INDEX = 9216;
-const THIRD_SETS = 9216 + 131072;
+const PAIR_BITS = 9216;
+const PAIR_INDEX = 17408;
+const THIRD_SETS = 17408 + 131072;
 
 /**
  * The tables of one set of secrets, as redact.js builds them (see secret_scan.hpp for each).
@@ -75,6 +75,7 @@ export class SecretScan {
     this.#words.set(pairBits, (address + PAIR_BITS) >>> 2);
     new Uint16Array(this.#memory.buffer, address + PAIR_INDEX, 65536).set(input.pairIndex);
     this.#words.set(input.thirdSets, (address + THIRD_SETS) >>> 2);
+    this.#exports.sluice_scan_tables_ready(address);
     const handle = { address };
     this.#release?.register(handle, address);
     return handle;

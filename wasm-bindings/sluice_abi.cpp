@@ -325,6 +325,10 @@ SLUICE_EXPORT(sluice_scan_tables_new) uint32_t sluice_scan_tables_new(uint32_t p
   return reinterpret_cast<uintptr_t>(tables);
 }
 
+SLUICE_EXPORT(sluice_scan_tables_ready) void sluice_scan_tables_ready(uint32_t tables) {
+  if (tables != 0) sluice::prepare_secret_scan(*reinterpret_cast<sluice::SecretScanTables*>(static_cast<uintptr_t>(tables)));
+}
+
 SLUICE_EXPORT(sluice_scan_tables_free) void sluice_scan_tables_free(uint32_t tables) {
   std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(tables)));
 }

@@ -93,34 +93,49 @@ bool is_candidate(const SecretScanTables& t, const uint8_t* text, uint32_t lengt
 
 }  // namespace
 
+void prepare_secret_scan(SecretScanTables& t) {
+  for (uint32_t& word : t.coarse_pairs) word = 0;
+  const bool pairs = t.has_fragments != 0;
+  bool any_value = false;
+  for (uint32_t v = 0; v < 256; v++) any_value = any_value || t.escape_value_start[v] != 0;
+  for (uint32_t c = 0; c < 256; c++) {
+    for (uint32_t next = 0; next < 256; next++) {
+      const uint32_t pair = (c << 8) | next;
+      bool keep = t.raw_start[c] != 0;
+      // A fragment's first two bytes as they are, or its first byte then an escape.
+      keep = keep || (pairs && ((t.pair_bits[pair >> 5] >> (pair & 31)) & 1) != 0);
+      keep = keep || (pairs && t.fragment_first[c] != 0 && is_escape_start(static_cast<uint8_t>(next)));
+      // An escape whose two first bytes allow a character that begins a secret or fragment.
+      if (c == '+') keep = keep || t.escape_value_start[0x20] != 0;
+      if (c == '%' && hex_digit(static_cast<uint8_t>(next)) >= 0) {
+        const uint32_t high = static_cast<uint32_t>(hex_digit(static_cast<uint8_t>(next))) << 4;
+        for (uint32_t low = 0; low < 16; low++) keep = keep || t.escape_value_start[high | low] != 0;
+      }
+      if (c == '\\') {
+        keep = keep || ((next == 'u' || next == 'x') && any_value);
+        keep = keep || ((next == '/' || next == '"' || next == '\\') && t.escape_value_start[next] != 0);
+      }
+      if (c == '&') keep = keep || next == '#' || is_letter(static_cast<uint8_t>(next));
+      if (keep) t.coarse_pairs[pair >> 5] |= 1u << (pair & 31);
+    }
+  }
+}
+
 uint32_t scan_secret_candidates(const SecretScanTables& tables, const uint8_t* text, uint32_t length, uint32_t* positions) {
   if (length == 0) return 0;
   // Two passes. The first has no branch that depends on the text (a mispredicted branch per byte cost
-  // more than everything else): a position is kept when its byte may begin a short secret or an
-  // escape, or its two bytes are a fragment's first two, or a fragment's first byte then a byte that
-  // may begin an escape; every position is written and the count moves on by 0 or 1. The second
-  // runs is_candidate on those few, in place: it keeps a subset of them, since each of its rules
-  // needs one of these.
-  uint8_t coarse[256];
-  uint8_t escape[256];
-  uint8_t before_escape[256];
-  const uint8_t pairs = tables.has_fragments != 0 ? 1 : 0;
-  for (uint32_t c = 0; c < 256; c++) {
-    escape[c] = is_escape_start(static_cast<uint8_t>(c)) ? 1 : 0;
-    coarse[c] = static_cast<uint8_t>(tables.raw_start[c] | escape[c]);
-    before_escape[c] = static_cast<uint8_t>(tables.fragment_first[c] & pairs);
-  }
+  // more than everything else): a position is kept when its two bytes are in coarse_pairs (see
+  // prepare_secret_scan: every rule of is_candidate needs its pair there); every position is written
+  // and the count moves on by 0 or 1. The second runs is_candidate on those few, in place.
   uint32_t kept = 0;
   for (uint32_t at = 0; at + 1 < length; at++) {
-    const uint8_t c = text[at];
-    const uint8_t next = text[at + 1];
-    const uint32_t pair = (static_cast<uint32_t>(c) << 8) | next;
-    const uint32_t fragment = (tables.pair_bits[pair >> 5] >> (pair & 31)) & pairs;
+    const uint32_t pair = (static_cast<uint32_t>(text[at]) << 8) | text[at + 1];
     positions[kept] = at;
-    kept += coarse[c] | fragment | (before_escape[c] & escape[next]);
+    kept += (tables.coarse_pairs[pair >> 5] >> (pair & 31)) & 1;
   }
+  // The last byte has no pair: is_candidate alone decides.
   positions[kept] = length - 1;
-  kept += coarse[text[length - 1]];
+  kept += is_candidate(tables, text, length, length - 1) ? 1 : 0;
   uint32_t count = 0;
   for (uint32_t k = 0; k < kept; k++) {
     if (is_candidate(tables, text, length, positions[k])) positions[count++] = positions[k];

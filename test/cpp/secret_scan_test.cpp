@@ -36,6 +36,7 @@ Tables tables_for(char a, char b, char c, char s) {
   t.pair_index[pair] = 1;
   reinterpret_cast<sluice::ThirdSet*>(&t + 1)[0].words[third >> 5] |= 1u << (third & 31);
   t.raw_start[static_cast<uint8_t>(s)] = 1;
+  sluice::prepare_secret_scan(t);
   return tables;
 }
 
@@ -87,5 +88,6 @@ TEST_CASE("secret scan: a fragment's first byte then an escape", "[secret_scan]"
 TEST_CASE("secret scan: without fragments, pairs are not looked at", "[secret_scan]") {
   auto t = tables_for('Q', 'R', 'T', '!');
   t->has_fragments = 0;
+  sluice::prepare_secret_scan(*t);
   CHECK(candidates(*t, "QRT").empty());
 }

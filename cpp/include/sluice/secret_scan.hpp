@@ -31,6 +31,9 @@ struct SecretScanTables {
   uint32_t has_fragments;       // 0 when no secret is long enough to have fragments
   uint32_t pair_count;          // how many third sets follow the tables
   uint32_t reserved[62];        // pads pair_bits to offset 1024
+  // Filled by prepare_secret_scan from the fields above: bit (first << 8 | second) set when a
+  // position with these two bytes may be a candidate, whatever follows.
+  uint32_t coarse_pairs[2048];
   // Bit (first << 8 | second) set when pair_index has the pair: 8 KiB read at every byte, where the
   // 128 KiB index is read only for the few pairs that begin a fragment.
   uint32_t pair_bits[2048];
@@ -44,15 +47,19 @@ static_assert(offsetof(SecretScanTables, fragment_first) == 256);
 static_assert(offsetof(SecretScanTables, escape_value_start) == 512);
 static_assert(offsetof(SecretScanTables, has_fragments) == 768);
 static_assert(offsetof(SecretScanTables, pair_count) == 772);
-static_assert(offsetof(SecretScanTables, pair_bits) == 1024);
-static_assert(offsetof(SecretScanTables, pair_index) == 9216);
-static_assert(sizeof(SecretScanTables) == 9216 + 131072);
+static_assert(offsetof(SecretScanTables, coarse_pairs) == 1024);
+static_assert(offsetof(SecretScanTables, pair_bits) == 9216);
+static_assert(offsetof(SecretScanTables, pair_index) == 17408);
+static_assert(sizeof(SecretScanTables) == 17408 + 131072);
 static_assert(sizeof(ThirdSet) == 32);
 
 // The bytes tables for `pair_count` pairs take: the tables, then their third sets.
 constexpr uint32_t secret_scan_tables_bytes(uint32_t pair_count) {
   return static_cast<uint32_t>(sizeof(SecretScanTables)) + pair_count * static_cast<uint32_t>(sizeof(ThirdSet));
 }
+
+// Fills `coarse_pairs` once the other fields are written (the first pass of the scan reads it).
+void prepare_secret_scan(SecretScanTables& tables);
 
 // Writes the candidate positions of text[0, length) to `positions` in increasing order (it must hold
 // `length` entries) and returns how many there are. `tables` must be followed by its third sets.
