@@ -59,6 +59,7 @@ export const FRAGMENT_BYTES = 12;
 const FRAGMENT_BASE64 = Math.floor((8 * FRAGMENT_BYTES) / 6) - 2;
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/** @param {number} c @returns {number} */
 function hexValue(c) {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   const lower = c | 0x20;
@@ -67,6 +68,7 @@ function hexValue(c) {
 }
 
 // The hex number of `count` digits at bytes[at], or -1.
+/** @param {Uint8Array} bytes @param {number} at @param {number} count @returns {number} */
 function hexAt(bytes, at, count) {
   if (at + count > bytes.length) return -1;
   let value = 0;
@@ -81,9 +83,10 @@ function hexAt(bytes, at, count) {
 // An escape's decoded value and length packed in one number (value * 16 + length, every length below
 // 16), so the scan allocates nothing per byte; -1 is "no escape here".
 const NONE = -1;
-const packed = (value, length) => value * 16 + length;
+const packed = (/** @type {number} */ value, /** @type {number} */ length) => value * 16 + length;
 
 // An HTML character reference at bytes[at] ("&..."), packed, or NONE.
+/** @param {Uint8Array} bytes @param {number} at @returns {number} */
 function characterReference(bytes, at) {
   if (bytes[at + 1] === 0x23) {
     // &#DDD; or &#xHHH;
@@ -111,6 +114,7 @@ function characterReference(bytes, at) {
 }
 
 // One encoded character at bytes[at], packed, or NONE when bytes[at] starts no escape.
+/** @param {Uint8Array} bytes @param {number} at @returns {number} */
 function escapedCharacter(bytes, at) {
   const c = bytes[at];
   if (c === 0x25) {
@@ -136,13 +140,20 @@ function escapedCharacter(bytes, at) {
 }
 
 // Whether bytes[at] can begin an escape (escapedCharacter's first bytes).
-const isEscapeStart = (c) => c === 0x25 || c === 0x2b || c === 0x5c || c === 0x26;
+const isEscapeStart = (/** @type {number} */ c) => c === 0x25 || c === 0x2b || c === 0x5c || c === 0x26;
 
 /**
  * Where an occurrence of `secret` (its UTF-8 bytes) from its byte `index` on, spelled in any mix of the
  * forms above, that starts at bytes[at] ends (exclusive), or -1. It may stop short of the secret's end
  * once `minimum` of its bytes (counted from `from`) matched: a fragment; the default asks for the
  * whole secret. Non-ASCII bytes of the secret match as they are or as %XX.
+ * @param {Uint8Array} bytes
+ * @param {number} at
+ * @param {Uint8Array} secret
+ * @param {number} index
+ * @param {number} minimum
+ * @param {number} from
+ * @returns {number}
  */
 function occurrenceEnd(bytes, at, secret, index = 0, minimum = secret.length - index, from = index) {
   let p = at;
@@ -175,6 +186,7 @@ function occurrenceEnd(bytes, at, secret, index = 0, minimum = secret.length - i
 
 // How far the bytes at bytes[at] match `needle` from its character `from` on (exclusive end), when
 // at least `minimum` of them do, else -1.
+/** @param {Uint8Array} bytes @param {number} at @param {Uint8Array} needle @param {number} from @param {number} minimum @returns {number} */
 function runEnd(bytes, at, needle, from, minimum) {
   let j = from;
   let p = at;
@@ -193,6 +205,7 @@ const NO_CANDIDATES = { secrets: [], needles: [] };
 // Fragment entries ({ bytes, from }: a secret's or needle's bytes from `from` on) indexed by the value
 // of their first byte, and again by their first two bytes ((c << 8) | d) for the usual case of two
 // raw bytes: most positions of a text begin no entry's first two bytes, and cost one table lookup.
+/** @param {Array<{ bytes: Uint8Array, from: number }>} entries */
 function fragmentIndex(entries) {
   const byFirst = Array.from({ length: 256 }, () => /** @type {{ bytes: Uint8Array, from: number }[]} */ ([]));
   /** @type {Array<Array<{ bytes: Uint8Array, from: number }>>} */
@@ -211,6 +224,7 @@ function fragmentIndex(entries) {
 
 
 // Every run of a secret of `minimum` bytes or more begins at some byte `from` of it: one entry each.
+/** @param {readonly Uint8Array[]} list @param {number} minimum @returns {Array<{ bytes: Uint8Array, from: number }>} */
 function fragmentsOf(list, minimum) {
   const entries = [];
   for (const bytes of list) {
@@ -222,6 +236,7 @@ function fragmentsOf(list, minimum) {
 
 // The base64 (or base64url) text that `secret` contributes at each of the 3 byte alignments, minus
 // the characters that mix in neighbouring bytes.
+/** @param {Uint8Array} secret @returns {Uint8Array[]} */
 function base64Needles(secret) {
   const needles = [];
   for (let shift = 0; shift < 3; shift++) {
@@ -239,6 +254,7 @@ function base64Needles(secret) {
   return [...new Set(needles)].map((needle) => encoder.encode(needle));
 }
 
+/** @param {Uint8Array} bytes @param {number} at @param {Uint8Array} needle @returns {boolean} */
 function startsAt(bytes, at, needle) {
   if (at + needle.length > bytes.length) return false;
   for (let j = 0; j < needle.length; j++) if (bytes[at + j] !== needle[j]) return false;
@@ -253,6 +269,9 @@ function startsAt(bytes, at, needle) {
  * whose first byte is b, every secret at a byte that begins an escape, the base64 needles starting
  * with b), so a byte that begins nothing costs one load and one comparison, and a byte that begins
  * something is tried against those candidates only.
+ * @param {readonly string[]} secrets
+ * @param {"auto" | "wasm" | "js"} [scan] where positions are found (secretMasker's options.scan)
+ * @returns {{ mask: (bytes: Uint8Array) => boolean, longest: number }}
  */
 function compile(secrets, scan = "auto") {
   const spelled = secrets.map((secret) => encoder.encode(secret));
@@ -329,6 +348,7 @@ function compile(secrets, scan = "auto") {
   let scanTables = null;
 
   // The end of the longest fragment of a secret that begins at bytes[at], or `end` when none is longer.
+  /** @param {Uint8Array} bytes @param {number} at @param {number} end @returns {number} */
   function fragmentEnd(bytes, at, end) {
     const c = bytes[at];
     const next = at + 1 < bytes.length ? bytes[at + 1] : -1;
@@ -360,6 +380,7 @@ function compile(secrets, scan = "auto") {
   }
 
   // The end of the longest occurrence that begins at bytes[at], or -1.
+  /** @param {Uint8Array} bytes @param {number} at @returns {number} */
   function occurrenceAt(bytes, at) {
     const length = bytes.length;
     const c = bytes[at];
@@ -383,6 +404,7 @@ function compile(secrets, scan = "auto") {
   }
 
   // Tries every position: the JavaScript scan.
+  /** @param {Uint8Array} bytes @returns {boolean} */
   function maskEveryPosition(bytes) {
     let changed = false;
     for (let at = 0; at < bytes.length; at++) {
@@ -398,6 +420,7 @@ function compile(secrets, scan = "auto") {
 
   // Tries the wasm scan's candidates only (a superset of the positions where something begins), in
   // order, skipping those inside an occurrence already masked: the same result as maskEveryPosition.
+  /** @param {Uint8Array} bytes @returns {boolean} */
   function maskCandidates(bytes) {
     scanTables ??= sharedScan().tables(input);
     const positions = sharedScan().candidates(scanTables, bytes);
@@ -405,6 +428,7 @@ function compile(secrets, scan = "auto") {
   }
 
   // Masks from `positions` (increasing) on: see maskCandidates.
+  /** @param {Uint8Array} bytes @param {Uint32Array} positions @returns {boolean} */
   function maskAt(bytes, positions) {
     let changed = false;
     let next = 0;
@@ -426,7 +450,7 @@ function compile(secrets, scan = "auto") {
   const input = scanInput();
   const fits = input.thirdSets.length / 8 <= 65535;
   const fromBytes = scan === "js" || !fits ? Infinity : scan === "wasm" ? 0 : WASM_SCAN_BYTES;
-  const mask = (bytes) => (bytes.length >= fromBytes && bytes.length > 0 ? maskCandidates(bytes) : maskEveryPosition(bytes));
+  const mask = (/** @type {Uint8Array} */ bytes) => (bytes.length >= fromBytes && bytes.length > 0 ? maskCandidates(bytes) : maskEveryPosition(bytes));
   return { mask, longest };
 }
 
@@ -436,12 +460,13 @@ function compile(secrets, scan = "auto") {
  * bytes still held (or null). The last (longest - 1) bytes seen may begin an occurrence that the next
  * chunk completes, so they are held back until it arrives; an occurrence that begins before them is
  * wholly in view.
+ * @param {{ mask: (bytes: Uint8Array) => boolean, longest: number }} compiled
  */
 function streamMasker({ mask, longest }) {
   /** @type {Uint8Array | null} */
   let held = null;
   return {
-    push(chunk) {
+    push(/** @type {ArrayBufferView} */ chunk) {
       const view = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       let bytes;
       if (held === null) {
@@ -465,6 +490,7 @@ function streamMasker({ mask, longest }) {
   };
 }
 
+/** @param {{ mask: (bytes: Uint8Array) => boolean, longest: number }} compiled @returns {TransformStream<ArrayBufferView, Uint8Array>} */
 function maskingStream(compiled) {
   const masker = streamMasker(compiled);
   return new TransformStream({

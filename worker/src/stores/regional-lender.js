@@ -104,10 +104,11 @@ export class RegionalLender {
   }
 
   // Tops the checks' keys up from the home object; false when nothing was asked (it has nothing to lend).
+  /** @param {readonly StoreCheck[]} checks @param {number} nowMs @returns {Promise<boolean>} */
   async #topUp(checks, nowMs) {
     let asked = false;
     await Promise.all(
-      checks.map(async (check) => {
+      checks.map(async (/** @type {StoreCheck} */ check) => {
         asked = (await this.#leased.topUp(check, check.cost, nowMs, { nowMs, ctx: this.#ctx })) || asked;
       }),
     );
