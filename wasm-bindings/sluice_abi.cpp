@@ -8,6 +8,7 @@
 #include <new>
 
 #include "sluice/limiter.hpp"
+#include "sluice/secret_scan.hpp"
 
 #define SLUICE_EXPORT(name) extern "C" __attribute__((export_name(#name)))
 
@@ -306,4 +307,54 @@ int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, dou
   int64_t returned = 0;
   const Status status = g_limiter->give_back(rule, g_limiter->key_hash(g_io, key_length), static_cast<int64_t>(units), expires, &returned);
   return status == Status::kOk ? static_cast<int32_t>(returned) : fail(status);
+}
+
+namespace {
+// The scan area and its positions, grown to the longest text scanned so far (a masked body's chunk
+// with the bytes held back from the one before).
+uint8_t* g_scan_text = nullptr;
+uint32_t* g_scan_positions = nullptr;
+uint32_t g_scan_capacity = 0;
+}  // namespace
+
+SLUICE_EXPORT(sluice_scan_tables_new) uint32_t sluice_scan_tables_new(uint32_t pair_count) {
+  if (pair_count > 65535) return 0;
+  auto* tables = static_cast<sluice::SecretScanTables*>(std::calloc(1, sluice::secret_scan_tables_bytes(pair_count)));
+  if (tables == nullptr) return 0;
+  tables->pair_count = pair_count;
+  return reinterpret_cast<uintptr_t>(tables);
+}
+
+SLUICE_EXPORT(sluice_scan_tables_ready) void sluice_scan_tables_ready(uint32_t tables) {
+  if (tables != 0) sluice::prepare_secret_scan(*reinterpret_cast<sluice::SecretScanTables*>(static_cast<uintptr_t>(tables)));
+}
+
+SLUICE_EXPORT(sluice_scan_tables_free) void sluice_scan_tables_free(uint32_t tables) {
+  std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(tables)));
+}
+
+SLUICE_EXPORT(sluice_scan_reserve) uint32_t sluice_scan_reserve(uint32_t length) {
+  if (length <= g_scan_capacity) return reinterpret_cast<uintptr_t>(g_scan_text);
+  std::free(g_scan_text);
+  std::free(g_scan_positions);
+  g_scan_text = static_cast<uint8_t*>(std::malloc(length));
+  g_scan_positions = static_cast<uint32_t*>(std::malloc(static_cast<size_t>(length) * sizeof(uint32_t)));
+  if (g_scan_text == nullptr || g_scan_positions == nullptr) {
+    std::free(g_scan_text);
+    std::free(g_scan_positions);
+    g_scan_text = nullptr;
+    g_scan_positions = nullptr;
+    g_scan_capacity = 0;
+    return 0;
+  }
+  g_scan_capacity = length;
+  return reinterpret_cast<uintptr_t>(g_scan_text);
+}
+
+SLUICE_EXPORT(sluice_scan_positions) uint32_t sluice_scan_positions(void) { return reinterpret_cast<uintptr_t>(g_scan_positions); }
+
+SLUICE_EXPORT(sluice_scan) int32_t sluice_scan(uint32_t tables, uint32_t length) {
+  if (tables == 0 || length > g_scan_capacity) return fail(Status::kInvalidArgument);
+  const auto* t = reinterpret_cast<const sluice::SecretScanTables*>(static_cast<uintptr_t>(tables));
+  return static_cast<int32_t>(sluice::scan_secret_candidates(*t, g_scan_text, length, g_scan_positions));
 }

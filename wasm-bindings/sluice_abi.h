@@ -85,6 +85,20 @@ int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double 
 /* Gives back `units` unused units of a lease of that key that expires at expires_at_ms; returns how
  * many the key took back (>= 0) or a negative status. */
 int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, double expires_at_ms);
+/* Secret scanning (sluice/secret_scan.hpp), for the gateway's masking; independent of the limiter and
+ * usable in an instance that never called sluice_init. sluice_scan_tables_new allocates one set of
+ * zeroed tables (sluice::SecretScanTables and its `pair_count` third sets, filled in by the caller; at
+ * most 65535) and returns its address, or 0 when memory runs out; sluice_scan_tables_ready derives the
+ * scan's first-pass table from them once they are written; sluice_scan_tables_free releases them. sluice_scan_reserve makes the scan area hold
+ * `length` bytes and returns its address (0 when memory runs out); the positions area, from
+ * sluice_scan_positions(), then holds `length` u32. sluice_scan writes the candidate positions of the
+ * scan area's first `length` bytes and returns how many, or a negative status (length over the area). */
+uint32_t sluice_scan_tables_new(uint32_t pair_count);
+void sluice_scan_tables_ready(uint32_t tables);
+void sluice_scan_tables_free(uint32_t tables);
+uint32_t sluice_scan_reserve(uint32_t length);
+uint32_t sluice_scan_positions(void);
+int32_t sluice_scan(uint32_t tables, uint32_t length);
 
 #ifdef __cplusplus
 }

@@ -184,8 +184,9 @@ export function createGateway(config, options = {}) {
   }
 
   // The host's rate-limit header fields for a request's merged outcome (decide.js), and its 429.
-  const rateLimitHeaders = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => decisionHeaders(outcome, responses.headers, policyHeader(outcome.rules));
-  const rateLimitedResponse = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => limitedResponse(outcome, { ...responses, policy: policyHeader(outcome.rules) });
+  // RateLimit-Policy depends on the rules only: each rule's item is built once (policyOf).
+  const rateLimitHeaders = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => decisionHeaders(outcome, responses.headers, policyOf(outcome.rules));
+  const rateLimitedResponse = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => limitedResponse(outcome, { ...responses, policy: policyOf(outcome.rules) });
 
   /** @param {(typeof GatewayError)[keyof typeof GatewayError]} kind @param {LogRecord} record @param {string} [detail] @param {HeadersInit} [headers] @returns {Handled} */
   function refuse(kind, record, detail, headers) {
@@ -292,9 +293,10 @@ export function createGateway(config, options = {}) {
     let rateHeaders = [];
     if (verdict !== null) {
       noteVerdict(route, verdict, record);
+      // A 429 carries its own rate-limit fields (limitedResponse): they are built once, there.
+      if (verdict.blocked) return { response: rateLimitedResponse(/** @type {import("./decide.js").MergedOutcome} */ (verdict.outcome)), route, verdict }; // a blocked request was checked
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
-      if (verdict.blocked) return { response: rateLimitedResponse(/** @type {import("./decide.js").MergedOutcome} */ (verdict.outcome)), route, verdict }; // a blocked request was checked
       if (lockout?.response) {
         record.decision = "denied";
         return { response: lockout.response, route, verdict };
@@ -343,6 +345,7 @@ export function createGateway(config, options = {}) {
       mask: maskerFor(env),
       now,
       onBodyStall,
+      responseHeaders: rateHeaders,
     });
     if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);
     record.upstreamStatus = result.upstreamStatus;
@@ -351,7 +354,9 @@ export function createGateway(config, options = {}) {
       metrics.countUpstreamFailure(route.index, result.failure);
       record.error = `upstream ${result.failure}`;
     }
-    return { response: withHeaders(result.response, rateHeaders), route, verdict };
+    // A relayed response carries rateHeaders already; sluice's own 502/504 get them here.
+    const response = result.failure === null ? result.response : withHeaders(result.response, rateHeaders);
+    return { response, route, verdict };
   }
 
   /** @param {Request} request @param {any} env @param {any} ctx @returns {Promise<Response>} */
@@ -396,6 +401,24 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// RateLimit-Policy for `rules` (a request's checked rules, in route order): policyHeader's items,
+// each rule's built once, since a rule's quota never changes.
+/** @type {WeakMap<object, string>} */
+const policyItems = new WeakMap();
+/** @param {ReadonlyArray<Parameters<typeof policyHeader>[0][number]>} rules @returns {string} */
+function policyOf(rules) {
+  /** @param {Parameters<typeof policyHeader>[0][number]} rule */
+  const itemOf = (rule) => {
+    let item = policyItems.get(rule);
+    if (item === undefined) {
+      item = policyHeader([rule]);
+      policyItems.set(rule, item);
+    }
+    return item;
+  };
+  return rules.length === 1 ? itemOf(rules[0]) : rules.map(itemOf).join(", ");
 }
 
 // Whether `path` is `base` or below it (case-insensitive, as the admin path is matched).

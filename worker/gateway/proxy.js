@@ -36,12 +36,14 @@ function isRelayable(status) {
  * Resolves to { response, upstreamStatus, upstreamLatencyMs, failure } where failure is null,
  * "timeout", "unreachable" (then upstreamStatus is null and response is sluice's 504 or 502) or
  * "bad_response" (a status that cannot be relayed: response is sluice's 502).
+ * `responseHeaders` ([name, value] pairs, the rate-limit fields) go on a relayed response, replacing
+ * the upstream's fields of the same names (built into its headers at once: no copy of the response).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
  * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
- * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void }} request
+ * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void, responseHeaders?: ReadonlyArray<readonly [string, string]> }} request
  * @returns {Promise<{ response: Response, upstreamStatus: number | null, upstreamLatencyMs: number | null, failure: string | null }>}
  */
-export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {} }) {
+export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -93,7 +95,7 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
   // No statusText: the runtime writes the standard reason phrase for the status.
   const response = new Response(relayed, {
     status,
-    headers: clientResponseHeaders(upstreamResponse.headers, status, upstream.cacheControl, mask.text),
+    headers: clientResponseHeaders(upstreamResponse.headers, status, upstream.cacheControl, mask.text, responseHeaders),
   });
   return { response, upstreamStatus: status, upstreamLatencyMs, failure: null };
 }

@@ -26,7 +26,17 @@
 // gzip, encryption), a secret split by other text, and escapes other than those above for non-ASCII
 // characters of a secret (those are matched as they are or percent-encoded only).
 
+import sluiceWasm from "#sluice-wasm";
+import { SecretScan } from "../../wasm-bindings/secret-scan.js";
+
 const STAR = 0x2a;
+// Texts from this length on are first scanned by the wasm core for the positions where an occurrence
+// may begin (cpp/include/sluice/secret_scan.hpp), and the matcher below runs at those only; shorter
+// ones (header values) are tried at every position, which costs less than the copy in and out.
+const WASM_SCAN_BYTES = 256;
+/** @type {SecretScan | null} One per isolate, made on first use. */
+let wasmScan = null;
+const sharedScan = () => (wasmScan ??= new SecretScan(/** @type {WebAssembly.Module} */ (sluiceWasm)));
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -260,9 +270,10 @@ function startsAt(bytes, at, needle) {
  * with b), so a byte that begins nothing costs one load and one comparison, and a byte that begins
  * something is tried against those candidates only.
  * @param {readonly string[]} secrets
+ * @param {"auto" | "wasm" | "js"} [scan] where positions are found (secretMasker's options.scan)
  * @returns {{ mask: (bytes: Uint8Array) => boolean, longest: number }}
  */
-function compile(secrets) {
+function compile(secrets, scan = "auto") {
   const spelled = secrets.map((secret) => encoder.encode(secret));
   const needles = spelled.flatMap(base64Needles);
   const longest = Math.max(...spelled.map((bytes) => bytes.length * LONGEST_SPELLING), ...needles.map((needle) => needle.length));
@@ -304,6 +315,37 @@ function compile(secrets) {
   // A third byte that may begin an escape: every pair that begins a fragment stays a candidate.
   for (let pair = 0; pair < 65536; pair++) if (fragmentPairs[pair] === 1) for (const d of [0x25, 0x2b, 0x5c, 0x26]) fragmentThirds[pair] |= 1 << (d & 31);
   const hasFragments = fragments.entries.length + needleFragments.entries.length > 0;
+  // The wasm scan's tables (secret_scan.hpp): positions where `mask` below could find something are a
+  // subset of its candidates. A whole secret or needle long enough to have fragments begins with its
+  // own first fragment, so only the shorter ones need `rawStart`; an escape matters when the
+  // character it spells begins a secret (every secret is tried at an escape) or a fragment
+  // (`escapeValueStart`); and a fragment's first three bytes are as they are (`pairIndex`, then the
+  // pair's `thirdSets`), or the first two then an escape, or the first then an escape.
+  const scanInput = () => {
+    const rawStart = new Uint8Array(256);
+    for (const bytes of spelled) if (bytes.length <= FRAGMENT_BYTES) rawStart[bytes[0]] = 1;
+    for (const needle of needles) if (needle.length <= FRAGMENT_BASE64) rawStart[needle[0]] = 1;
+    const fragmentFirst = new Uint8Array(256);
+    const escapeValueStart = new Uint8Array(256);
+    for (const bytes of spelled) escapeValueStart[bytes[0]] = 1;
+    const pairIndex = new Uint16Array(65536);
+    /** @type {number[]} */
+    const thirdSets = [];
+    for (const { bytes, from } of [...fragments.entries, ...needleFragments.entries]) {
+      fragmentFirst[bytes[from]] = 1;
+      escapeValueStart[bytes[from]] = 1;
+      const pair = (bytes[from] << 8) | bytes[from + 1];
+      if (pairIndex[pair] === 0) {
+        thirdSets.push(0, 0, 0, 0, 0, 0, 0, 0);
+        pairIndex[pair] = thirdSets.length / 8;
+      }
+      const third = bytes[from + 2];
+      thirdSets[(pairIndex[pair] - 1) * 8 + (third >>> 5)] |= 1 << (third & 31);
+    }
+    return { rawStart, fragmentFirst, escapeValueStart, hasFragments, pairIndex, thirdSets: Uint32Array.from(thirdSets, (word) => word >>> 0) };
+  };
+  /** @type {{ address: number } | null} */
+  let scanTables = null;
 
   // The end of the longest fragment of a secret that begins at bytes[at], or `end` when none is longer.
   /** @param {Uint8Array} bytes @param {number} at @param {number} end @returns {number} */
@@ -337,29 +379,36 @@ function compile(secrets) {
     return end;
   }
 
-  /** @param {Uint8Array} bytes @returns {boolean} */
-  function mask(bytes) {
-    let changed = false;
+  // The end of the longest occurrence that begins at bytes[at], or -1.
+  /** @param {Uint8Array} bytes @param {number} at @returns {number} */
+  function occurrenceAt(bytes, at) {
     const length = bytes.length;
-    for (let at = 0; at < length; at++) {
-      const c = bytes[at];
-      // A fragment may begin here: its first two bytes as they are, or an escape among them.
-      const pair = at + 1 < length ? (c << 8) | bytes[at + 1] : 0;
-      const fragment =
-        hasFragments &&
-        at + 1 < length &&
-        ((((pairBits[pair >>> 5] >>> (pair & 31)) & 1) === 1 && (at + 2 >= length || (fragmentThirds[pair] & (1 << (bytes[at + 2] & 31))) !== 0)) || isEscapeStart(c));
-      if (starts[c] === 0 && !fragment) continue;
-      const { secrets: trySecrets, needles: tryNeedles } = candidates[c];
-      let end = -1;
-      for (let k = 0; k < trySecrets.length; k++) {
-        const e = occurrenceEnd(bytes, at, trySecrets[k]);
-        if (e > end) end = e;
-      }
-      for (let k = 0; k < tryNeedles.length; k++) {
-        if (startsAt(bytes, at, tryNeedles[k]) && at + tryNeedles[k].length > end) end = at + tryNeedles[k].length;
-      }
-      if (fragment) end = fragmentEnd(bytes, at, end);
+    const c = bytes[at];
+    // A fragment may begin here: its first two bytes as they are, or an escape among them.
+    const pair = at + 1 < length ? (c << 8) | bytes[at + 1] : 0;
+    const fragment =
+      hasFragments &&
+      at + 1 < length &&
+      ((((pairBits[pair >>> 5] >>> (pair & 31)) & 1) === 1 && (at + 2 >= length || (fragmentThirds[pair] & (1 << (bytes[at + 2] & 31))) !== 0)) || isEscapeStart(c));
+    if (starts[c] === 0 && !fragment) return -1;
+    const { secrets: trySecrets, needles: tryNeedles } = candidates[c];
+    let end = -1;
+    for (let k = 0; k < trySecrets.length; k++) {
+      const e = occurrenceEnd(bytes, at, trySecrets[k]);
+      if (e > end) end = e;
+    }
+    for (let k = 0; k < tryNeedles.length; k++) {
+      if (startsAt(bytes, at, tryNeedles[k]) && at + tryNeedles[k].length > end) end = at + tryNeedles[k].length;
+    }
+    return fragment ? fragmentEnd(bytes, at, end) : end;
+  }
+
+  // Tries every position: the JavaScript scan.
+  /** @param {Uint8Array} bytes @returns {boolean} */
+  function maskEveryPosition(bytes) {
+    let changed = false;
+    for (let at = 0; at < bytes.length; at++) {
+      const end = occurrenceAt(bytes, at);
       if (end > at) {
         bytes.fill(STAR, at, end);
         changed = true;
@@ -368,6 +417,40 @@ function compile(secrets) {
     }
     return changed;
   }
+
+  // Tries the wasm scan's candidates only (a superset of the positions where something begins), in
+  // order, skipping those inside an occurrence already masked: the same result as maskEveryPosition.
+  /** @param {Uint8Array} bytes @returns {boolean} */
+  function maskCandidates(bytes) {
+    scanTables ??= sharedScan().tables(input);
+    const positions = sharedScan().candidates(scanTables, bytes);
+    return maskAt(bytes, positions);
+  }
+
+  // Masks from `positions` (increasing) on: see maskCandidates.
+  /** @param {Uint8Array} bytes @param {Uint32Array} positions @returns {boolean} */
+  function maskAt(bytes, positions) {
+    let changed = false;
+    let next = 0;
+    for (let k = 0; k < positions.length; k++) {
+      const at = positions[k];
+      if (at < next) continue;
+      const end = occurrenceAt(bytes, at);
+      if (end > at) {
+        bytes.fill(STAR, at, end);
+        changed = true;
+        next = end;
+      }
+    }
+    return changed;
+  }
+
+  // Secrets so many that their fragments begin with more than 65,535 distinct pairs do not fit the
+  // scan's tables (sluice_scan_tables_new refuses them): those are scanned in JavaScript, as strongly.
+  const input = scanInput();
+  const fits = input.thirdSets.length / 8 <= 65535;
+  const fromBytes = scan === "js" || !fits ? Infinity : scan === "wasm" ? 0 : WASM_SCAN_BYTES;
+  const mask = (/** @type {Uint8Array} */ bytes) => (bytes.length >= fromBytes && bytes.length > 0 ? maskCandidates(bytes) : maskEveryPosition(bytes));
   return { mask, longest };
 }
 
@@ -428,7 +511,11 @@ function maskingStream(compiled) {
  * masks a whole body in place (true when it changed something), `stream()` gives a streaming pass
  * ({ push(chunk), end() }, see streamMasker) and `body(stream)` a masked copy of a byte stream. With no
  * secret, `any` is false and every one of them leaves its input as it is.
+ * `options.scan` chooses where positions are found: "auto" (the default: the wasm core's scan for texts
+ * of 256 bytes or more), "wasm" (always) or "js" (never: every position is tried); all three mask the
+ * same bytes (test/js/gateway-secret-scan.test.js).
  * @param {string | null | readonly (string | null | undefined)[]} secrets
+ * @param {{ scan?: "auto" | "wasm" | "js" }} [options]
  * @returns {{
  *   any: boolean,
  *   text: (value: string) => string,
@@ -437,7 +524,7 @@ function maskingStream(compiled) {
  *   body: (stream: ReadableStream | null) => ReadableStream | null,
  * }}
  */
-export function secretMasker(secrets) {
+export function secretMasker(secrets, options = {}) {
   const list = [...new Set((Array.isArray(secrets) ? secrets : [secrets]).filter((s) => typeof s === "string" && s !== ""))];
   if (list.length === 0) {
     return {
@@ -448,7 +535,7 @@ export function secretMasker(secrets) {
       body: (stream) => stream,
     };
   }
-  const compiled = compile(list);
+  const compiled = compile(list, options.scan ?? "auto");
   return {
     any: true,
     text: (value) => {

@@ -61,7 +61,7 @@ export function createWebSocketProxy(route, keyOf, { onMessage = () => {} } = {}
    * @returns {Promise<Response | null>}
    */
   async function upgradeUpstream(request, targetUrl, env, secret) {
-    const headers = upstreamRequestHeaders(request.headers, upstream, secret);
+    const headers = new Headers(upstreamRequestHeaders(request.headers, upstream, secret));
     // Hop-by-hop headers are never forwarded, but this one is the request: ask the upstream to upgrade.
     headers.set("upgrade", "websocket");
     const fetcher = upstream.service === null ? globalThis : env[upstream.service];

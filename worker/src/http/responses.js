@@ -2,7 +2,7 @@
 // (a denial is about this client at this moment; no cache may replay it to anyone), and a JSON body,
 // or with `problemJson` an RFC 9457 problem of the draft's "quota-exceeded" type naming the violated
 // policies.
-import { decisionHeaders, retryAfterSeconds, secondsUntil, withHeaders } from "./headers.js";
+import { decisionHeaders, retryAfterSeconds, secondsUntil } from "./headers.js";
 
 /** @import { HeaderMode } from "../engine/options.js" */
 /** @import { NormalizedRule, Outcome } from "../stores/store.js" */
@@ -76,12 +76,11 @@ export function epochNow(settings) {
 
 /** limitedResponse builds the 429 for a denied `decision`. @param {DeniedDecision} decision @param {LimitedResponseSettings} settings @returns {Response} */
 export function limitedResponse(decision, settings) {
-  const response = new Response(JSON.stringify(limitedBody(decision, settings)), {
-    status: 429,
-    headers: {
-      "content-type": settings.problemJson ? "application/problem+json" : "application/json",
-      "cache-control": "no-store",
-    },
-  });
-  return withHeaders(response, decisionHeaders(decision, settings.headers, settings.policy, epochNow(settings)));
+  // One list of fields for the constructor: setting them one by one afterwards costs a native call each.
+  const headers = [
+    ["content-type", settings.problemJson ? "application/problem+json" : "application/json"],
+    ["cache-control", "no-store"],
+    ...decisionHeaders(decision, settings.headers, settings.policy, epochNow(settings)),
+  ];
+  return new Response(JSON.stringify(limitedBody(decision, settings)), { status: 429, headers });
 }
