@@ -18,6 +18,7 @@ export { cf, cookie, query } from "./http/characteristics.js";
 export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
 export { liveOverrides } from "./features/overrides/live.js";
+export { autoBlock } from "./features/auto-block/auto-block.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";
@@ -78,6 +79,7 @@ export function user(identify) {
  * @property {(c: Context<E>) => Promise<void>} reset
  * @property {import("./features/response-count/cost.js").CostCounters | null} costCounters With costFrom: how the
  *   responses' costs were read (from the header, clamped to max, missing, invalid, exhausting the key); else null.
+ * @property {import("./engine/limiter.js").LimiterBlocks} blocks The blocks of its auto-blocking rules (autoBlock): list, lift, counters.
  */
 
 /**
@@ -108,7 +110,7 @@ export function user(identify) {
  */
 export function rateLimit(options) {
   const { counts, cost, pendingCost, limiterOptions } = responseCounting(options);
-  const { settings, evaluate, get, reset } = createEngine(limiterOptions, "hono");
+  const { settings, evaluate, get, reset, blocks } = createEngine(limiterOptions, "hono");
   const { onLimited } = settings;
   /** @type {MiddlewareHandler<E>} */
   const middleware = counts !== null ? countingMiddleware({ settings, evaluate, counts, cost, pendingCost }) : async function rateLimit(c, next) {
@@ -135,6 +137,7 @@ export function rateLimit(options) {
     get: (c) => get([c], c.env, executionContextOf(c)),
     reset: (c) => reset([c], c.env, executionContextOf(c)),
     costCounters: cost === null ? null : cost.counters,
+    blocks,
   };
   return Object.assign(middleware, handle);
 }

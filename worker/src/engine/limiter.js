@@ -71,6 +71,7 @@ import { epochNow, limitedResponse } from "../http/responses.js";
  *   as they stand: what a cost of 1 would get, charging nothing, whatever skip and the dev bypass say.
  * @property {(request: Request, env?: Env, ctx?: unknown) => Promise<void>} reset Forgets `request`'s keys in every rule
  *   of the limiter, in its store: they are back to their full quota.
+ * @property {LimiterBlocks} blocks The blocks of its auto-blocking rules: list, lift, counters.
  */
 
 const MAX_COST = 2 ** 31;
@@ -145,6 +146,15 @@ export function createEngine(options, surface) {
     // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
     for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
     const { checks, keys, checkedRules } = await prepare(args, false);
+    // Auto-blocking (features/auto-block/): a blocked key is refused before its rules are charged.
+    if (settings.autoBlocks.length > 0) {
+      const refusal = await autoBlockRefusal(checks, keys, { nowMs: currentTime(clock), env, ctx, peek });
+      if (refusal !== null) {
+        const decision = decide(refusal, checkedRules, keys);
+        if (!peek) countDecision(decision);
+        return decision;
+      }
+    }
     let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
     if (isPromise(outcome)) outcome = await outcome;
     const decision = decide(outcome, checkedRules, keys);
@@ -152,8 +162,28 @@ export function createEngine(options, surface) {
       countDecision(decision);
       // The accuracy probe compares what was decided with exact counting, in the background.
       settings.accuracy?.observe(checks, outcome, env, ctx);
+      // A 429 of an auto-blocking rule is one of its key's strikes.
+      const blocker = decision.allowed ? undefined : settings.entries[outcome.decidingCheck]?.autoBlocker;
+      if (blocker !== undefined) await blocker.strike(store, checks[outcome.decidingCheck].key, { nowMs: currentTime(clock), env, ctx });
     }
     return decision;
+  }
+
+  /**
+   * The refusal of a request whose key an auto-blocking rule has blocked, or null: the rule's own
+   * decision (limit, nothing remaining) until the block ends, which its Retry-After says.
+   * @param {StoreCheck[]} checks @param {string[]} keys @param {{ nowMs: number, env: any, ctx: any, peek: boolean }} options
+   * @returns {Promise<Outcome | null>}
+   */
+  async function autoBlockRefusal(checks, keys, options) {
+    for (const { index, blocker } of settings.autoBlocks) {
+      const blocked = await blocker.gate(store, checks[index].key, keys[index], options);
+      if (blocked === null) continue;
+      const rule = checks[index].rule;
+      const own = { allowed: false, limit: rule.limit, remaining: 0, resetMs: blocked.resetMs, retryAfterMs: blocked.retryAfterMs };
+      return { ...own, decidingCheck: index, checks: checks.map((_, i) => (i === index ? own : null)), store: blocked.store, autoBlocked: true };
+    }
+    return null;
   }
 
   /**
@@ -274,7 +304,37 @@ export function createEngine(options, surface) {
     await store.reset(checks, { nowMs: currentTime(clock), env, ctx });
   }
 
-  return { settings, evaluate, get, reset };
+  return { settings, evaluate, get, reset, blocks: blocksOf(settings, () => currentTime(clock)) };
+}
+
+/**
+ * The blocks of a limiter's auto-blocking rules (features/auto-block/): what an admin API lists and lifts.
+ * @typedef {object} LimiterBlocks
+ * @property {() => import("../features/auto-block/auto-block.js").BlockEntry[]} list The blocks this isolate started or met that
+ *   have not ended (the blocks themselves are the store's: an isolate lists those it saw).
+ * @property {(rule: string, key: string, env?: unknown, ctx?: unknown) => Promise<boolean>} lift Ends the block of `key` (as the rule's
+ *   key function gives it, "ip:192.0.2.1") under the auto-blocking rule named `rule`, in the store, and forgets its strikes; false
+ *   when no rule of that name auto-blocks.
+ * @property {() => Array<{ rule: string } & import("../features/auto-block/auto-block.js").AutoBlockCounters>} counters Each
+ *   auto-blocking rule's counters in this isolate.
+ */
+
+/**
+ * @param {LimiterSettings} settings @param {() => number} now
+ * @returns {LimiterBlocks}
+ */
+function blocksOf(settings, now) {
+  const named = (name) => settings.autoBlocks.find(({ index }) => settings.entries[index].rule.name === name);
+  return Object.freeze({
+    list: () => settings.autoBlocks.flatMap(({ blocker }) => blocker.list(now())),
+    async lift(rule, key, env, ctx) {
+      const found = named(rule);
+      if (found === undefined) return false;
+      await found.blocker.lift(settings.store, key, { nowMs: now(), env: /** @type {any} */ (env), ctx: /** @type {any} */ (ctx) });
+      return true;
+    },
+    counters: () => settings.autoBlocks.map(({ index, blocker }) => ({ rule: settings.entries[index].rule.name, ...blocker.counters })),
+  });
 }
 
 /**
@@ -327,9 +387,9 @@ export function createGatewayLimiter(config) {
  * @returns {Limiter<Env>}
  */
 function buildLimiter(config, surface) {
-  const { settings, evaluate, get, reset } = createEngine(config, surface);
+  const { settings, evaluate, get, reset, blocks } = createEngine(config, surface);
   return Object.freeze({
-
+    blocks,
     rules: settings.rules,
     /** limit decides `request` and charges it if every rule admits it. */
     limit(request, env, ctx) {

@@ -43,6 +43,9 @@ import { isLiveTable } from "../features/overrides/live.js";
  *   Per-key limits: `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key
  *   function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a table changed without a
  *   redeploy. Each distinct limit counts apart. Not with a limit function.
+ * @property {ReturnType<typeof import("../features/auto-block/auto-block.js").autoBlock>} [autoBlock] Auto-blocking: a key this
+ *   rule answers 429 `after` times within a span is refused everything for a set time (autoBlock() from sluice; docs/blocks.md,
+ *   "Auto-blocking"). Not with store "kv".
  */
 
 /**
@@ -127,6 +130,7 @@ import { isLiveTable } from "../features/overrides/live.js";
  * @property {((keyText: unknown) => number | undefined) | undefined} overrideOf The limit an override gives a key, if the rule has overrides.
  * @property {KeyFunction} key
  * @property {number | ((...args: any[]) => number | Promise<number>)} cost
+ * @property {import("../features/auto-block/auto-block.js").AutoBlocker | undefined} autoBlocker The rule's auto-blocking, if it has it.
  */
 
 /**
@@ -149,6 +153,8 @@ import { isLiveTable } from "../features/overrides/live.js";
  * @property {boolean} dynamic Whether some rule's limit is a function (the policy header is then per decision).
  * @property {ReadonlyArray<ReturnType<typeof import("../features/overrides/live.js").liveOverrides>>} liveTables The live tables of overrides the rules read.
  * @property {import("../features/accuracy/probe.js").AccuracyProbe | null} accuracy
+ * @property {ReadonlyArray<{ index: number, blocker: import("../features/auto-block/auto-block.js").AutoBlocker }>} autoBlocks The
+ *   entries with auto-blocking, by index.
  */
 
 /**
@@ -170,7 +176,7 @@ export const DEFAULT_CODE = "rate_limited";
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs", "overrides"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs", "overrides", "autoBlock"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "legacyReset", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
@@ -397,7 +403,7 @@ function normalizeRule(spec, path, instance, declare) {
   if (limitOf !== undefined && spec.rate !== undefined) throw new SluiceConfigError(`${path}rate`, "cannot be given with limit: give rate, or limit and windowSec");
   // A limit function's rule is validated now, as if its limit were 1; each value it returns later is
   // validated like a configured limit, once, and becomes a rule of its own.
-  const { overrides, ...ruleSpec } = spec;
+  const { overrides, autoBlock, ...ruleSpec } = spec;
   if (overrides !== undefined && limitOf !== undefined) throw new SluiceConfigError(`${path}overrides`, "cannot be given with a limit function: the function decides the limit");
   spec = ruleSpec;
   const rule = normalizeRuleSpec(limitOf === undefined ? spec : { ...spec, limit: 1 }, path, instance);
@@ -457,7 +463,19 @@ function normalizeRule(spec, path, instance, declare) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve, overrideOf, live };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf, live, autoBlocker: attachAutoBlock(autoBlock, rule, path, declare) };
+}
+
+// `autoBlock`: a value autoBlock() made (features/auto-block/), taken as a value so that the engine does
+// not import it; its strikes rule is a rule of the store like any other, declared as one.
+function attachAutoBlock(value, rule, path, declare) {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || value[Symbol.for("sluice.autoBlock")] !== true) {
+    throw new SluiceConfigError(`${path}autoBlock`, `must be made by autoBlock({ after, withinSec, blockSec }); got ${describe(value)}`);
+  }
+  const blocker = value.attach(rule, path);
+  declare(blocker.rule, path);
+  return blocker;
 }
 
 function ruleSpecs(options) {
@@ -569,9 +587,10 @@ export function normalizeOptions(options, surface) {
   // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
   // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
   if (options.store === "kv") {
-    entries.forEach(({ rule }, i) => {
-      if (rule.blockMs === undefined) return;
+    entries.forEach(({ rule, autoBlocker }, i) => {
       const path = options.rules === undefined ? "" : `rules[${i}].`;
+      if (autoBlocker !== undefined) throw new SluiceConfigError(`${path}autoBlock`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
+      if (rule.blockMs === undefined) return;
       const field = specs[i].spec.blockMs !== undefined ? "blockMs" : "blockSec";
       throw new SluiceConfigError(`${path}${field}`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
     });
@@ -586,7 +605,8 @@ export function normalizeOptions(options, surface) {
   const rules = Object.freeze(entries.filter((entry) => entry.limitOf === undefined).map((entry) => entry.rule));
   const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
-    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
+    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf, autoBlocker }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf, autoBlocker }))),
+    autoBlocks: Object.freeze(entries.flatMap(({ autoBlocker }, index) => (autoBlocker === undefined ? [] : [Object.freeze({ index, blocker: autoBlocker })]))),
     // The live tables of overrides the rules read (refreshed before a request is decided).
     liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,
