@@ -29,6 +29,7 @@ export const ENTRIES = Object.freeze({
   planet: "test/js/fixtures/planet/worker.js",
   planetLeases: "test/js/fixtures/planet-leases/worker.js",
   responseCount: "test/js/fixtures/response-count/worker.js",
+  autoBlock: "test/js/fixtures/auto-block/worker.js",
   overrides: "test/js/fixtures/overrides/worker.js",
 });
 

@@ -164,7 +164,7 @@ export function createEngine(options, surface) {
       settings.accuracy?.observe(checks, outcome, env, ctx);
       // A 429 of an auto-blocking rule is one of its key's strikes.
       const blocker = decision.allowed ? undefined : settings.entries[outcome.decidingCheck]?.autoBlocker;
-      if (blocker !== undefined) await blocker.strike(store, checks[outcome.decidingCheck].key, { nowMs: currentTime(clock), env, ctx });
+      if (blocker !== undefined) await blocker.strike(store, checks[outcome.decidingCheck].key, keys[outcome.decidingCheck], { nowMs: currentTime(clock), env, ctx });
     }
     return decision;
   }

@@ -30,7 +30,8 @@ import { createBlockList } from "./block-list.js";
  * What autoBlock counts, in this isolate since it started.
  * @typedef {object} AutoBlockCounters
  * @property {number} strikes 429s of the rule charged as strikes.
- * @property {number} blocksStarted Blocks this isolate started (a denial of the strikes rule for a key its list did not hold as blocked).
+ * @property {number} blocksStarted Blocks this isolate started: denials of the strikes rule reporting the block's whole length (one
+ *   that met a block started in the same millisecond counts too).
  * @property {number} refusedWhileBlocked Requests refused because their key was blocked (or its strikes spent).
  * @property {number} lifted Blocks lifted through lift().
  * @property {number} failures Strikes or peeks that failed in the store (the request was then decided by the rule alone).
@@ -134,6 +135,14 @@ export function createAutoBlocker(spec, rule, strikes) {
     }
   }
 
+  // A denied strike started the block when the store reports its whole length (a block it met has
+  // less left, unless it started in the same millisecond: then it is counted twice); either way the
+  // isolate's list holds it.
+  function noteBlock(keyText, charged, nowMs) {
+    if (charged.retryAfterMs >= spec.blockMs) counters.blocksStarted++;
+    blocks.add(rule.name, keyText, nowMs + charged.retryAfterMs, nowMs);
+  }
+
   return Object.freeze({
     rule: strikes,
     counters,
@@ -152,17 +161,21 @@ export function createAutoBlocker(spec, rule, strikes) {
         // A strike left the span between the peek and the charge: the key has room again.
         return null;
       }
-      if (blocks.add(rule.name, keyText, options.nowMs + charged.retryAfterMs, options.nowMs)) counters.blocksStarted++;
+      noteBlock(keyText, charged, options.nowMs);
       counters.refusedWhileBlocked++;
       return charged;
     },
     /**
      * strike charges one 429 of the rule to the key's strikes (awaited, so that sequential requests
-     * are counted exactly). @param {Store} store @param {string} key @param {StoreOptions} options
+     * are counted exactly). A strike past `after` (429s in flight at once) is itself the denial that
+     * blocks the key. @param {Store} store @param {string} key @param {string} keyText
+     * @param {StoreOptions & { nowMs: number }} options
      */
-    async strike(store, key, options) {
+    async strike(store, key, keyText, options) {
       const charged = await call(store, key, { ...options, peek: false });
-      if (charged !== null) counters.strikes++;
+      if (charged === null) return;
+      counters.strikes++;
+      if (!charged.allowed) noteBlock(keyText, charged, options.nowMs);
     },
     /** list is the blocks this isolate started or met that have not ended at `nowMs`. @param {number} nowMs @returns {BlockEntry[]} */
     list(nowMs) {

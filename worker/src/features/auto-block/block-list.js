@@ -19,20 +19,19 @@ export function createBlockList(max) {
 
   return {
     /**
-     * add records a block of `key` until `untilMs`; true when the list held no block of it at `nowMs`
-     * (a block started, as far as this isolate knows). @param {string} rule @param {string} key
+     * add records a block of `key` until `untilMs` (a block the list holds already stays as it is).
+     * @param {string} rule @param {string} key
      * @param {number} untilMs @param {number} nowMs
      */
     add(rule, key, untilMs, nowMs) {
       const known = entries.get(id(rule, key));
-      if (known !== undefined && known.untilMs > nowMs) return false;
+      if (known !== undefined && known.untilMs > nowMs) return;
       if (entries.size >= max) prune(nowMs);
       if (entries.size >= max) {
         const first = [...entries].reduce((a, b) => (b[1].untilMs < a[1].untilMs ? b : a));
         entries.delete(first[0]);
       }
       entries.set(id(rule, key), { rule, key, untilMs });
-      return true;
     },
     /** remove forgets the block of `key`. @param {string} rule @param {string} key */
     remove(rule, key) {
