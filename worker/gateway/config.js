@@ -73,6 +73,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   mode?: Mode;
  *   rollout?: number;
  *   lease?: boolean | import("../src/stores/leases.js").LeaseOptions;
+ *   autoBlock?: { after: number; withinSec?: number; withinMs?: number; blockSec?: number; blockMs?: number };
  * }} RuleInput
  */
 /**
@@ -148,6 +149,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly rollout: number;
  *   readonly overrides?: readonly import("../src/features/overrides/overrides.js").Override[];
  *   readonly lease?: false | Readonly<import("../src/stores/leases.js").LeaseOptions>;
+ *   readonly autoBlock?: { readonly after: number; readonly withinMs: number; readonly blockMs: number };
  * }} GatewayRule
  */
 /**
@@ -544,6 +546,10 @@ function validateAdmin(raw, routes) {
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
+  // <admin.path>/blocks is the blocks admin endpoint when a rule auto-blocks (auto-blocks.js).
+  const blocksPath = `${path}/blocks`.toLowerCase();
+  const hidden = routes.find((route) => route.prefix.toLowerCase() === blocksPath || route.prefix.toLowerCase().startsWith(`${blocksPath}/`));
+  if (hidden !== undefined) throw new ConfigError("admin.path", `${path}/blocks is the blocks admin endpoint, and also (or contains) the prefix of routes[${hidden.index}]`);
   return Object.freeze({ path, tokenSecret, dashboard: validateDashboard(raw.dashboard, routes, path) });
 }
 

@@ -30,6 +30,7 @@ import { decisionHeaders, policyHeader, withHeaders } from "../src/http/headers.
 import { limitedResponse } from "../src/http/responses.js";
 import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
+import { BLOCKS_SUBPATH, createAutoBlocks } from "./auto-blocks.js";
 import { accuracyFamilies } from "./accuracy-metrics.js";
 import { DashboardReporter } from "./dashboard/report.js";
 import { serveDashboard } from "./dashboard/serve.js";
@@ -133,7 +134,7 @@ export function createGateway(config, options = {}) {
   // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
   // The rules whose denials are lockouts, so the dashboard can list the accounts locked now.
   const lockoutRules = [...new Set(routes.flatMap((route) => route.rules.filter((rule) => /** @type {any} */ (rule).kind === "lockout").map((rule) => rule.name)))];
-  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...(reporter === null ? [] : reporter.families())];
+  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...autoBlocks.families(), ...(reporter === null ? [] : reporter.families())];
   const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
@@ -159,6 +160,8 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  // Auto-blocking rules: their counters in /metrics, their blocks at <admin.path>/blocks (auto-blocks.js).
+  const autoBlocks = createAutoBlocks(gatewayConfig, (route) => limiterForRoute[route.index], log);
   let lockoutsFor;
   const keyPart = keyParts({ ip: gatewayConfig.ip, jwt: gatewayConfig.jwt ?? null });
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
@@ -358,6 +361,9 @@ export function createGateway(config, options = {}) {
     } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
       handled = { response: await serveAdmin(request, env, admin, metrics, moreFamilies) };
+    } else if (admin !== null && autoBlocks.enabled && canonical.path.toLowerCase() === `${admin.path}${BLOCKS_SUBPATH}`.toLowerCase()) {
+      record.route = "admin";
+      handled = { response: await autoBlocks.serve(request, env, ctx) };
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);

@@ -22,6 +22,7 @@ import { createGatewayLimiter } from "../src/engine/limiter.js";
 import { cf, cookie, query } from "../src/http/characteristics.js";
 import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
+import { autoBlock } from "../src/features/auto-block/auto-block.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
@@ -123,6 +124,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
         ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
         ...(rule.overrides !== undefined ? { overrides: rule.overrides } : {}),
+        ...(rule.autoBlock !== undefined ? { autoBlock: autoBlock(rule.autoBlock) } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),

@@ -5,6 +5,7 @@
 import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { normalizeRuleSpec } from "../src/engine/options.js";
 import { normalizeOverrides } from "../src/features/overrides/overrides.js";
+import { autoBlock, strikesRuleOf } from "../src/features/auto-block/auto-block.js";
 import { MODES } from "../src/engine/mode.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
 import { checkLeaseOptions } from "../src/stores/leases.js";
@@ -29,7 +30,7 @@ const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
 const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity", "blockSec", "blockMs", "overrides"];
-const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout", "lease"];
+const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout", "lease", "autoBlock"];
 // Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
 // than the host's printable ASCII.
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -94,6 +95,7 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
+  const blocking = raw.autoBlock === undefined ? undefined : validateAutoBlock(raw.autoBlock, path, limiterRule, store, mode, rollout);
   // `lease` (store "durable" only): this rule's leases, overriding `stores.durable.lease` (true, false
   // or { leaseMs, maxLeaseUnits, maxKeys }); undefined: the store's setting.
   let lease;
@@ -101,7 +103,29 @@ export function validateRule(raw, path) {
     if (store !== "durable") throw new ConfigError(fieldPath(path, "lease"), `applies to store "durable" only (this rule's is "${store}")`);
     lease = hostValidated(path, () => checkLeaseOptions(raw.lease)) ?? false;
   }
-  return Object.freeze({ ...limiterRule, key, store, mode, rollout, ...(overrides !== undefined ? { overrides } : {}), ...(lease === undefined ? {} : { lease: Object.freeze(lease) }) });
+  return Object.freeze({
+    ...limiterRule,
+    key,
+    store,
+    mode,
+    rollout,
+    ...(overrides !== undefined ? { overrides } : {}),
+    ...(lease === undefined ? {} : { lease: Object.freeze(lease) }),
+    ...(blocking === undefined ? {} : { autoBlock: blocking }),
+  });
+}
+
+// `autoBlock` ({ after, withinSec | withinMs, blockSec | blockMs }): checked by the library's autoBlock(),
+// with its strikes rule made as the limiter will make it, so every refusal names its path now. Only on
+// a rule whose 429s are answered: a shadowed or rolled-out rule's denials are no client's refusals.
+function validateAutoBlock(raw, path, limiterRule, store, mode, rollout) {
+  const field = fieldPath(path, "autoBlock");
+  expectObject(raw, field);
+  if (store === "kv") throw new ConfigError(field, 'applies to the stores "memory", "durable" and "redis", not "kv": KV keeps counts, not blocks');
+  if (mode !== "enforce" || rollout !== 1) throw new ConfigError(field, `applies to a rule enforced on every key (mode "enforce", no rollout): its strikes are 429s`);
+  const spec = hostValidated(path, () => autoBlock(raw));
+  hostValidated(path, () => strikesRuleOf(spec, limiterRule, ""));
+  return Object.freeze({ after: spec.after, withinMs: spec.withinMs, blockMs: spec.blockMs });
 }
 
 /**
@@ -122,6 +146,7 @@ export function sameRule(a, b) {
     a.keyCapacity === b.keyCapacity &&
     a.store === b.store &&
     JSON.stringify(a.lease) === JSON.stringify(b.lease) &&
+    JSON.stringify(a.autoBlock) === JSON.stringify(b.autoBlock) &&
     a.key.join("+") === b.key.join("+")
   );
 }
