@@ -39,14 +39,15 @@ export function createAutoBlocks(config, limiterFor, log) {
   // an isolate that has not served it yet.
   // (A limiterFactory of a test's own may give limiters without blocks: they have none to show.)
   const limiters = () => groups.map(({ route, group }) => limiterFor(route)(group)).filter((limiter) => limiter.blocks !== undefined);
+  /** @type {((request: Request, env: any, ctx: any) => Promise<Response>) | null} */
   let handler = null;
   return {
     /** Whether any rule auto-blocks (else the endpoint is not served). */
     enabled: groups.length > 0,
     /** @param {Request} request @param {any} env @param {any} ctx */
     serve(request, env, ctx) {
-      handler ??= blocksAdmin({ limiters: limiters(), tokenSecret: /** @type {{ tokenSecret: string }} */ (config.admin).tokenSecret, log });
-      return handler(request, env, ctx);
+      const serve = (handler ??= blocksAdmin({ limiters: limiters(), tokenSecret: /** @type {{ tokenSecret: string }} */ (config.admin).tokenSecret, log }));
+      return serve(request, env, ctx);
     },
     /** @returns {import("./metrics.js").MetricFamily[]} */
     families() {

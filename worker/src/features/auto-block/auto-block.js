@@ -105,7 +105,10 @@ export function autoBlock(options) {
  */
 export function strikesRuleOf(spec, rule, path) {
   try {
-    return normalizeRuleSpec({ name: `${rule.name}~strikes`, algorithm: "sliding-log", limit: spec.after, windowMs: spec.withinMs, blockMs: spec.blockMs });
+    const strikes = { name: `${rule.name}~strikes`, algorithm: "sliding-log", limit: spec.after, windowMs: spec.withinMs, blockMs: spec.blockMs };
+    const sized = normalizeRuleSpec(strikes);
+    // As many keys as the rule's own table holds, when that is fewer than a strikes table's default.
+    return rule.keyCapacity < sized.keyCapacity ? normalizeRuleSpec({ ...strikes, keyCapacity: rule.keyCapacity }) : sized;
   } catch (error) {
     if (!(error instanceof SluiceConfigError)) throw error;
     const field = { limit: "after", windowMs: "withinMs", blockMs: "blockMs", name: "name" }[error.field] ?? error.field;
