@@ -24,16 +24,16 @@ import {
   show,
 } from "./validate.js";
 
-export const STORES = Object.freeze(["memory", "durable", "kv", "redis"]);
-export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>", "cf:<field>", "cookie:<name>", "query:<name>", "jwt:<claim>"]);
+import { KEY_PARTS, RULE_NAME, STORES, fieldsOf } from "./config-fields.js";
+
+export { KEY_PARTS, STORES };
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
 const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity", "blockSec", "blockMs", "overrides"];
-const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout", "lease", "autoBlock"];
-// Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
-// than the host's printable ASCII.
-const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+// Every field, from the one table the JSON Schema is generated from (config-fields.js). Rule names
+// (RULE_NAME there) appear in response headers, metric labels and log lines: stricter than the host's.
+const RULE_FIELDS = fieldsOf("rule");
 const RULE_NAME_DESCRIPTION = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit";
 const API_KEY_PART = /^apiKey:(.*)$/;
 const CHARACTERISTIC_PART = /^(cf|cookie|query|jwt):/;

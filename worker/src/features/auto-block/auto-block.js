@@ -44,6 +44,7 @@ import { createBlockList } from "./block-list.js";
  */
 
 const MAX_AFTER = 1000;
+const OPTIONS = ["after", "withinSec", "withinMs", "blockSec", "blockMs", "maxListed"];
 const AUTO_BLOCK = Symbol.for("sluice.autoBlock");
 
 /** isAutoBlock tells whether `value` came from autoBlock(). @param {unknown} value */
@@ -73,7 +74,7 @@ function durationMs(options, name, path) {
 export function autoBlock(options) {
   if (typeof options !== "object" || options === null) throw new SluiceConfigError("autoBlock", `must be an object; got ${describe(options)}`);
   for (const field of Object.keys(options)) {
-    if (!["after", "withinSec", "withinMs", "blockSec", "blockMs", "maxListed"].includes(field)) throw new SluiceConfigError(`autoBlock.${field}`, "is not an option of autoBlock");
+    if (!OPTIONS.includes(field)) throw new SluiceConfigError(`autoBlock.${field}`, `is not an option (known: ${OPTIONS.join(", ")})`);
   }
   const { after, maxListed = 1000 } = options;
   if (!Number.isSafeInteger(after) || after < 1 || after > MAX_AFTER) throw new SluiceConfigError("autoBlock.after", `must be a whole number from 1 to ${MAX_AFTER}; got ${describe(after)}`);
