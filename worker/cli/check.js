@@ -39,7 +39,8 @@ export function runCheck(args, { stdout, stderr }) {
     const config = validateConfig(raw, source);
     createGateway(config, { log() {} });
     const rules = config.routes.reduce((sum, route) => sum + route.rules.length, 0);
-    stdout.write(`${file}: valid (${config.routes.length} routes, ${rules} rules)\n`);
+    const count = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+    stdout.write(`${file}: valid (${count(config.routes.length, "route")}, ${count(rules, "rule")})\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
