@@ -113,12 +113,18 @@ export const CONFIG_FIELDS = Object.freeze({
     mode: oneOf(MODES, '"enforce" (default): a denial answers 429; "shadow": counted, let through; "bypass": not checked'),
     rollout: number("enforce rules only: the share of keys enforced, from 0 to 1 (default 1)", 0, 1),
     lease: { anyOf: [flag("on or off"), loose("object", "{ leaseMs, maxLeaseUnits, maxKeys }")], description: 'store "durable" only: this rule\'s leases (docs/leases.md)' },
+    liveOverrides: object("liveOverrides", "Per-key limits from a live table (a Durable Object) changed without a redeploy, at <admin.path>/overrides/<name> (docs/overrides.md); not with overrides"),
     autoBlock: object("autoBlock", "Auto-blocking: a client this rule answers 429 `after` times within the span is refused everything for the block (docs/blocks.md#auto-blocking)"),
   },
   override: {
     key: text("An exact key, as the rule's key gives it (key:<api key>, ip:<address>)"),
     prefix: text("A prefix of keys"),
     limit: required(whole("The limit of the keys it names", 1, 2 ** 31)),
+  },
+  liveOverrides: {
+    binding: binding("The Durable Object binding of SluiceOverridesObject (default SLUICE_OVERRIDES)"),
+    name: text("The table (default overrides): 1 to 64 letters, digits, _, . or -", { pattern: /^[A-Za-z0-9_.-]{1,64}$/ }),
+    refreshMs: whole("How old an isolate's copy of the table may be before a request fetches it, in ms (default 10000)", 100, 86_400_000),
   },
   autoBlock: {
     after: required(whole("How many 429s of the rule, within the span, spend a client's strikes", 1, 1000)),

@@ -75,6 +75,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   rollout?: number;
  *   lease?: boolean | import("../src/stores/leases.js").LeaseOptions;
  *   autoBlock?: { after: number; withinSec?: number; withinMs?: number; blockSec?: number; blockMs?: number };
+ *   liveOverrides?: { binding?: string; name?: string; refreshMs?: number };
  * }} RuleInput
  */
 /**
@@ -151,6 +152,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly overrides?: readonly import("../src/features/overrides/overrides.js").Override[];
  *   readonly lease?: false | Readonly<import("../src/stores/leases.js").LeaseOptions>;
  *   readonly autoBlock?: { readonly after: number; readonly withinMs: number; readonly blockMs: number };
+ *   readonly liveOverrides?: { readonly binding: string; readonly name: string; readonly refreshMs: number };
  * }} GatewayRule
  */
 /**
@@ -535,10 +537,13 @@ function validateAdmin(raw, routes) {
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
-  // <admin.path>/blocks is the blocks admin endpoint when a rule auto-blocks (auto-blocks.js).
-  const blocksPath = `${path}/blocks`.toLowerCase();
-  const hidden = routes.find((route) => route.prefix.toLowerCase() === blocksPath || route.prefix.toLowerCase().startsWith(`${blocksPath}/`));
-  if (hidden !== undefined) throw new ConfigError("admin.path", `${path}/blocks is the blocks admin endpoint, and also (or contains) the prefix of routes[${hidden.index}]`);
+  // <admin.path>/blocks and <admin.path>/overrides/<name> are admin endpoints when a rule auto-blocks or
+  // reads a live table of overrides (auto-blocks.js, live-overrides-admin.js): no route may hide there.
+  for (const endpoint of ["blocks", "overrides"]) {
+    const below = `${path}/${endpoint}`.toLowerCase();
+    const hidden = routes.find((route) => route.prefix.toLowerCase() === below || route.prefix.toLowerCase().startsWith(`${below}/`));
+    if (hidden !== undefined) throw new ConfigError("admin.path", `${path}/${endpoint} is an admin endpoint, and also (or contains) the prefix of routes[${hidden.index}]`);
+  }
   return Object.freeze({ path, tokenSecret, dashboard: validateDashboard(raw.dashboard, routes, path) });
 }
 

@@ -31,6 +31,7 @@ import { limitedResponse } from "../src/http/responses.js";
 import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
 import { BLOCKS_SUBPATH, createAutoBlocks } from "./auto-blocks.js";
+import { OVERRIDES_SUBPATH, createLiveOverridesAdmin } from "./live-overrides-admin.js";
 import { accuracyFamilies } from "./accuracy-metrics.js";
 import { DashboardReporter } from "./dashboard/report.js";
 import { serveDashboard } from "./dashboard/serve.js";
@@ -162,6 +163,8 @@ export function createGateway(config, options = {}) {
   });
   // Auto-blocking rules: their counters in /metrics, their blocks at <admin.path>/blocks (auto-blocks.js).
   const autoBlocks = createAutoBlocks(gatewayConfig, (route) => limiterForRoute[route.index], log);
+  // Live tables of overrides: their admin endpoints at <admin.path>/overrides/<name> (live-overrides-admin.js).
+  const liveTables = createLiveOverridesAdmin(gatewayConfig);
   let lockoutsFor;
   const keyPart = keyParts({ ip: gatewayConfig.ip, jwt: gatewayConfig.jwt ?? null });
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
@@ -364,6 +367,10 @@ export function createGateway(config, options = {}) {
     } else if (admin !== null && autoBlocks.enabled && canonical.path.toLowerCase() === `${admin.path}${BLOCKS_SUBPATH}`.toLowerCase()) {
       record.route = "admin";
       handled = { response: await autoBlocks.serve(request, env, ctx) };
+    } else if (admin !== null && liveTables.enabled && underPath(canonical.path, `${admin.path}${OVERRIDES_SUBPATH}`)) {
+      record.route = "admin";
+      const subpath = canonical.path.slice(admin.path.length + OVERRIDES_SUBPATH.length);
+      handled = { response: (await liveTables.serve(request, subpath, env)) ?? errorResponse(GatewayError.NO_ROUTE) };
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);

@@ -23,6 +23,7 @@ import { cf, cookie, query } from "../src/http/characteristics.js";
 import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
 import { autoBlock } from "../src/features/auto-block/auto-block.js";
+import { liveOverrides } from "../src/features/overrides/live.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
@@ -110,6 +111,15 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
     return probe;
   }
 
+  // One copy of each live table per isolate, whichever limiters read it (features/overrides/live.js).
+  const liveTables = new Map();
+  function liveTable({ binding, name, refreshMs }) {
+    const id = `${binding}\u0000${name}\u0000${refreshMs}`;
+    let table = liveTables.get(id);
+    if (table === undefined) liveTables.set(id, (table = liveOverrides({ binding, name, refreshMs })));
+    return table;
+  }
+
   return function limiterFactory(rules, { route }) {
     const { store, lease } = rules[0];
     if (rules.some((rule) => rule.store !== store || JSON.stringify(rule.lease) !== JSON.stringify(lease))) {
@@ -124,6 +134,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
         ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
         ...(rule.overrides !== undefined ? { overrides: rule.overrides } : {}),
+        ...(rule.liveOverrides !== undefined ? { overrides: liveTable(rule.liveOverrides) } : {}),
         ...(rule.autoBlock !== undefined ? { autoBlock: autoBlock(rule.autoBlock) } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),

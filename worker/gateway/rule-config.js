@@ -10,10 +10,13 @@ import { MODES } from "../src/engine/mode.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
 import { checkLeaseOptions } from "../src/stores/leases.js";
 import {
+  BINDING_DESCRIPTION,
+  BINDING_NAME,
   ConfigError,
   HEADER_DESCRIPTION,
   HEADER_NAME,
   expectArray,
+  expectInteger,
   expectKnownFields,
   expectNumber,
   expectObject,
@@ -24,7 +27,7 @@ import {
   show,
 } from "./validate.js";
 
-import { KEY_PARTS, RULE_NAME, STORES, fieldsOf } from "./config-fields.js";
+import { CONFIG_FIELDS, KEY_PARTS, RULE_NAME, STORES, boundsOf, fieldsOf } from "./config-fields.js";
 
 export { KEY_PARTS, STORES };
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
@@ -95,6 +98,7 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
+  const live = raw.liveOverrides === undefined ? undefined : validateLiveOverrides(raw.liveOverrides, path, overrides);
   const blocking = raw.autoBlock === undefined ? undefined : validateAutoBlock(raw.autoBlock, path, limiterRule, store, mode, rollout);
   // `lease` (store "durable" only): this rule's leases, overriding `stores.durable.lease` (true, false
   // or { leaseMs, maxLeaseUnits, maxKeys }); undefined: the store's setting.
@@ -112,7 +116,22 @@ export function validateRule(raw, path) {
     ...(overrides !== undefined ? { overrides } : {}),
     ...(lease === undefined ? {} : { lease: Object.freeze(lease) }),
     ...(blocking === undefined ? {} : { autoBlock: blocking }),
+    ...(live === undefined ? {} : { liveOverrides: live }),
   });
+}
+
+// `liveOverrides` ({ binding, name, refreshMs }): the table a rule's overrides come from, changed
+// without a redeploy (features/overrides/live.js); its fields and bounds are the table's
+// (config-fields.js), its defaults the library's. Not beside `overrides`: one source of overrides.
+function validateLiveOverrides(raw, path, overrides) {
+  const field = fieldPath(path, "liveOverrides");
+  expectObject(raw, field);
+  expectKnownFields(raw, field, fieldsOf("liveOverrides"));
+  if (overrides !== undefined) throw new ConfigError(field, "cannot be given with overrides: give the overrides in the configuration or in the live table");
+  const binding = raw.binding === undefined ? "SLUICE_OVERRIDES" : expectString(raw.binding, fieldPath(field, "binding"), { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const name = raw.name === undefined ? "overrides" : expectString(raw.name, fieldPath(field, "name"), { pattern: CONFIG_FIELDS.liveOverrides.name.pattern, description: "1 to 64 letters, digits, _, . or -" });
+  const refreshMs = raw.refreshMs === undefined ? 10_000 : expectInteger(raw.refreshMs, fieldPath(field, "refreshMs"), ...boundsOf("liveOverrides", "refreshMs"));
+  return Object.freeze({ binding, name, refreshMs });
 }
 
 // `autoBlock` ({ after, withinSec | withinMs, blockSec | blockMs }): checked by the library's autoBlock(),
@@ -147,6 +166,7 @@ export function sameRule(a, b) {
     a.store === b.store &&
     JSON.stringify(a.lease) === JSON.stringify(b.lease) &&
     JSON.stringify(a.autoBlock) === JSON.stringify(b.autoBlock) &&
+    JSON.stringify(a.liveOverrides) === JSON.stringify(b.liveOverrides) &&
     a.key.join("+") === b.key.join("+")
   );
 }
