@@ -113,6 +113,8 @@ export const CONFIG_FIELDS = Object.freeze({
     mode: oneOf(MODES, '"enforce" (default): a denial answers 429; "shadow": counted, let through; "bypass": not checked'),
     rollout: number("enforce rules only: the share of keys enforced, from 0 to 1 (default 1)", 0, 1),
     lease: { anyOf: [flag("on or off"), loose("object", "{ leaseMs, maxLeaseUnits, maxKeys }")], description: 'store "durable" only: this rule\'s leases (docs/leases.md)' },
+    countWhen: object("countWhen", "Count only the requests whose upstream response matches: checked before the upstream call, charged after it (docs/response-count.md)"),
+    costFrom: object("costFrom", "Charge what the upstream's response header says the request cost, after the response (docs/response-count.md#cost-from-the-origin)"),
     liveOverrides: object("liveOverrides", "Per-key limits from a live table (a Durable Object) changed without a redeploy, at <admin.path>/overrides/<name> (docs/overrides.md); not with overrides"),
     autoBlock: object("autoBlock", "Auto-blocking: a client this rule answers 429 `after` times within the span is refused everything for the block (docs/blocks.md#auto-blocking)"),
   },
@@ -120,6 +122,20 @@ export const CONFIG_FIELDS = Object.freeze({
     key: text("An exact key, as the rule's key gives it (key:<api key>, ip:<address>)"),
     prefix: text("A prefix of keys"),
     limit: required(whole("The limit of the keys it names", 1, 2 ** 31)),
+  },
+  countWhen: {
+    status: required({
+      type: "array",
+      items: { anyOf: [whole("a status", 100, 599), text("an inclusive range", { pattern: /^[1-5][0-9][0-9]-[1-5][0-9][0-9]$/ })], description: "a status, or a range written \"500-599\"" },
+      minItems: 1,
+      maxItems: 32,
+      description: "The upstream statuses that count: 1 to 32 statuses and inclusive ranges, each within 100-599",
+    }),
+  },
+  costFrom: {
+    header: required(text("The response header holding the cost (a token of 1 to 64 characters); removed before the client sees the response", { pattern: /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/ })),
+    max: whole("The most one response may cost (default 1000): a larger value charges max", 1, 2 ** 31),
+    default: whole("What a response without a valid cost charges (default 1)", 1, 2 ** 31),
   },
   liveOverrides: {
     binding: binding("The Durable Object binding of SluiceOverridesObject (default SLUICE_OVERRIDES)"),

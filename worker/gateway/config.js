@@ -76,6 +76,8 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   lease?: boolean | import("../src/stores/leases.js").LeaseOptions;
  *   autoBlock?: { after: number; withinSec?: number; withinMs?: number; blockSec?: number; blockMs?: number };
  *   liveOverrides?: { binding?: string; name?: string; refreshMs?: number };
+ *   countWhen?: { status: (number | string)[] };
+ *   costFrom?: { header: string; max?: number; default?: number };
  * }} RuleInput
  */
 /**
@@ -153,6 +155,8 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly lease?: false | Readonly<import("../src/stores/leases.js").LeaseOptions>;
  *   readonly autoBlock?: { readonly after: number; readonly withinMs: number; readonly blockMs: number };
  *   readonly liveOverrides?: { readonly binding: string; readonly name: string; readonly refreshMs: number };
+ *   readonly countWhen?: { readonly status: readonly (number | string)[] };
+ *   readonly costFrom?: { readonly header: string; readonly max?: number; readonly default?: number };
  * }} GatewayRule
  */
 /**
@@ -184,6 +188,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly methods: readonly Method[];
  *   readonly rules: readonly GatewayRule[];
  *   readonly activeRuleIndexes: readonly number[];
+ *   readonly responseRuleIndexes: readonly number[];
  *   readonly storeGroups: readonly (readonly number[])[];
  *   readonly canBlock: boolean;
  *   readonly upstream: GatewayUpstream;
@@ -471,7 +476,10 @@ function validateRoute(raw, index, rulesByName) {
   if (raw.upstream === undefined) throw new ConfigError(fieldPath(path, "upstream"), "is required");
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
   // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
-  const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
+  // Rules that count on the response are checked around the upstream call (response-rules.js).
+  const countsResponse = (rule) => rule.countWhen !== undefined || rule.costFrom !== undefined;
+  const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" || countsResponse(rule) ? [] : [i])));
+  const responseRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode !== "bypass" && countsResponse(rule) ? [i] : [])));
   const websocket = raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods });
   // By store in STORE_ORDER, then (durable rules with a `lease` of their own) by lease, in rule order.
   const groupIds = [...new Set(activeRuleIndexes.map((i) => storeGroupOf(rules[i])))].sort(
@@ -484,6 +492,7 @@ function validateRoute(raw, index, rulesByName) {
     methods,
     rules: Object.freeze(rules),
     activeRuleIndexes,
+    responseRuleIndexes,
     // The active rules by store, in STORE_ORDER: each group is one all-or-nothing limiter call.
     storeGroups: Object.freeze(storeGroups.filter((group) => group.length > 0)),
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.

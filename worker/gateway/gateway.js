@@ -32,6 +32,7 @@ import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
 import { BLOCKS_SUBPATH, createAutoBlocks } from "./auto-blocks.js";
 import { OVERRIDES_SUBPATH, createLiveOverridesAdmin } from "./live-overrides-admin.js";
+import { createResponseRules } from "./response-rules.js";
 import { accuracyFamilies } from "./accuracy-metrics.js";
 import { DashboardReporter } from "./dashboard/report.js";
 import { serveDashboard } from "./dashboard/serve.js";
@@ -163,6 +164,8 @@ export function createGateway(config, options = {}) {
   });
   // Auto-blocking rules: their counters in /metrics, their blocks at <admin.path>/blocks (auto-blocks.js).
   const autoBlocks = createAutoBlocks(gatewayConfig, (route) => limiterForRoute[route.index], log);
+  // Rules that count on the response (countWhen, costFrom): checked around the upstream call (response-rules.js).
+  const responseRulesFor = routes.map((route) => createResponseRules(route, /** @type {any} */ (limiterFactory).responseLimiter));
   // Live tables of overrides: their admin endpoints at <admin.path>/overrides/<name> (live-overrides-admin.js).
   const liveTables = createLiveOverridesAdmin(gatewayConfig);
   let lockoutsFor;
@@ -251,6 +254,8 @@ export function createGateway(config, options = {}) {
     // The body, read whole once: by the lockout rules (before the upstream call) or just before it.
     /** @type {{ body?: ArrayBuffer, tooLarge?: true } | null} */
     let read = null;
+    /** @type {{ rules: NonNullable<ReturnType<typeof createResponseRules>>, refused: any, decisions: any[] } | null} */
+    let counting = null;
     const allowListed = listed?.list === "allow";
     if (allowListed) {
       metrics.countListAllowed(route.index);
@@ -270,6 +275,9 @@ export function createGateway(config, options = {}) {
         const body = read.body === undefined ? undefined : new Uint8Array(read.body);
         lockout = { guard, ...(await guard.check(request, body, env, ctx, verdict.verdicts)) };
       }
+      // Rules that count on the response: checked now, charged once the upstream has answered.
+      const responseRules = verdict === null || verdict.blocked || verdict.bypassHeaders !== null || lockout?.response ? null : responseRulesFor[route.index];
+      if (responseRules !== null) counting = { rules: responseRules, ...(await responseRules.check(request, env, ctx)) };
     } catch (error) {
       if (error instanceof ClientAborted) {
         if (verdict !== undefined && verdict !== null) noteVerdict(route, verdict, record);
@@ -296,6 +304,10 @@ export function createGateway(config, options = {}) {
       if (lockout?.response) {
         record.decision = "denied";
         return { response: lockout.response, route, verdict };
+      }
+      if (counting?.refused) {
+        record.decision = "denied";
+        return { response: rateLimitedResponse(counting.refused), route, verdict };
       }
     }
 
@@ -349,7 +361,8 @@ export function createGateway(config, options = {}) {
       metrics.countUpstreamFailure(route.index, result.failure);
       record.error = `upstream ${result.failure}`;
     }
-    return { response: withHeaders(result.response, rateHeaders), route, verdict };
+    const answered = counting === null ? result.response : await counting.rules.settle(counting.decisions, result.response, request, env, ctx);
+    return { response: withHeaders(answered, rateHeaders), route, verdict };
   }
 
   async function fetch(request, env, ctx) {

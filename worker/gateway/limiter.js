@@ -19,6 +19,7 @@ import { nowMs } from "../src/engine/clock.js";
 import { SluiceConfigError } from "../src/engine/errors.js";
 import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../src/http/keys.js";
 import { createGatewayLimiter } from "../src/engine/limiter.js";
+import { createResponseLimiter } from "../src/features/response-count/limiter.js";
 import { cf, cookie, query } from "../src/http/characteristics.js";
 import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
@@ -120,12 +121,13 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
     return table;
   }
 
-  return function limiterFactory(rules, { route }) {
+  // The host's options of a limiter of `rules` (one store) on `route`.
+  function optionsOf(rules, route) {
     const { store, lease } = rules[0];
     if (rules.some((rule) => rule.store !== store || JSON.stringify(rule.lease) !== JSON.stringify(lease))) {
       throw new TypeError(`createLimiterFactory: the rules of one limiter share one store (and lease); ${route.prefix} mixes them`);
     }
-    const options = {
+    return {
       rules: rules.map((rule) => ({
         name: rule.name,
         algorithm: rule.algorithm,
@@ -146,11 +148,27 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
       // Approximate stores are measured against exact counting when the configuration asks (accuracy).
       ...(accuracy !== null && (store === "memory" || store === "kv") ? { accuracy: probeFor(route, store) } : {}),
     };
+  }
+
+  // Builds with the host, reporting its refusals at the configuration's fields.
+  function built(make, rules, route) {
     try {
-      return createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));
+      return make();
     } catch (error) {
-      if (error instanceof SluiceConfigError) throw configError(error, rules, route, store);
+      if (error instanceof SluiceConfigError) throw configError(error, rules, route, rules[0].store);
       throw error;
     }
+  }
+
+  /** @type {import("./gateway.js").LimiterFactory & { responseLimiter?: (rule: any, route: any) => any }} */
+  const limiterFactory = (rules, { route }) =>
+    built(() => createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (optionsOf(rules, route)))), rules, route);
+  // A rule that counts on the response (countWhen, costFrom): createResponseLimiter's two steps around
+  // the upstream call (response-rules.js).
+  limiterFactory.responseLimiter = (rule, route) => {
+    const { countWhen, costFrom } = rule;
+    const options = { ...optionsOf([rule], route), ...(countWhen !== undefined ? { countWhen } : {}), ...(costFrom !== undefined ? { costFrom } : {}) };
+    return built(() => createResponseLimiter(/** @type {any} */ (options)), [rule], route);
   };
+  return limiterFactory;
 }

@@ -6,6 +6,7 @@ import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { normalizeRuleSpec } from "../src/engine/options.js";
 import { normalizeOverrides } from "../src/features/overrides/overrides.js";
 import { autoBlock, strikesRuleOf } from "../src/features/auto-block/auto-block.js";
+import { responseCounting as responseCountingOf } from "../src/features/response-count/options.js";
 import { MODES } from "../src/engine/mode.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
 import { checkLeaseOptions } from "../src/stores/leases.js";
@@ -98,6 +99,7 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
+  const responseCounting = raw.countWhen === undefined && raw.costFrom === undefined ? undefined : validateResponseCounting(raw, path, mode, rollout);
   const live = raw.liveOverrides === undefined ? undefined : validateLiveOverrides(raw.liveOverrides, path, overrides);
   const blocking = raw.autoBlock === undefined ? undefined : validateAutoBlock(raw.autoBlock, path, limiterRule, store, mode, rollout);
   // `lease` (store "durable" only): this rule's leases, overriding `stores.durable.lease` (true, false
@@ -117,7 +119,22 @@ export function validateRule(raw, path) {
     ...(lease === undefined ? {} : { lease: Object.freeze(lease) }),
     ...(blocking === undefined ? {} : { autoBlock: blocking }),
     ...(live === undefined ? {} : { liveOverrides: live }),
+    ...(responseCounting === undefined ? {} : responseCounting),
   });
+}
+
+// `countWhen` ({ status: [401, "500-599"] }) and `costFrom` ({ header, max, default }): the rule counts
+// on the upstream's response (response-rules.js), checked by the library's own validation of them
+// (features/response-count/options.js), so the bounds are one place's. Only on a rule enforced on
+// every key: its check before the upstream call refuses, there is no "would have denied" to count.
+function validateResponseCounting(raw, path, mode, rollout) {
+  for (const name of ["countWhen", "costFrom"]) if (raw[name] !== undefined) expectObject(raw[name], fieldPath(path, name));
+  if (mode !== "enforce" || rollout !== 1) {
+    throw new ConfigError(fieldPath(path, raw.countWhen !== undefined ? "countWhen" : "costFrom"), 'applies to a rule enforced on every key (mode "enforce", no rollout)');
+  }
+  const given = { ...(raw.countWhen !== undefined ? { countWhen: raw.countWhen } : {}), ...(raw.costFrom !== undefined ? { costFrom: raw.costFrom } : {}) };
+  hostValidated(path, () => responseCountingOf({ key: () => "k", limit: 1, windowSec: 1, ...given }));
+  return Object.freeze(structuredClone(given));
 }
 
 // `liveOverrides` ({ binding, name, refreshMs }): the table a rule's overrides come from, changed
@@ -167,6 +184,8 @@ export function sameRule(a, b) {
     JSON.stringify(a.lease) === JSON.stringify(b.lease) &&
     JSON.stringify(a.autoBlock) === JSON.stringify(b.autoBlock) &&
     JSON.stringify(a.liveOverrides) === JSON.stringify(b.liveOverrides) &&
+    JSON.stringify(a.countWhen) === JSON.stringify(b.countWhen) &&
+    JSON.stringify(a.costFrom) === JSON.stringify(b.costFrom) &&
     a.key.join("+") === b.key.join("+")
   );
 }
