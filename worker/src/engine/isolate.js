@@ -228,7 +228,7 @@ export function countDecision(decision) {
 // KV store's views, and the memory fallback of durable and kv rules) are held to one budget below that
 // ceiling, whichever instance holds them, so that registering them can never exhaust an instance nor
 // crowd the isolate's 128 MB. The rest of the ceiling is the tables' growth under eviction pressure
-// (at most 24 MiB, sluice::Limiter::kDefaultGrowthBudgetBytes; docs/core.md, "Table growth") and
+// (at most 28 MiB, sluice::Limiter::kDefaultGrowthBudgetBytes; docs/core.md, "Table growth") and
 // their summaries. Counts kept in a Durable Object take no isolate memory.
 export { MAX_RULES };
 export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
@@ -264,8 +264,8 @@ export function summaryBytes(keyCapacity) {
  * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the one spare ring of zeros of the
  * rules that keep rings. The table's eviction summary (summaryBytes) is not counted against
  * TABLE_BUDGET_BYTES: at 8 KiB per rule up to 16,384 keys and 0.5 bytes per key above, all of them
- * together (56 MiB of tables hold at most about 2.2 million keys) stay under 2 MiB of the 40 MiB the
- * budget leaves below the instance's 96 MB ceiling, beside the tables' growth (24 MiB at most).
+ * together (56 MiB of tables hold at most about 2.2 million keys) stay under 2 MiB of the 35.5 MiB the
+ * budget leaves below the instance's 96 MB (91.5 MiB) ceiling, beside the tables' growth (28 MiB at most).
  * @param {string} algorithm
  * @param {number} limit
  * @param {number} keyCapacity
