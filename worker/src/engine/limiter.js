@@ -147,13 +147,11 @@ export function createEngine(options, surface) {
     for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
     const { checks, keys, checkedRules } = await prepare(args, false);
     // Auto-blocking (features/auto-block/): a blocked key is refused before its rules are charged.
-    if (settings.autoBlocks.length > 0) {
-      const refusal = await autoBlockRefusal(checks, keys, { nowMs: currentTime(clock), env, ctx, peek });
-      if (refusal !== null) {
-        const decision = decide(refusal, checkedRules, keys);
-        if (!peek) countDecision(decision);
-        return decision;
-      }
+    const blocked = settings.autoBlock === null ? null : await settings.autoBlock.refusal(store, checks, keys, { nowMs: currentTime(clock), env, ctx, peek });
+    if (blocked !== null) {
+      const decision = decide(blocked, checkedRules, keys);
+      if (!peek) countDecision(decision);
+      return decision;
     }
     let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
     if (isPromise(outcome)) outcome = await outcome;
@@ -163,27 +161,9 @@ export function createEngine(options, surface) {
       // The accuracy probe compares what was decided with exact counting, in the background.
       settings.accuracy?.observe(checks, outcome, env, ctx);
       // A 429 of an auto-blocking rule is one of its key's strikes.
-      const blocker = decision.allowed ? undefined : settings.entries[outcome.decidingCheck]?.autoBlocker;
-      if (blocker !== undefined) await blocker.strike(store, checks[outcome.decidingCheck].key, keys[outcome.decidingCheck], { nowMs: currentTime(clock), env, ctx });
+      if (!decision.allowed && settings.autoBlock !== null) await settings.autoBlock.strike(store, checks, keys, outcome.decidingCheck, { nowMs: currentTime(clock), env, ctx });
     }
     return decision;
-  }
-
-  /**
-   * The refusal of a request whose key an auto-blocking rule has blocked, or null: the rule's own
-   * decision (limit, nothing remaining) until the block ends, which its Retry-After says.
-   * @param {StoreCheck[]} checks @param {string[]} keys @param {{ nowMs: number, env: any, ctx: any, peek: boolean }} options
-   * @returns {Promise<Outcome | null>}
-   */
-  async function autoBlockRefusal(checks, keys, options) {
-    for (const { index, blocker } of settings.autoBlocks) {
-      const blocked = await blocker.gate(store, checks[index].key, keys[index], options);
-      if (blocked === null) continue;
-      const rule = checks[index].rule;
-      const own = { allowed: false, limit: rule.limit, remaining: 0, resetMs: blocked.resetMs, retryAfterMs: blocked.retryAfterMs };
-      return { ...own, decidingCheck: index, checks: checks.map((_, i) => (i === index ? own : null)), store: blocked.store, autoBlocked: true };
-    }
-    return null;
   }
 
   /**
@@ -304,7 +284,7 @@ export function createEngine(options, surface) {
     await store.reset(checks, { nowMs: currentTime(clock), env, ctx });
   }
 
-  return { settings, evaluate, get, reset, blocks: blocksOf(settings, () => currentTime(clock)) };
+  return { settings, evaluate, get, reset, blocks: settings.autoBlock?.blocks(store, () => currentTime(clock)) ?? NO_BLOCKS };
 }
 
 /**
@@ -319,23 +299,8 @@ export function createEngine(options, surface) {
  *   auto-blocking rule's counters in this isolate.
  */
 
-/**
- * @param {LimiterSettings} settings @param {() => number} now
- * @returns {LimiterBlocks}
- */
-function blocksOf(settings, now) {
-  const named = (name) => settings.autoBlocks.find(({ index }) => settings.entries[index].rule.name === name);
-  return Object.freeze({
-    list: () => settings.autoBlocks.flatMap(({ blocker }) => blocker.list(now())),
-    async lift(rule, key, env, ctx) {
-      const found = named(rule);
-      if (found === undefined) return false;
-      await found.blocker.lift(settings.store, key, { nowMs: now(), env: /** @type {any} */ (env), ctx: /** @type {any} */ (ctx) });
-      return true;
-    },
-    counters: () => settings.autoBlocks.map(({ index, blocker }) => ({ rule: settings.entries[index].rule.name, ...blocker.counters })),
-  });
-}
+/** A limiter without auto-blocking rules has no blocks. @type {LimiterBlocks} */
+const NO_BLOCKS = Object.freeze({ list: () => [], lift: async () => false, counters: () => [] });
 
 /**
  * responseHeaders lists the [name, value] pairs a response to `decision` carries.

@@ -153,8 +153,8 @@ import { isLiveTable } from "../features/overrides/live.js";
  * @property {boolean} dynamic Whether some rule's limit is a function (the policy header is then per decision).
  * @property {ReadonlyArray<ReturnType<typeof import("../features/overrides/live.js").liveOverrides>>} liveTables The live tables of overrides the rules read.
  * @property {import("../features/accuracy/probe.js").AccuracyProbe | null} accuracy
- * @property {ReadonlyArray<{ index: number, blocker: import("../features/auto-block/auto-block.js").AutoBlocker }>} autoBlocks The
- *   entries with auto-blocking, by index.
+ * @property {ReturnType<typeof import("../features/auto-block/auto-block.js").groupAutoBlocks> | null} autoBlock The rules with
+ *   auto-blocking, or null.
  */
 
 /**
@@ -398,7 +398,7 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
  * @param {number | undefined} instance
  * @param {(rule: NormalizedRule, path: string) => void} declare
  */
-function normalizeRule(spec, path, instance, declare) {
+function normalizeRule(spec, path, instance, declare, store) {
   const limitOf = typeof spec.limit === "function" ? spec.limit : undefined;
   if (limitOf !== undefined && spec.rate !== undefined) throw new SluiceConfigError(`${path}rate`, "cannot be given with limit: give rate, or limit and windowSec");
   // A limit function's rule is validated now, as if its limit were 1; each value it returns later is
@@ -463,17 +463,15 @@ function normalizeRule(spec, path, instance, declare) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve, overrideOf, live, autoBlocker: attachAutoBlock(autoBlock, rule, path, declare) };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf, live, autoBlocker: attachAutoBlock(autoBlock, rule, path, declare, store) };
 }
 
 // `autoBlock`: a value autoBlock() made (features/auto-block/), taken as a value so that the engine does
 // not import it; its strikes rule is a rule of the store like any other, declared as one.
-function attachAutoBlock(value, rule, path, declare) {
+function attachAutoBlock(value, rule, path, declare, store) {
   if (value === undefined) return undefined;
-  if (typeof value !== "object" || value === null || value[Symbol.for("sluice.autoBlock")] !== true) {
-    throw new SluiceConfigError(`${path}autoBlock`, `must be made by autoBlock({ after, withinSec, blockSec }); got ${describe(value)}`);
-  }
-  const blocker = value.attach(rule, path);
+  if (typeof value?.attach !== "function") throw new SluiceConfigError(`${path}autoBlock`, "must be made by autoBlock()");
+  const blocker = value.attach(rule, path, store);
   declare(blocker.rule, path);
   return blocker;
 }
@@ -583,14 +581,14 @@ export function normalizeOptions(options, surface) {
     }
     instance = ++unnamedLimiters;
   }
-  const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
+  // KV keeps counts, not blocks: an auto-blocking rule refuses it (features/auto-block/).
+  const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare, { name: options.store === "kv" ? "kv" : store.name }));
   // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
   // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
   if (options.store === "kv") {
-    entries.forEach(({ rule, autoBlocker }, i) => {
-      const path = options.rules === undefined ? "" : `rules[${i}].`;
-      if (autoBlocker !== undefined) throw new SluiceConfigError(`${path}autoBlock`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
+    entries.forEach(({ rule }, i) => {
       if (rule.blockMs === undefined) return;
+      const path = options.rules === undefined ? "" : `rules[${i}].`;
       const field = specs[i].spec.blockMs !== undefined ? "blockMs" : "blockSec";
       throw new SluiceConfigError(`${path}${field}`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
     });
@@ -606,7 +604,7 @@ export function normalizeOptions(options, surface) {
   const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
     entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf, autoBlocker }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf, autoBlocker }))),
-    autoBlocks: Object.freeze(entries.flatMap(({ autoBlocker }, index) => (autoBlocker === undefined ? [] : [Object.freeze({ index, blocker: autoBlocker })]))),
+    autoBlock: autoBlocking(entries),
     // The live tables of overrides the rules read (refreshed before a request is decided).
     liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,
@@ -625,6 +623,12 @@ export function normalizeOptions(options, surface) {
     clock: optionalFunction(options.clock, "clock") ?? nowMs,
     accuracy: accuracyOption(options.accuracy),
   });
+}
+
+// The limiter's auto-blocking rules, grouped by the feature's own code (features/auto-block/), or null.
+function autoBlocking(entries) {
+  const list = entries.flatMap(({ rule, autoBlocker }, index) => (autoBlocker === undefined ? [] : [{ index, name: rule.name, blocker: autoBlocker }]));
+  return list.length === 0 ? null : list[0].blocker.group(list);
 }
 
 // `accuracy`: a probe from accuracyProbe() (features/accuracy/probe.js), taken as a value so that the

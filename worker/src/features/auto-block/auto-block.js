@@ -86,11 +86,13 @@ export function autoBlock(options) {
     [AUTO_BLOCK]: true,
     ...spec,
     /**
-     * attach binds this to `rule` (the engine calls it when the limiter is built, so the engine never
-     * imports this module); `path` prefixes the fields of errors ("rules[1].").
-     * @param {NormalizedRule} rule @param {string} path
+     * attach binds this to `rule` in `store` (the engine calls it when the limiter is built, so the
+     * engine never imports this module); `path` prefixes the fields of errors ("rules[1].").
+     * @param {NormalizedRule} rule @param {string} path @param {{ name: string }} [store]
      */
-    attach(rule, path) {
+    attach(rule, path, store) {
+      // KV keeps fixed-window counts, not the core's state: it cannot keep a block.
+      if (store?.name === "kv") throw new SluiceConfigError(`${path}autoBlock`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
       return createAutoBlocker(spec, rule, strikesRuleOf(spec, rule, path));
     },
   });
@@ -150,6 +152,7 @@ export function createAutoBlocker(spec, rule, strikes) {
   return Object.freeze({
     rule: strikes,
     counters,
+    group: groupAutoBlocks,
     /**
      * gate decides whether the key is blocked: null when the request goes on to the rule, else the
      * strikes rule's denial (its retryAfterMs: until the block ends). With `peek`, it charges nothing.
@@ -199,3 +202,56 @@ export function createAutoBlocker(spec, rule, strikes) {
 }
 
 /** @typedef {ReturnType<typeof createAutoBlocker>} AutoBlocker */
+
+/**
+ * groupAutoBlocks is what the engine does with a limiter's auto-blocking rules (`list`: each rule's
+ * index among the limiter's checks, name and blocker): refuse a blocked key before its rules are
+ * charged, strike a rule's 429, and the limiter's `blocks`.
+ * @param {ReadonlyArray<{ index: number, name: string, blocker: AutoBlocker }>} list
+ */
+export function groupAutoBlocks(list) {
+  return Object.freeze({
+    /**
+     * The refusal of a request whose key an auto-blocking rule has blocked, or null: the rule's own
+     * decision (its limit, nothing remaining) until the block ends, which its Retry-After says.
+     * @param {Store} store @param {readonly import("../../stores/store.js").StoreCheck[]} checks @param {readonly string[]} keys
+     * @param {StoreOptions & { nowMs: number }} options
+     * @returns {Promise<Outcome | null>}
+     */
+    async refusal(store, checks, keys, options) {
+      for (const { index, blocker } of list) {
+        const blocked = await blocker.gate(store, checks[index].key, keys[index], options);
+        if (blocked === null) continue;
+        const own = { allowed: false, limit: checks[index].rule.limit, remaining: 0, resetMs: blocked.resetMs, retryAfterMs: blocked.retryAfterMs };
+        return { ...own, decidingCheck: index, checks: checks.map((_, i) => (i === index ? own : null)), store: blocked.store, autoBlocked: true };
+      }
+      return null;
+    },
+    /**
+     * strike counts a 429 that the check at `index` decided, if its rule auto-blocks.
+     * @param {Store} store @param {readonly import("../../stores/store.js").StoreCheck[]} checks @param {readonly string[]} keys
+     * @param {number} index @param {StoreOptions & { nowMs: number }} options
+     */
+    async strike(store, checks, keys, index, options) {
+      const found = list.find((entry) => entry.index === index);
+      if (found !== undefined) await found.blocker.strike(store, checks[index].key, keys[index], options);
+    },
+    /**
+     * The limiter's `blocks` (engine/limiter.js's LimiterBlocks) over `store`, on the clock `now`.
+     * @param {Store} store @param {() => number} now
+     */
+    blocks(store, now) {
+      return Object.freeze({
+        list: () => list.flatMap(({ blocker }) => blocker.list(now())),
+        /** @param {string} rule @param {string} key @param {any} [env] @param {any} [ctx] */
+        async lift(rule, key, env, ctx) {
+          const found = list.find((entry) => entry.name === rule);
+          if (found === undefined) return false;
+          await found.blocker.lift(store, key, { nowMs: now(), env, ctx });
+          return true;
+        },
+        counters: () => list.map(({ name, blocker }) => ({ rule: name, ...blocker.counters })),
+      });
+    },
+  });
+}
