@@ -39,7 +39,8 @@ const FIELDS = fieldsOf("websocket");
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_576;
 const CONNECTION_FIELDS = fieldsOf("connections");
 const MESSAGE_FIELDS = fieldsOf("messages");
-const CONNECTION_STORES = choicesOf("connections", "store");
+/** @type {Array<"memory" | "durable">} */
+const CONNECTION_STORES = [...choicesOf("connections", "store")];
 
 /**
  * The validated `websocket` block of route `index` at `path`: { connections, messages }, each null

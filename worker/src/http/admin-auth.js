@@ -5,9 +5,9 @@ const BEARER = /^Bearer +(\S+) *$/i;
 /** A shorter admin token is refused (every call answered 503): 32 random characters resist guessing. */
 export const MIN_TOKEN_CHARS = 32;
 
-/** tokensEqual compares two tokens in time that depends on neither (both hashed first). */
+/** tokensEqual compares two tokens in time that depends on neither (both hashed first). @param {string} presented @param {string} expected @returns {Promise<boolean>} */
 export async function tokensEqual(presented, expected) {
-  const encode = (text) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  const encode = (/** @type {string} */ text) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   const [a, b] = (await Promise.all([encode(presented), encode(expected)])).map((d) => new Uint8Array(d));
   let difference = 0;
   for (let i = 0; i < a.length; i++) difference |= a[i] ^ b[i];
@@ -33,7 +33,7 @@ export async function adminAuthRefusal(request, env, tokenSecret) {
   return null;
 }
 
-/** fingerprint is the first 16 hex digits of SHA-256(text): enough to tell keys apart, nothing to reuse. @param {string} text */
+/** fingerprint is the first 16 hex digits of SHA-256(text): enough to tell keys apart, nothing to reuse. @param {string} text @returns {Promise<string>} */
 export async function fingerprint(text) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   return [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");

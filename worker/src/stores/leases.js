@@ -29,9 +29,27 @@ const MAX_PENDING_RETURNS = 256;
 // object's timeouts (smoothed round trip + 4 deviations, round-trip.js) at its rate here, or when its
 // lease ends within as long: the refill then lands before the units are spent, with a round trip to spare.
 const REFILL_AHEAD_TIMEOUTS = 2;
+// A regional object's first lease of a key is at least this fraction of its largest (topUp).
+const FIRST_REGIONAL_LEASE_DIVISOR = 8;
 
-/** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { Outcome, StoreCheck, StoreOptions, TimedStoreOptions } from "./store.js" */
 /** @import { DurableStore } from "./durable.js" */
+/** @import { GiveBack, Lease, ObjectOutcome } from "./durable-object.js" */
+/** @import { Demand } from "./demand.js" */
+
+/**
+ * A lease this isolate holds: `units` left to spend here until deadlineMs (this isolate's clock);
+ * `out` of them passed on to others (a regional object's sub-leases).
+ * @typedef {{ units: number, deadlineMs: number, expiresAtMs: number, endsWithWindow: boolean, out: number }} HeldLease
+ */
+/**
+ * What this isolate knows of one key: its demand here, the leases it holds (earliest deadline first),
+ * what the object last said of it, and its refill on the way.
+ * @typedef {Demand & {
+ *   rule: StoreCheck["rule"], key: string, held: HeldLease[], remaining: number, resetAtMs: number,
+ *   askingUntilMs: number, refilling: Promise<void> | null, quietUntilMs: number,
+ * }} KeyEntry
+ */
 
 /**
  * The leases' counters (storeStats().leases).
@@ -158,16 +176,20 @@ export function createLeasedStore(options) {
   // "rule id\nkey" -> what this isolate knows of the key: its rate here and the leases it holds
   // (`held`: { units, deadlineMs, expiresAtMs, endsWithWindow }, earliest deadline first). Leases are
   // never merged: each ends, and goes back, by its own end (a sliding log takes units back by it).
+  /** @type {Map<string, KeyEntry>} */
   const keys = new Map();
   // object name -> [{ rule, key, units, expiresAtMs }] waiting for the next call to that object.
+  /** @type {Map<string, GiveBack[]>} */
   const returns = new Map();
   // Per object: its measured round trip, which says how early to ask for the next lease.
   const roundTrips = new RoundTrips();
 
+  /** @param {Pick<StoreCheck, "rule" | "key">} check @returns {string} */
   function idOf(check) {
     return `${check.rule.id}\n${check.key}`;
   }
 
+  /** @param {Pick<StoreCheck, "rule" | "key">} check @param {number} nowMs @param {number} count @returns {KeyEntry} */
   function entryOf(check, nowMs, count = 1) {
     const id = idOf(check);
     let entry = keys.get(id);
@@ -190,6 +212,7 @@ export function createLeasedStore(options) {
   }
 
   // The units the key's live leases hold at nowMs; ended leases go back (giveBackLater).
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function unitsHeld(entry, nowMs) {
     let units = 0;
     let ended = false;
@@ -206,6 +229,7 @@ export function createLeasedStore(options) {
   }
 
   // Spends `cost` units, from the lease that ends first.
+  /** @param {KeyEntry} entry @param {number} cost */
   function spend(entry, cost) {
     let left = cost;
     for (const lease of entry.held) {
@@ -219,6 +243,7 @@ export function createLeasedStore(options) {
 
   // An ended (or dropped) lease's unused units: back to the object with the next call to it. A bucket's
   // are not taken back (the bucket drains them by itself; sluice/lease.hpp): counted as stranded.
+  /** @param {Pick<KeyEntry, "rule" | "key">} entry @param {Pick<HeldLease, "units" | "expiresAtMs">} lease */
   function giveBackLater(entry, lease) {
     counters.leasesExpired++;
     const { units, expiresAtMs } = lease;
@@ -235,6 +260,7 @@ export function createLeasedStore(options) {
   }
 
   // Settles the give-backs a call carried: what the object took back, and what it could not.
+  /** @param {GiveBack[] | undefined} giveBack @param {readonly number[] | null | undefined} returned */
   function settleReturns(giveBack, returned) {
     if (giveBack === undefined) return;
     for (let i = 0; i < giveBack.length; i++) {
@@ -244,10 +270,12 @@ export function createLeasedStore(options) {
     }
   }
 
+  /** @param {GiveBack[] | undefined} giveBack */
   function strandReturns(giveBack) {
     if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
   }
 
+  /** @param {string} name @returns {GiveBack[] | undefined} */
   function takeReturns(name) {
     const giveBack = returns.get(name);
     if (giveBack !== undefined) returns.delete(name);
@@ -257,25 +285,30 @@ export function createLeasedStore(options) {
   // A key asks for one lease at a time. A call that never answers (lost on the way) must not stop it
   // asking for good: the ask lapses after twice the object's timeout (a late answer's lease is still
   // kept, timed from before its call was sent). Returns the ask's mark, for doneAsking.
+  /** @param {KeyEntry} entry @param {string} name @param {number} nowMs @returns {number} */
   function askFor(entry, name, nowMs) {
     entry.askingUntilMs = nowMs + 2 * roundTrips.timeoutMs(name);
     return entry.askingUntilMs;
   }
 
+  /** @param {KeyEntry} entry @param {number} asking */
   function doneAsking(entry, asking) {
     if (entry.askingUntilMs === asking) entry.askingUntilMs = 0;
   }
 
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function wish(entry, nowMs) {
     // A blocking rule is never leased: a denial must reach the object, where it blocks the key.
     if (nowMs < entry.askingUntilMs || !LENDING_ALGORITHMS.includes(entry.rule.algorithm) || entry.rule.blockMs !== undefined) return 0;
     return unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits);
   }
 
+  /** @param {readonly StoreCheck[]} checks @param {StoreOptions} decideOptions @returns {Outcome | null} */
   function decideLocally(checks, decideOptions) {
     if (decideOptions.peek === true) return null;
-    const { nowMs } = decideOptions;
+    // The chain and the limiter give every decide the isolate's clock.
+    const { nowMs } = /** @type {TimedStoreOptions} */ (decideOptions);
     const count = checks.length;
     const entries = new Array(count);
     let covered = true;
@@ -306,6 +339,7 @@ export function createLeasedStore(options) {
   // Asks for the key's next lease in the background when what it holds would run out, or end, before
   // an answer could come back (REFILL_AHEAD_TIMEOUTS of the object's timeout). A lease that ends with
   // its key's window is not renewed for time: the next lease would end there too (docs/leases.md).
+  /** @param {KeyEntry} entry @param {number} nowMs @param {StoreOptions} decideOptions */
   function refillIfRunningOut(entry, nowMs, decideOptions) {
     if (!refillAhead || nowMs < entry.askingUntilMs || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
     if (!LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return;
@@ -325,12 +359,14 @@ export function createLeasedStore(options) {
     refill(entry, wanted, nowMs, decideOptions);
   }
 
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function rateOf(entry, nowMs) {
     const elapsed = Math.max(nowMs - entry.since, leaseMs / 8);
     return Math.max(entry.lastRate, entry.seen / elapsed);
   }
 
   // The background call: the object lends (and takes back what waits to go back), decides nothing.
+  /** @param {KeyEntry} entry @param {number} wanted @param {number} sentAtMs @param {StoreOptions} decideOptions @returns {Promise<void>} */
   function refill(entry, wanted, sentAtMs, decideOptions) {
     const name = durable.objectOf(entry.key);
     const asking = askFor(entry, name, sentAtMs);
@@ -375,15 +411,18 @@ export function createLeasedStore(options) {
   }
 
   // Local when a lease covers the request, else a call to the object.
-  function decide(checks, decideOptions = {}) {
+  /** @param {readonly StoreCheck[]} checks @param {StoreOptions} decideOptions @returns {Outcome | Promise<Outcome>} */
+  function decide(checks, decideOptions = /** @type {StoreOptions} */ ({})) {
     return decideLocally(checks, decideOptions) ?? decideRemotely(checks, decideOptions);
   }
 
-  async function decideRemotely(checks, decideOptions = {}) {
+  /** @param {readonly StoreCheck[]} checks @param {StoreOptions} decideOptions @returns {Promise<Outcome>} */
+  async function decideRemotely(checks, decideOptions = /** @type {StoreOptions} */ ({})) {
     const { nowMs } = decideOptions;
     const peek = decideOptions.peek === true;
     const name = durable.objectOf(checks[0].key);
-    const oneObject = checks.every((c) => durable.objectOf(c.key) === name);
+    const oneObject = checks.every((/** @type {StoreCheck} */ c) => durable.objectOf(c.key) === name);
+    /** @type {Array<[KeyEntry, number]>} */
     const asked = [];
     let lend;
     if (!peek && oneObject && typeof nowMs === "number") {
@@ -401,9 +440,10 @@ export function createLeasedStore(options) {
     const giveBack = oneObject ? takeReturns(name) : undefined;
     counters.roundTrips++;
     const started = clock();
+    /** @type {ObjectOutcome & Outcome} */
     let outcome;
     try {
-      outcome = await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack }));
+      outcome = /** @type {ObjectOutcome & Outcome} */ (await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack })));
     } catch (error) {
       strandReturns(giveBack);
       throw error;
@@ -412,16 +452,17 @@ export function createLeasedStore(options) {
     }
     if (oneObject) roundTrips.sample(name, clock() - started);
     settleReturns(giveBack, outcome.returned);
-    if (outcome.leases !== undefined) keep(checks, outcome, nowMs);
+    if (outcome.leases !== undefined) keep(checks, outcome, /** @type {number} */ (nowMs)); // lent only when nowMs is a number
     delete outcome.returned;
     delete outcome.leases;
     return outcome;
   }
 
   // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent.
+  /** @param {readonly StoreCheck[]} checks @param {ObjectOutcome} outcome @param {number} sentAtMs */
   function keep(checks, outcome, sentAtMs) {
     for (let i = 0; i < checks.length; i++) {
-      const lease = outcome.leases[i];
+      const lease = /** @type {(Lease | null)[]} */ (outcome.leases)[i];
       if (lease === null || lease === undefined) continue;
       const entry = keys.get(idOf(checks[i]));
       keepLease(entry, lease, sentAtMs, sentAtMs + outcome.checks[i].resetMs);
@@ -430,6 +471,7 @@ export function createLeasedStore(options) {
 
   // One lease: it ends here validForMs after sentAtMs, a reading taken before the call was sent, so it
   // ends here no later than at the object, whatever the two clocks read (only their rates must agree).
+  /** @param {KeyEntry | undefined} entry @param {Omit<Lease, "endsWithWindow"> & { endsWithWindow?: boolean }} lease @param {number} sentAtMs @param {number} resetAtMs */
   function keepLease(entry, lease, sentAtMs, resetAtMs) {
     counters.leasesGranted++;
     counters.unitsLent += lease.units;
@@ -547,9 +589,11 @@ export function createLeasedStore(options) {
     }
     // The home object just said it has nothing to lend: no asking again until the quiet time is over.
     if (typeof durable.refill !== "function" || nowMs < entry.quietUntilMs) return false;
-    // A regional lease serves many isolates: at least a 64th of the largest (the home object still
-    // lends at most a quarter of what the key has left).
-    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / 64)));
+    // A regional lease serves many isolates: at least an eighth of the largest (one isolate's largest
+    // lease; the home object still lends at most a quarter of what the key has left). Smaller, the
+    // first lease ran short before the key's rate here was known (a rate is measured over at least an
+    // eighth of a lease), and the region crossed twice more in its first second to learn it.
+    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / FIRST_REGIONAL_LEASE_DIVISOR)));
     await refill(entry, units, nowMs, decideOptions);
     return true;
   }
@@ -563,7 +607,7 @@ export function createLeasedStore(options) {
     const landing = [];
     for (const check of checks) {
       const entry = keys.get(idOf(check));
-      if (entry !== undefined && entry.refilling !== null && entry.held.every((lease) => lease.units < check.cost)) landing.push(entry.refilling);
+      if (entry !== undefined && entry.refilling !== null && entry.held.every((/** @type {HeldLease} */ lease) => lease.units < check.cost)) landing.push(entry.refilling);
     }
     return landing.length === 0 ? null : Promise.all(landing);
   }
@@ -579,7 +623,7 @@ export function createLeasedStore(options) {
     });
   }
 
-  /** resetInMs is when the key is back to its full quota, as the home object last said (0 if unknown). */
+  /** resetInMs is when the key is back to its full quota, as the home object last said (0 if unknown). @param {StoreCheck} check @param {number} nowMs @returns {number} */
   function resetInMs(check, nowMs) {
     const entry = keys.get(idOf(check));
     return entry === undefined ? 0 : Math.max(0, entry.resetAtMs - nowMs);

@@ -65,7 +65,7 @@ export class SluiceOverridesObject extends DurableObject {
     }
     const version = this.#version() + 1;
     this.sql.exec("INSERT INTO sluice_overrides (kind, text, lim) VALUES (?, ?, ?) ON CONFLICT (kind, text) DO UPDATE SET lim = excluded.lim", kind, text, override.limit);
-    await this.#audit(version, actor, "put", kind, text, override.limit);
+    await this.#audit(version, actor, "put", kind, /** @type {string} */ (text), override.limit); // normalizeOverrides checked it
     return { ok: true, version };
   }
 
@@ -89,6 +89,7 @@ export class SluiceOverridesObject extends DurableObject {
     return this.sql.exec("SELECT version, at, actor, action, kind, fingerprint, lim FROM sluice_overrides_audit ORDER BY version DESC LIMIT 100").toArray();
   }
 
+  /** @param {number} version @param {unknown} actor @param {"put" | "remove"} action @param {string} kind @param {string} text @param {number | null} limit */
   async #audit(version, actor, action, kind, text, limit) {
     const entry = { version, at: Date.now(), actor: String(actor).slice(0, 64), action, kind, fingerprint: await fingerprint(text), limit };
     this.sql.exec("INSERT INTO sluice_overrides_meta (name, value) VALUES ('version', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", version);
