@@ -185,8 +185,6 @@ export function createEngine(options, surface) {
   // The one all-or-nothing store call, at the time the keys were ready, then the decision counted.
   /** @param {PreparedChecks} prepared @param {any} env @param {any} ctx @param {boolean} peek */
   function charge({ checks, keys, checkedRules }, env, ctx, peek) {
-    // Auto-blocking (features/auto-block/): its steps are store calls of their own.
-    if (settings.autoBlock !== null) return chargeAutoBlocking({ checks, keys, checkedRules }, env, ctx, peek);
     /** @param {Outcome} outcome */
     const conclude = (outcome) => {
       const decision = decide(outcome, checkedRules, keys);
@@ -197,29 +195,11 @@ export function createEngine(options, surface) {
       }
       return decision;
     };
-    const outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
+    const options = { nowMs: currentTime(clock), env, ctx, peek };
+    // Auto-blocking (features/auto-block/) decides around the store call: a blocked key first, strikes after.
+    if (settings.autoBlock !== null) return settings.autoBlock.decide(store, checks, keys, options, conclude);
+    const outcome = store.decide(checks, options);
     return isPromise(outcome) ? Promise.resolve(outcome).then(conclude) : conclude(outcome);
-  }
-
-  // With auto-blocking rules: a blocked key is refused before its rules are charged, and a 429 of an
-  // auto-blocking rule is one of its key's strikes (awaited, so sequential requests count exactly).
-  /** @param {PreparedChecks} prepared @param {any} env @param {any} ctx @param {boolean} peek */
-  async function chargeAutoBlocking({ checks, keys, checkedRules }, env, ctx, peek) {
-    const autoBlock = /** @type {NonNullable<LimiterSettings["autoBlock"]>} */ (settings.autoBlock);
-    const blocked = await autoBlock.refusal(store, checks, keys, { nowMs: currentTime(clock), env, ctx, peek });
-    if (blocked !== null) {
-      const decision = decide(blocked, checkedRules, keys);
-      if (!peek) countDecision(decision);
-      return decision;
-    }
-    const outcome = await store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
-    const decision = decide(outcome, checkedRules, keys);
-    if (!peek) {
-      countDecision(decision);
-      settings.accuracy?.observe(checks, outcome, env, ctx);
-      if (!decision.allowed) await autoBlock.strike(store, checks, keys, outcome.decidingCheck, { nowMs: currentTime(clock), env, ctx });
-    }
-    return decision;
   }
 
   /**

@@ -132,7 +132,6 @@ import { isLiveTable } from "../features/overrides/live.js";
  * @property {((keyText: unknown) => number | undefined) | undefined} overrideOf The limit an override gives a key, if the rule has overrides.
  * @property {KeyFunction} key
  * @property {number | ((...args: any[]) => number | Promise<number>)} cost
- * @property {import("../features/auto-block/auto-block.js").AutoBlocker | undefined} autoBlocker The rule's auto-blocking, if it has it.
  */
 
 /**
@@ -413,7 +412,7 @@ export function normalizeRuleSpec(spec, path = "", instance = undefined) {
  * @param {number | undefined} instance
  * @param {(rule: NormalizedRule, path: string) => void} declare
  */
-function normalizeRule(spec, path, instance, declare, store) {
+function normalizeRule(spec, path, instance, declare) {
   const limitOf = typeof spec.limit === "function" ? spec.limit : undefined;
   if (limitOf !== undefined && spec.rate !== undefined) throw new SluiceConfigError(`${path}rate`, "cannot be given with limit: give rate, or limit and windowSec");
   // A limit function's rule is validated now, as if its limit were 1; each value it returns later is
@@ -480,24 +479,15 @@ function normalizeRule(spec, path, instance, declare, store) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve, overrideOf, live, autoBlocker: attachAutoBlock(autoBlock, rule, path, declare, store) };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf, live, autoBlock };
 }
 
-// `autoBlock`: a value autoBlock() made (features/auto-block/), taken as a value so that the engine does
-// not import it; its strikes rule is a rule of the store like any other, declared as one.
-function attachAutoBlock(value, rule, path, declare, store) {
-  if (value === undefined) return undefined;
-  if (typeof value?.attach !== "function") throw new SluiceConfigError(`${path}autoBlock`, "must be made by autoBlock()");
-  const blocker = value.attach(rule, path, store);
-  declare(blocker.rule, path);
-  return blocker;
+// What groups a limiter's auto-blocking rules: the `group` of an autoBlock() value.
+function groupOf(value) {
+  if (typeof value?.group !== "function") throw new SluiceConfigError("autoBlock", "must be made by autoBlock()");
+  return value.group;
 }
 
-/**
- * The specs of a limiter's rules (`rules`, or the options themselves), each with the path its errors name.
- * @param {Record<string, any>} options
- * @returns {Array<{ spec: Record<string, any>, path: string }>}
- */
 function ruleSpecs(options) {
   if (options.rules === undefined) return [{ spec: options, path: "" }];
   if (!Array.isArray(options.rules) || options.rules.length < 1 || options.rules.length > MAX_CHECKS_PER_CALL) {
@@ -611,7 +601,7 @@ export function normalizeOptions(options, surface) {
     instance = ++unnamedLimiters;
   }
   // KV keeps counts, not blocks: an auto-blocking rule refuses it (features/auto-block/).
-  const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare, { name: options.store === "kv" ? "kv" : store.name }));
+  const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
   // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
   // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
   if (options.store === "kv") {
@@ -632,8 +622,10 @@ export function normalizeOptions(options, surface) {
   const rules = Object.freeze(entries.filter((entry) => entry.limitOf === undefined).map((entry) => entry.rule));
   const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
-    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf, autoBlocker }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf, autoBlocker }))),
-    autoBlock: autoBlocking(entries),
+    entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
+    // Auto-blocking: autoBlock()'s value binds itself to the rules (features/auto-block/), so that the
+    // engine never imports it; null without it. KV keeps counts, not blocks: it refuses.
+    autoBlock: entries.some((entry) => entry.autoBlock !== undefined) ? groupOf(entries.find((entry) => entry.autoBlock !== undefined).autoBlock)(entries, declare, options.store === "kv") : null,
     // The live tables of overrides the rules read (refreshed before a request is decided).
     liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,
@@ -652,12 +644,6 @@ export function normalizeOptions(options, surface) {
     clock: optionalFunction(options.clock, "clock") ?? nowMs,
     accuracy: accuracyOption(options.accuracy),
   });
-}
-
-// The limiter's auto-blocking rules, grouped by the feature's own code (features/auto-block/), or null.
-function autoBlocking(entries) {
-  const list = entries.flatMap(({ rule, autoBlocker }, index) => (autoBlocker === undefined ? [] : [{ index, name: rule.name, blocker: autoBlocker }]));
-  return list.length === 0 ? null : list[0].blocker.group(list);
 }
 
 // `accuracy`: a probe from accuracyProbe() (features/accuracy/probe.js), taken as a value so that the

@@ -85,15 +85,26 @@ export function autoBlock(options) {
   return Object.freeze({
     [AUTO_BLOCK]: true,
     ...spec,
+    spec,
     /**
-     * attach binds this to `rule` in `store` (the engine calls it when the limiter is built, so the
-     * engine never imports this module); `path` prefixes the fields of errors ("rules[1].").
-     * @param {NormalizedRule} rule @param {string} path @param {{ name: string }} [store]
+     * group binds the autoBlock() values of a limiter's rules (`entries`, as options.js normalizes
+     * them, with `path` and `autoBlock`) to their rules, declares their strikes rules (`declare`), and
+     * returns what the engine does with them (groupAutoBlocks). `kv`: the limiter's store is KV, which
+     * keeps counts, not blocks. The engine calls it, so it never imports this module.
+     * @param {ReadonlyArray<{ rule: NormalizedRule, path: string, autoBlock?: any }>} entries
+     * @param {(rule: NormalizedRule, path: string) => void} declare @param {boolean} kv
      */
-    attach(rule, path, store) {
-      // KV keeps fixed-window counts, not the core's state: it cannot keep a block.
-      if (store?.name === "kv") throw new SluiceConfigError(`${path}autoBlock`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
-      return createAutoBlocker(spec, rule, strikesRuleOf(spec, rule, path));
+    group(entries, declare, kv) {
+      const list = [];
+      entries.forEach(({ rule, path, autoBlock: value }, index) => {
+        if (value === undefined) return;
+        if (value?.[AUTO_BLOCK] !== true) throw new SluiceConfigError(`${path}autoBlock`, `must be made by autoBlock({ after, withinSec, blockSec }); got ${describe(value)}`);
+        if (kv) throw new SluiceConfigError(`${path}autoBlock`, 'applies to the stores "memory", "durable" and "redis"; KV keeps counts, not blocks');
+        const blocker = createAutoBlocker(value.spec, rule, strikesRuleOf(value.spec, rule, path));
+        declare(blocker.rule, path);
+        list.push({ index, name: rule.name, blocker });
+      });
+      return groupAutoBlocks(list);
     },
   });
 }
@@ -152,7 +163,6 @@ export function createAutoBlocker(spec, rule, strikes) {
   return Object.freeze({
     rule: strikes,
     counters,
-    group: groupAutoBlocks,
     /**
      * gate decides whether the key is blocked: null when the request goes on to the rule, else the
      * strikes rule's denial (its retryAfterMs: until the block ends). With `peek`, it charges nothing.
@@ -210,31 +220,44 @@ export function createAutoBlocker(spec, rule, strikes) {
  * @param {ReadonlyArray<{ index: number, name: string, blocker: AutoBlocker }>} list
  */
 export function groupAutoBlocks(list) {
+  /**
+   * The refusal of a request whose key an auto-blocking rule has blocked, or null: the rule's own
+   * decision (its limit, nothing remaining) until the block ends, which its Retry-After says.
+   * @param {Store} store @param {readonly import("../../stores/store.js").StoreCheck[]} checks @param {readonly string[]} keys
+   * @param {StoreOptions & { nowMs: number }} options
+   * @returns {Promise<Outcome | null>}
+   */
+  async function refusal(store, checks, keys, options) {
+    for (const { index, blocker } of list) {
+      const blocked = await blocker.gate(store, checks[index].key, keys[index], options);
+      if (blocked === null) continue;
+      const own = { allowed: false, limit: checks[index].rule.limit, remaining: 0, resetMs: blocked.resetMs, retryAfterMs: blocked.retryAfterMs };
+      return { ...own, decidingCheck: index, checks: checks.map((_, i) => (i === index ? own : null)), store: blocked.store, autoBlocked: true };
+    }
+    return null;
+  }
+
   return Object.freeze({
     /**
-     * The refusal of a request whose key an auto-blocking rule has blocked, or null: the rule's own
-     * decision (its limit, nothing remaining) until the block ends, which its Retry-After says.
-     * @param {Store} store @param {readonly import("../../stores/store.js").StoreCheck[]} checks @param {readonly string[]} keys
-     * @param {StoreOptions & { nowMs: number }} options
-     * @returns {Promise<Outcome | null>}
+     * decide is the engine's store call with auto-blocking: a blocked key is refused before its rules
+     * are charged; else the store decides, and a 429 of an auto-blocking rule is one of its key's
+     * strikes (awaited, so that sequential requests count exactly). `conclude` turns an outcome into
+     * the limiter's decision (and counts it).
+     * @template D
+     * @param {Store} store @param {import("../../stores/store.js").StoreCheck[]} checks @param {readonly string[]} keys
+     * @param {StoreOptions & { nowMs: number, peek: boolean }} options @param {(outcome: Outcome) => D & { allowed: boolean }} conclude
+     * @returns {Promise<D>}
      */
-    async refusal(store, checks, keys, options) {
-      for (const { index, blocker } of list) {
-        const blocked = await blocker.gate(store, checks[index].key, keys[index], options);
-        if (blocked === null) continue;
-        const own = { allowed: false, limit: checks[index].rule.limit, remaining: 0, resetMs: blocked.resetMs, retryAfterMs: blocked.retryAfterMs };
-        return { ...own, decidingCheck: index, checks: checks.map((_, i) => (i === index ? own : null)), store: blocked.store, autoBlocked: true };
+    async decide(store, checks, keys, options, conclude) {
+      const blocked = await refusal(store, checks, keys, options);
+      if (blocked !== null) return conclude(blocked);
+      const outcome = await store.decide(checks, options);
+      const decision = conclude(outcome);
+      if (!options.peek && !decision.allowed) {
+        const found = list.find((entry) => entry.index === outcome.decidingCheck);
+        if (found !== undefined) await found.blocker.strike(store, checks[found.index].key, keys[found.index], options);
       }
-      return null;
-    },
-    /**
-     * strike counts a 429 that the check at `index` decided, if its rule auto-blocks.
-     * @param {Store} store @param {readonly import("../../stores/store.js").StoreCheck[]} checks @param {readonly string[]} keys
-     * @param {number} index @param {StoreOptions & { nowMs: number }} options
-     */
-    async strike(store, checks, keys, index, options) {
-      const found = list.find((entry) => entry.index === index);
-      if (found !== undefined) await found.blocker.strike(store, checks[index].key, keys[index], options);
+      return decision;
     },
     /**
      * The limiter's `blocks` (engine/limiter.js's LimiterBlocks) over `store`, on the clock `now`.
