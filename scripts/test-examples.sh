@@ -17,7 +17,7 @@ tarball=$(ls "$work"/sluice-*.tgz)
 
 # What the tarball must and must not hold.
 contents=$(tar -tzf "$tarball")
-for wanted in package/wasm-bindings/sluice.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md package/docs/options.md package/docs/testing.md; do
+for wanted in package/wasm-bindings/sluice.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md package/docs/options.md package/docs/testing.md package/gateway.config.schema.json; do
   grep -qx "$wanted" <<<"$contents" || { echo "examples: the tarball lacks $wanted" >&2; exit 1; }
 done
 # worker/gateway/ ships for `sluice replay --config` (worker/cli/), which runs the gateway's own routing
@@ -79,5 +79,28 @@ echo "== npx sluice replay in examples/fetch-handler"
       }
     }
     console.log("npx sluice replay: 10 admitted, 20 would deny, line 31 unparseable (--rule and --config)");'
+)
+# npx sluice check from the tarball: a configuration that starts (naming the package's schema, as a
+# user's file would) exits 0; one start-up refuses exits 1 with the message naming the field.
+echo "== npx sluice check in examples/fetch-handler"
+(
+  cd "$work/fetch-handler"
+  test -f node_modules/sluice/gateway.config.schema.json || { echo "examples: the installed package lacks gateway.config.schema.json" >&2; exit 1; }
+  node -e '
+    const route = (limit) => ({ $schema: "./node_modules/sluice/gateway.config.schema.json", routes: [{ prefix: "/api", methods: ["GET"], upstream: { url: "https://upstream.example/api" }, rules: [{ name: "api", algorithm: "fixed-window", limit, windowSec: 60, key: "ip", autoBlock: { after: 5, withinSec: 60, blockSec: 600 } }] }] });
+    require("node:fs").mkdirSync("bad", { recursive: true });
+    require("node:fs").writeFileSync("gateway.config.json", JSON.stringify(route(10)));
+    require("node:fs").writeFileSync("bad/gateway.config.json", JSON.stringify(route(0)));'
+  npx --no-install sluice check gateway.config.json
+  set +e
+  message=$(npx --no-install sluice check bad/gateway.config.json 2>&1)
+  status=$?
+  set -e
+  expected="invalid gateway configuration (gateway.config.json): routes[0].rules[0].limit: must be a whole number from 1 to 2147483648; got 0"
+  if [ "$status" != 1 ] || [ "$message" != "$expected" ]; then
+    echo "examples: npx sluice check of a bad configuration: exit $status, said: $message" >&2
+    exit 1
+  fi
+  echo "npx sluice check: exit 0 for a valid configuration, exit 1 naming routes[0].rules[0].limit for a bad one"
 )
 echo "examples: all passed ($repo/examples) in ${SECONDS} s"

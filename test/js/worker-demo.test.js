@@ -174,6 +174,21 @@ test("POST /auth/login admits 10 per minute per IP, POST /auth/refresh 30", asyn
   assert.equal((await post("/auth/refresh", "192.0.2.30")).status, 429);
 });
 
+test("POST /auth/refresh blocks an IP refused 30 times within 10 minutes for an hour, past the window", async () => {
+  await at(T0 + 150 * SECOND);
+  const post = (ip) => mf.dispatchFetch("http://fixture/demo/auth/refresh", from(ip, {}, { method: "POST", body: LOGIN }));
+  const statuses = [];
+  for (let i = 0; i < 60; i++) statuses.push((await post("192.0.2.40")).status);
+  assert.deepEqual(statuses, [...Array(30).fill(200), ...Array(30).fill(429)]);
+  const blocked = await post("192.0.2.40");
+  assert.deepEqual([blocked.status, blocked.headers.get("retry-after")], [429, "3600"]);
+  // Two minutes later the rule alone would admit 30 again: the IP stays refused, to the block's end.
+  await at(T0 + 270 * SECOND);
+  const later = await post("192.0.2.40");
+  assert.deepEqual([later.status, later.headers.get("retry-after")], [429, "3480"]);
+  assert.equal((await post("192.0.2.41")).status, 200, "another IP is not affected");
+});
+
 test("/api/* admits 120 per minute per user (the bearer token); without a token, per IP", async () => {
   await at(T0 + 180 * SECOND);
   const call = (ip, token) => get("/api/whoami", from(ip, token === undefined ? {} : { authorization: `Bearer ${token}` }));

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// The sluice command line (package.json "bin"). One command so far: `sluice replay` (replay/).
+// The sluice command line (package.json "bin"): `sluice replay` (replay/) and `sluice check` (check.js).
+import { runCheck } from "./check.js";
 import { runReplay } from "./replay/command.js";
 
-const COMMANDS = "usage: sluice replay [options] [LOG ...]   (sluice replay --help for the options)";
+const COMMANDS = [
+  "usage: sluice replay [options] [LOG ...]   (sluice replay --help for the options)",
+  "       sluice check [gateway.config.json]   validates a gateway configuration as start-up does",
+].join("\n");
 
 // A reader that stops early (`sluice replay ... | head`) is not an error of ours.
 process.stdout.on("error", (error) => {
@@ -17,6 +21,8 @@ globalThis.fetch = () => Promise.reject(new TypeError("sluice replay makes no ne
 const [command, ...rest] = process.argv.slice(2);
 if (command === "replay") {
   process.exitCode = await runReplay(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+} else if (command === "check") {
+  process.exitCode = runCheck(rest, { stdout: process.stdout, stderr: process.stderr });
 } else if (command === undefined || command === "--help" || command === "-h" || command === "help") {
   process.stdout.write(`${COMMANDS}\n`);
 } else {

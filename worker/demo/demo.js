@@ -15,7 +15,7 @@
 import { Hono } from "hono";
 
 import { DEMO_PASSWORD } from "./password.js";
-import { firstOf, ip, jsonField, lockout, rateLimit, route, user } from "../src/hono.js";
+import { autoBlock, firstOf, ip, jsonField, lockout, rateLimit, route, user } from "../src/hono.js";
 // The demo's stand-in for authentication: "Authorization: Bearer <token>", the token as the user id.
 import { bearerToken } from "../src/http/keys.js";
 
@@ -64,7 +64,9 @@ export function createDemoApp({ clock, storeTimeoutMs } = {}) {
     if (password !== DEMO_PASSWORD) return c.json({ error: "invalid credentials" }, 401);
     return c.json({ ok: true, action: "login" });
   });
-  app.post("/auth/refresh", limit({ name: "refresh", key: ip(), limit: 30, windowSec: 60 }), (c) => c.json({ ok: true, action: "refresh" }));
+  // An IP refused 30 times within 10 minutes is refused everything for an hour (auto-blocking).
+  const refreshBlock = autoBlock({ after: 30, withinSec: 600, blockSec: 3600 });
+  app.post("/auth/refresh", limit({ name: "refresh", key: ip(), limit: 30, windowSec: 60, autoBlock: refreshBlock }), (c) => c.json({ ok: true, action: "refresh" }));
 
   const perUser = firstOf(user(bearerToken), ip());
   app.use("/api/*", limit({ name: "api", key: perUser, limit: 120, windowSec: 60 }));

@@ -19,6 +19,7 @@ import { HOP_BY_HOP, STRIPPED_BY_DEFAULT, isNeverForwarded, isStrippedByDefault 
 import { isLockoutRule, validateLockoutRule } from "./lockout-rule.js";
 import { STORES, sameRule, storeGroupOf, validateRule } from "./rule-config.js";
 import { pathProblem } from "./target.js";
+import { METHODS, boundsOf, choicesOf, fieldsOf } from "./config-fields.js";
 import { validateWebSocket } from "./websocket-config.js";
 import {
   BINDING_DESCRIPTION,
@@ -74,6 +75,10 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   mode?: Mode;
  *   rollout?: number;
  *   lease?: boolean | import("../src/stores/leases.js").LeaseOptions;
+ *   autoBlock?: { after: number; withinSec?: number; withinMs?: number; blockSec?: number; blockMs?: number };
+ *   liveOverrides?: { binding?: string; name?: string; refreshMs?: number };
+ *   countWhen?: { status: (number | string)[] };
+ *   costFrom?: { header: string; max?: number; default?: number };
  * }} RuleInput
  */
 /**
@@ -149,6 +154,10 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly rollout: number;
  *   readonly overrides?: readonly import("../src/features/overrides/overrides.js").Override[];
  *   readonly lease?: false | Readonly<import("../src/stores/leases.js").LeaseOptions>;
+ *   readonly autoBlock?: { readonly after: number; readonly withinMs: number; readonly blockMs: number };
+ *   readonly liveOverrides?: { readonly binding: string; readonly name: string; readonly refreshMs: number };
+ *   readonly countWhen?: { readonly status: readonly (number | string)[] };
+ *   readonly costFrom?: { readonly header: string; readonly max?: number; readonly default?: number };
  * }} GatewayRule
  */
 /**
@@ -180,6 +189,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly methods: readonly Method[];
  *   readonly rules: readonly GatewayRule[];
  *   readonly activeRuleIndexes: readonly number[];
+ *   readonly responseRuleIndexes: readonly number[];
  *   readonly storeGroups: readonly (readonly number[])[];
  *   readonly canBlock: boolean;
  *   readonly upstream: GatewayUpstream;
@@ -207,19 +217,18 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
 /** The [vars] entry that, when set, replaces the bundled configuration (a JSON string or a table). */
 export const CONFIG_VAR = /** @type {const} */ ("SLUICE_CONFIG");
 export const DEFAULT_TIMEOUT_MS = /** @type {const} */ (10_000);
-export const MAX_TIMEOUT_MS = /** @type {const} */ (300_000);
+export const MAX_TIMEOUT_MS = boundsOf("upstream", "timeoutMs")[1];
 // How long an upstream may fall silent in the middle of its body: a reverse proxy's usual read timeout.
 // Streams that idle longer between events (server-sent events, long polls) raise it, or set null.
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
-export const MAX_BODY_TIMEOUT_MS = 3_600_000;
+export const MAX_BODY_TIMEOUT_MS = boundsOf("upstream", "bodyTimeoutMs")[1];
 // Request bodies are read whole before they are forwarded (request-body.js): nginx's default
 // client_max_body_size is the default bound, Cloudflare's smallest plan limit the largest.
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
-export const MAX_MAX_BODY_BYTES = 104_857_600;
+export const MAX_MAX_BODY_BYTES = boundsOf("upstream", "maxBodyBytes")[1];
 export const DEFAULT_ANALYTICS_BINDING = /** @type {const} */ ("SLUICE_ANALYTICS");
-// CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
-/** @type {readonly Method[]} */
-export const METHODS = Object.freeze(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+// The methods a route may forward (config-fields.js: CONNECT and TRACE are left out on purpose).
+export { METHODS };
 // The core checks at most 16 rules in one all-or-nothing call.
 export const MAX_RULES_PER_ROUTE = MAX_CHECKS_PER_CALL;
 /** The `code` of the gateway's 429 body unless `responses.code` says otherwise: sluice's own, like its other errors. */
@@ -229,34 +238,23 @@ export const DEFAULT_LIMITED_CODE = /** @type {const} */ ("sluice_rate_limited")
 // requests every other rule admitted.
 const STORE_ORDER = ["memory", "kv", "redis", "durable"];
 
-const TOP_FIELDS = ["routes", "stores", "responses", "admin", "analytics", "ip", "accuracy", "jwt", "lists"];
-const IP_FIELDS = ["trustForwardedFor", "ipv6Prefix"];
+// The fields of each object, from the one table the JSON Schema is generated from (config-fields.js).
+const TOP_FIELDS = fieldsOf("config");
+const IP_FIELDS = fieldsOf("ip");
 // The host's store options, set once per store for every rule that uses it.
 const STORE_SETTING_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
-const REMOTE_STORES = STORES.filter((store) => store !== "memory");
-const RESPONSE_FIELDS = ["code", "problemJson", "headers"];
-const ROUTE_FIELDS = ["prefix", "methods", "rules", "upstream", "websocket"];
-const UPSTREAM_FIELDS = [
-  "url",
-  "service",
-  "auth",
-  "timeoutMs",
-  "bodyTimeoutMs",
-  "maxBodyBytes",
-  "forwardHeaders",
-  "stripHeaders",
-  "clientIpHeader",
-  "cacheControl",
-  "maskBody",
-];
-const AUTH_FIELDS = ["secret", "header", "scheme"];
-const ADMIN_FIELDS = ["path", "tokenSecret", "dashboard"];
+const REMOTE_STORES = fieldsOf("stores");
+const RESPONSE_FIELDS = fieldsOf("responses");
+const ROUTE_FIELDS = fieldsOf("route");
+const UPSTREAM_FIELDS = fieldsOf("upstream");
+const AUTH_FIELDS = fieldsOf("auth");
+const ADMIN_FIELDS = fieldsOf("admin");
 // What the configuration may set of http/jwt.js's options (`fetch` and `clock` are code, not configuration).
 const JWT_FIELDS = ["secretBinding", "keys", "jwksUrl", "algorithms", "audience", "issuer", "clockToleranceSec", "requireExp", "cookie", "jwksCacheMs"];
-const DASHBOARD_FIELDS = ["path", "binding", "reportIntervalMs", "showKeys"];
+const DASHBOARD_FIELDS = fieldsOf("dashboard");
 /** The dashboard's defaults (dashboard/): its path, its Durable Object binding, how often isolates report. */
 export const DASHBOARD_DEFAULTS = Object.freeze({ path: "/_sluice/dashboard", binding: "SLUICE_DASHBOARD", reportIntervalMs: 5000, showKeys: false });
-const ANALYTICS_FIELDS = ["binding"];
+const ANALYTICS_FIELDS = fieldsOf("analytics");
 
 // Plain segments only (no escapes) keep prefix matching unambiguous; 96 characters is Analytics
 // Engine's index size, where the prefix goes.
@@ -420,16 +418,16 @@ function validateUpstream(/** @type {RawJson} */ raw, /** @type {string} */ path
   const auth = validateAuth(raw.auth, fieldPath(path, "auth"));
   const timeoutMs = raw.timeoutMs === undefined
     ? DEFAULT_TIMEOUT_MS
-    : expectInteger(raw.timeoutMs, fieldPath(path, "timeoutMs"), 1, MAX_TIMEOUT_MS);
+    : expectInteger(raw.timeoutMs, fieldPath(path, "timeoutMs"), ...boundsOf("upstream", "timeoutMs"));
   // null: no bound on the body's silences.
   const bodyTimeoutMs = raw.bodyTimeoutMs === undefined
     ? DEFAULT_BODY_TIMEOUT_MS
     : raw.bodyTimeoutMs === null
       ? null
-      : expectInteger(raw.bodyTimeoutMs, fieldPath(path, "bodyTimeoutMs"), 1, MAX_BODY_TIMEOUT_MS);
+      : expectInteger(raw.bodyTimeoutMs, fieldPath(path, "bodyTimeoutMs"), ...boundsOf("upstream", "bodyTimeoutMs"));
   const maxBodyBytes = raw.maxBodyBytes === undefined
     ? DEFAULT_MAX_BODY_BYTES
-    : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), 0, MAX_MAX_BODY_BYTES);
+    : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), ...boundsOf("upstream", "maxBodyBytes"));
   const forwardHeaders = validateForwardHeaders(raw.forwardHeaders, fieldPath(path, "forwardHeaders"), auth);
   const stripHeaders = validateStripHeaders(raw.stripHeaders, fieldPath(path, "stripHeaders"), auth, forwardHeaders);
   return Object.freeze({
@@ -443,7 +441,7 @@ function validateUpstream(/** @type {RawJson} */ raw, /** @type {string} */ path
     stripHeaders,
     clientIpHeader: validateClientIpHeader(raw.clientIpHeader, fieldPath(path, "clientIpHeader"), auth, forwardHeaders, stripHeaders),
     cacheControl: validateCacheControl(raw.cacheControl, fieldPath(path, "cacheControl")),
-    maskBody: raw.maskBody === undefined ? "auto" : expectOneOf(raw.maskBody, fieldPath(path, "maskBody"), ["auto", "always", "never"]),
+    maskBody: raw.maskBody === undefined ? "auto" : expectOneOf(raw.maskBody, fieldPath(path, "maskBody"), choicesOf("upstream", "maskBody")),
   });
 }
 
@@ -480,7 +478,10 @@ function validateRoute(/** @type {RawJson} */ raw, /** @type {number} */ index, 
   if (raw.upstream === undefined) throw new ConfigError(fieldPath(path, "upstream"), "is required");
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
   // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
-  const activeRuleIndexes = Object.freeze(rules.flatMap((/** @type {GatewayRule & { kind?: string }} */ rule, /** @type {number} */ i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
+  // Rules that count on the response are checked around the upstream call (response-rules.js).
+  const countsResponse = (/** @type {any} */ rule) => rule.countWhen !== undefined || rule.costFrom !== undefined;
+  const activeRuleIndexes = Object.freeze(rules.flatMap((/** @type {GatewayRule & { kind?: string }} */ rule, /** @type {number} */ i) => (rule.mode === "bypass" || rule.kind === "lockout" || countsResponse(rule) ? [] : [i])));
+  const responseRuleIndexes = Object.freeze(rules.flatMap((/** @type {GatewayRule} */ rule, /** @type {number} */ i) => (rule.mode !== "bypass" && countsResponse(rule) ? [i] : [])));
   const websocket = raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods });
   // By store in STORE_ORDER, then (durable rules with a `lease` of their own) by lease, in rule order.
   const groupIds = [...new Set(activeRuleIndexes.map((/** @type {number} */ i) => storeGroupOf(rules[i])))].sort(
@@ -493,6 +494,7 @@ function validateRoute(/** @type {RawJson} */ raw, /** @type {number} */ index, 
     methods,
     rules: Object.freeze(rules),
     activeRuleIndexes,
+    responseRuleIndexes,
     // The active rules by store, in STORE_ORDER: each group is one all-or-nothing limiter call.
     storeGroups: Object.freeze(storeGroups.filter((group) => group.length > 0)),
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
@@ -547,6 +549,13 @@ function validateAdmin(/** @type {RawJson} */ raw, /** @type {readonly GatewayRo
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
+  // <admin.path>/blocks and <admin.path>/overrides/<name> are admin endpoints when a rule auto-blocks or
+  // reads a live table of overrides (auto-blocks.js, live-overrides-admin.js): no route may hide there.
+  for (const endpoint of ["blocks", "overrides"]) {
+    const below = `${path}/${endpoint}`.toLowerCase();
+    const hidden = routes.find((route) => route.prefix.toLowerCase() === below || route.prefix.toLowerCase().startsWith(`${below}/`));
+    if (hidden !== undefined) throw new ConfigError("admin.path", `${path}/${endpoint} is an admin endpoint, and also (or contains) the prefix of routes[${hidden.index}]`);
+  }
   return Object.freeze({ path, tokenSecret, dashboard: validateDashboard(raw.dashboard, routes, path) });
 }
 
@@ -567,7 +576,7 @@ function validateDashboard(/** @type {RawJson} */ raw, /** @type {readonly Gatew
     throw new ConfigError("admin.dashboard.path", `is also the prefix of routes[${shadowed.index}] (or contains it); the dashboard would hide it`);
   }
   const binding = expectString(settings.binding, "admin.dashboard.binding", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
-  const reportIntervalMs = expectInteger(settings.reportIntervalMs, "admin.dashboard.reportIntervalMs", 0, 3_600_000);
+  const reportIntervalMs = expectInteger(settings.reportIntervalMs, "admin.dashboard.reportIntervalMs", ...boundsOf("dashboard", "reportIntervalMs"));
   if (typeof settings.showKeys !== "boolean") throw new ConfigError("admin.dashboard.showKeys", `must be true or false; got ${JSON.stringify(settings.showKeys)}`);
   return Object.freeze({ path, binding, reportIntervalMs, showKeys: settings.showKeys });
 }

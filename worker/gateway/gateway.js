@@ -30,6 +30,9 @@ import { decisionHeaders, policyHeader, withHeaders } from "../src/http/headers.
 import { limitedResponse } from "../src/http/responses.js";
 import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
+import { BLOCKS_SUBPATH, createAutoBlocks } from "./auto-blocks.js";
+import { OVERRIDES_SUBPATH, createLiveOverridesAdmin } from "./live-overrides-admin.js";
+import { createResponseRules } from "./response-rules.js";
 import { accuracyFamilies } from "./accuracy-metrics.js";
 import { DashboardReporter } from "./dashboard/report.js";
 import { serveDashboard } from "./dashboard/serve.js";
@@ -136,7 +139,7 @@ export function createGateway(config, options = {}) {
   // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
   // The rules whose denials are lockouts, so the dashboard can list the accounts locked now.
   const lockoutRules = [...new Set(routes.flatMap((route) => route.rules.filter((rule) => /** @type {any} */ (rule).kind === "lockout").map((rule) => rule.name)))];
-  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...(reporter === null ? [] : reporter.families())];
+  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...autoBlocks.families(), ...(reporter === null ? [] : reporter.families())];
   const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
@@ -162,6 +165,12 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  // Auto-blocking rules: their counters in /metrics, their blocks at <admin.path>/blocks (auto-blocks.js).
+  const autoBlocks = createAutoBlocks(gatewayConfig, (route) => limiterForRoute[route.index], log);
+  // Rules that count on the response (countWhen, costFrom): checked around the upstream call (response-rules.js).
+  const responseRulesFor = routes.map((route) => createResponseRules(route, /** @type {any} */ (limiterFactory).responseLimiter));
+  // Live tables of overrides: their admin endpoints at <admin.path>/overrides/<name> (live-overrides-admin.js).
+  const liveTables = createLiveOverridesAdmin(gatewayConfig);
   /** @type {ReturnType<typeof createRouteLockouts>} */
   let lockoutsFor;
   const keyPart = keyParts({ ip: gatewayConfig.ip, jwt: gatewayConfig.jwt ?? null });
@@ -254,6 +263,8 @@ export function createGateway(config, options = {}) {
     // The body, read whole once: by the lockout rules (before the upstream call) or just before it.
     /** @type {{ body?: ArrayBuffer, tooLarge?: true } | null} */
     let read = null;
+    /** @type {{ rules: NonNullable<ReturnType<typeof createResponseRules>>, refused: any, decisions: any[] } | null} */
+    let counting = null;
     const allowListed = listed?.list === "allow";
     if (allowListed) {
       metrics.countListAllowed(route.index);
@@ -273,6 +284,9 @@ export function createGateway(config, options = {}) {
         const body = read.body === undefined ? undefined : new Uint8Array(read.body);
         lockout = { guard, ...(await guard.check(request, body, env, ctx, verdict.verdicts)) };
       }
+      // Rules that count on the response: checked now, charged once the upstream has answered.
+      const responseRules = verdict === null || verdict.blocked || verdict.bypassHeaders !== null || lockout?.response ? null : responseRulesFor[route.index];
+      if (responseRules !== null) counting = { rules: responseRules, ...(await responseRules.check(request, env, ctx)) };
     } catch (error) {
       if (error instanceof ClientAborted) {
         if (verdict !== undefined && verdict !== null) noteVerdict(route, verdict, record);
@@ -300,6 +314,10 @@ export function createGateway(config, options = {}) {
       if (lockout?.response) {
         record.decision = "denied";
         return { response: lockout.response, route, verdict };
+      }
+      if (counting?.refused) {
+        record.decision = "denied";
+        return { response: rateLimitedResponse(counting.refused), route, verdict };
       }
     }
 
@@ -355,8 +373,9 @@ export function createGateway(config, options = {}) {
       record.error = `upstream ${result.failure}`;
     }
     // A relayed response carries rateHeaders already; sluice's own 502/504 get them here.
-    const response = result.failure === null ? result.response : withHeaders(result.response, rateHeaders);
-    return { response, route, verdict };
+    const relayed = result.failure === null ? result.response : withHeaders(result.response, rateHeaders);
+    const answered = counting === null ? relayed : await counting.rules.settle(counting.decisions, relayed, request, env, ctx);
+    return { response: answered, route, verdict };
   }
 
   /** @param {Request} request @param {any} env @param {any} ctx @returns {Promise<Response>} */
@@ -373,6 +392,13 @@ export function createGateway(config, options = {}) {
     } else if (admin !== null && canonical.path.toLowerCase() === admin.path.toLowerCase()) {
       record.route = "admin";
       handled = { response: await serveAdmin(request, env, admin, metrics, moreFamilies) };
+    } else if (admin !== null && autoBlocks.enabled && canonical.path.toLowerCase() === `${admin.path}${BLOCKS_SUBPATH}`.toLowerCase()) {
+      record.route = "admin";
+      handled = { response: await autoBlocks.serve(request, env, ctx) };
+    } else if (admin !== null && liveTables.enabled && underPath(canonical.path, `${admin.path}${OVERRIDES_SUBPATH}`)) {
+      record.route = "admin";
+      const subpath = canonical.path.slice(admin.path.length + OVERRIDES_SUBPATH.length);
+      handled = { response: (await liveTables.serve(request, subpath, env)) ?? errorResponse(GatewayError.NO_ROUTE) };
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);

@@ -19,10 +19,13 @@ import { nowMs } from "../src/engine/clock.js";
 import { SluiceConfigError } from "../src/engine/errors.js";
 import { apiKey, bearerToken, compose, firstOf, ip, route as fixedRoute, user } from "../src/http/keys.js";
 import { createGatewayLimiter } from "../src/engine/limiter.js";
+import { createResponseLimiter } from "../src/features/response-count/limiter.js";
 import { cf, cookie, query } from "../src/http/characteristics.js";
 import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
 import { overrideList } from "../src/features/overrides/overrides.js";
+import { autoBlock } from "../src/features/auto-block/auto-block.js";
+import { liveOverrides } from "../src/features/overrides/live.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
 /** @import { GatewayRoute, GatewayRule } from "./config.js" */
@@ -116,12 +119,22 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
     return probe;
   }
 
-  return function limiterFactory(rules, { route }) {
+  // One copy of each live table per isolate, whichever limiters read it (features/overrides/live.js).
+  const liveTables = new Map();
+  function liveTable({ binding, name, refreshMs }) {
+    const id = `${binding}\u0000${name}\u0000${refreshMs}`;
+    let table = liveTables.get(id);
+    if (table === undefined) liveTables.set(id, (table = liveOverrides({ binding, name, refreshMs })));
+    return table;
+  }
+
+  // The host's options of a limiter of `rules` (one store) on `route`.
+  function optionsOf(rules, route) {
     const { store, lease } = rules[0];
     if (rules.some((rule) => rule.store !== store || JSON.stringify(rule.lease) !== JSON.stringify(lease))) {
       throw new TypeError(`createLimiterFactory: the rules of one limiter share one store (and lease); ${route.prefix} mixes them`);
     }
-    const options = {
+    return {
       rules: rules.map((rule) => ({
         name: rule.name,
         algorithm: rule.algorithm,
@@ -130,6 +143,8 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
         ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
         ...(rule.overrides !== undefined ? { overrides: overrideList(rule.overrides) } : {}),
+        ...(rule.liveOverrides !== undefined ? { overrides: liveTable(rule.liveOverrides) } : {}),
+        ...(rule.autoBlock !== undefined ? { autoBlock: autoBlock(rule.autoBlock) } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),
@@ -140,11 +155,27 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
       // Approximate stores are measured against exact counting when the configuration asks (accuracy).
       ...(accuracy !== null && (store === "memory" || store === "kv") ? { accuracy: probeFor(route, store) } : {}),
     };
+  }
+
+  // Builds with the host, reporting its refusals at the configuration's fields.
+  function built(make, rules, route) {
     try {
-      return createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (options)));
+      return make();
     } catch (error) {
-      if (error instanceof SluiceConfigError) throw configError(error, rules, route, store);
+      if (error instanceof SluiceConfigError) throw configError(error, rules, route, rules[0].store);
       throw error;
     }
+  }
+
+  /** @type {import("./gateway.js").LimiterFactory & { responseLimiter?: (rule: any, route: any) => any }} */
+  const limiterFactory = (rules, { route }) =>
+    built(() => createGatewayLimiter(/** @type {import("../src/engine/limiter.js").LimiterOptions} */ (/** @type {unknown} */ (optionsOf(rules, route)))), rules, route);
+  // A rule that counts on the response (countWhen, costFrom): createResponseLimiter's two steps around
+  // the upstream call (response-rules.js).
+  limiterFactory.responseLimiter = (rule, route) => {
+    const { countWhen, costFrom } = rule;
+    const options = { ...optionsOf([rule], route), ...(countWhen !== undefined ? { countWhen } : {}), ...(costFrom !== undefined ? { costFrom } : {}) };
+    return built(() => createResponseLimiter(/** @type {any} */ (options)), [rule], route);
   };
+  return limiterFactory;
 }

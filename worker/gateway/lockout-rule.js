@@ -9,6 +9,7 @@
 
 import { normalizeLockoutOptions } from "../src/features/lockout/options.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../src/http/bounded-body.js";
+import { LOCKOUT_RULE_NAME as RULE_NAME, boundsOf, choicesOf, fieldsOf } from "./config-fields.js";
 import { ConfigError, expectInteger, expectKnownFields, expectObject, expectOneOf, expectString, fieldPath, hostValidated, show } from "./validate.js";
 
 /** @import { RawJson } from "./validate.js" */
@@ -17,13 +18,12 @@ import { ConfigError, expectInteger, expectKnownFields, expectObject, expectOneO
 export const LOCKOUT_KIND = "lockout";
 /** The gateway's code in the body of a locked attempt's 429. */
 export const LOCKED_CODE = "sluice_locked_out";
-const MAX_BODY_BYTES = 1024 * 1024;
-const LOCKOUT_STORES = ["durable", "memory"];
-const LOCKOUT_MODES = ["enforce", "shadow", "bypass"];
+// Stores, modes, fields and bounds from the one table the JSON Schema is generated from (config-fields.js).
+const LOCKOUT_STORES = choicesOf("lockoutRule", "store");
+const LOCKOUT_MODES = choicesOf("lockoutRule", "mode");
 // The fields lockout() takes as they are; the others are the gateway's.
 const HOST_FIELDS = ["maxFailures", "windowSec", "lockSec", "account", "backoff", "failureStatuses", "resetOnSuccess", "keyCapacity", "failMode", "fallback"];
-const FIELDS = ["name", "kind", "key", "store", "mode", "client", "normalize", "maxBodyBytes", ...HOST_FIELDS];
-const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/;
+const FIELDS = fieldsOf("lockoutRule");
 const BODY_FIELD = /^body:([A-Za-z0-9_.$-]{1,64})$/;
 
 /** Whether a raw rule of the configuration is a lockout rule. @param {RawJson} raw @returns {boolean} */
@@ -51,9 +51,9 @@ export function validateLockoutRule(raw, path) {
   if (match === null) throw new ConfigError(keyPath, `must be "body:<field>" (the JSON body field naming the account, 1 to 64 letters, digits, '_', '.', '$' or '-'); got ${show(raw.key)}`);
   const store = raw.store === undefined ? "durable" : expectOneOf(raw.store, fieldPath(path, "store"), LOCKOUT_STORES);
   const mode = raw.mode === undefined ? "enforce" : expectOneOf(raw.mode, fieldPath(path, "mode"), LOCKOUT_MODES);
-  const client = raw.client === undefined ? "ip" : expectOneOf(raw.client, fieldPath(path, "client"), ["ip", false]);
+  const client = raw.client === undefined ? "ip" : expectOneOf(raw.client, fieldPath(path, "client"), choicesOf("lockoutRule", "client"));
   const normalize = raw.normalize === undefined ? true : expectOneOf(raw.normalize, fieldPath(path, "normalize"), [true, false]);
-  const maxBodyBytes = raw.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), 64, MAX_BODY_BYTES);
+  const maxBodyBytes = raw.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), ...boundsOf("lockoutRule", "maxBodyBytes"));
   /** @type {Record<string, RawJson>} */
   const host = {};
   for (const field of HOST_FIELDS) if (raw[field] !== undefined) host[field] = structuredClone(raw[field]);

@@ -5,14 +5,19 @@
 import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { normalizeRuleSpec } from "../src/engine/options.js";
 import { normalizeOverrides } from "../src/features/overrides/overrides.js";
+import { autoBlock, strikesRuleOf } from "../src/features/auto-block/auto-block.js";
+import { responseCounting as responseCountingOf } from "../src/features/response-count/options.js";
 import { MODES } from "../src/engine/mode.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
 import { checkLeaseOptions } from "../src/stores/leases.js";
 import {
+  BINDING_DESCRIPTION,
+  BINDING_NAME,
   ConfigError,
   HEADER_DESCRIPTION,
   HEADER_NAME,
   expectArray,
+  expectInteger,
   expectKnownFields,
   expectNumber,
   expectObject,
@@ -26,16 +31,16 @@ import {
 /** @import { RawJson } from "./validate.js" */
 /** What sameRule compares of a rate-limit or lockout rule. @typedef {{ kind?: string, id: string, keyCapacity?: number, store: string, lease?: unknown, key: readonly string[] }} RuleLike */
 
-export const STORES = Object.freeze(["memory", "durable", "kv", "redis"]);
-export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>", "cf:<field>", "cookie:<name>", "query:<name>", "jwt:<claim>"]);
+import { CONFIG_FIELDS, KEY_PARTS, RULE_NAME, STORES, boundsOf, fieldsOf } from "./config-fields.js";
+
+export { KEY_PARTS, STORES };
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
 
 // The fields the host's limiter takes as they are; the others are the gateway's.
 const LIMITER_FIELDS = ["name", "algorithm", "limit", "windowSec", "windowMs", "burst", "keyCapacity", "blockSec", "blockMs", "overrides"];
-const RULE_FIELDS = [...LIMITER_FIELDS, "key", "store", "mode", "rollout", "lease"];
-// Rule names appear in response headers (RateLimit-Policy), metric labels and log lines: stricter
-// than the host's printable ASCII.
-const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+// Every field, from the one table the JSON Schema is generated from (config-fields.js). Rule names
+// (RULE_NAME there) appear in response headers, metric labels and log lines: stricter than the host's.
+const RULE_FIELDS = fieldsOf("rule");
 const RULE_NAME_DESCRIPTION = "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit";
 const API_KEY_PART = /^apiKey:(.*)$/;
 const CHARACTERISTIC_PART = /^(cf|cookie|query|jwt):/;
@@ -101,6 +106,9 @@ export function validateRule(raw, path) {
       throw new ConfigError(fieldPath(path, "rollout"), `applies only to mode "enforce" (this rule is "${mode}")`);
     }
   }
+  const responseCounting = raw.countWhen === undefined && raw.costFrom === undefined ? undefined : validateResponseCounting(raw, path, mode, rollout);
+  const live = raw.liveOverrides === undefined ? undefined : validateLiveOverrides(raw.liveOverrides, path, overrides);
+  const blocking = raw.autoBlock === undefined ? undefined : validateAutoBlock(raw.autoBlock, path, limiterRule, store, mode, rollout);
   // `lease` (store "durable" only): this rule's leases, overriding `stores.durable.lease` (true, false
   // or { leaseMs, maxLeaseUnits, maxKeys }); undefined: the store's setting.
   let lease;
@@ -108,7 +116,59 @@ export function validateRule(raw, path) {
     if (store !== "durable") throw new ConfigError(fieldPath(path, "lease"), `applies to store "durable" only (this rule's is "${store}")`);
     lease = hostValidated(path, () => checkLeaseOptions(raw.lease)) ?? false;
   }
-  return Object.freeze({ ...limiterRule, key, store, mode, rollout, ...(overrides !== undefined ? { overrides } : {}), ...(lease === undefined ? {} : { lease: Object.freeze(lease) }) });
+  return Object.freeze({
+    ...limiterRule,
+    key,
+    store,
+    mode,
+    rollout,
+    ...(overrides !== undefined ? { overrides } : {}),
+    ...(lease === undefined ? {} : { lease: Object.freeze(lease) }),
+    ...(blocking === undefined ? {} : { autoBlock: blocking }),
+    ...(live === undefined ? {} : { liveOverrides: live }),
+    ...(responseCounting === undefined ? {} : responseCounting),
+  });
+}
+
+// `countWhen` ({ status: [401, "500-599"] }) and `costFrom` ({ header, max, default }): the rule counts
+// on the upstream's response (response-rules.js), checked by the library's own validation of them
+// (features/response-count/options.js), so the bounds are one place's. Only on a rule enforced on
+// every key: its check before the upstream call refuses, there is no "would have denied" to count.
+function validateResponseCounting(raw, path, mode, rollout) {
+  for (const name of ["countWhen", "costFrom"]) if (raw[name] !== undefined) expectObject(raw[name], fieldPath(path, name));
+  if (mode !== "enforce" || rollout !== 1) {
+    throw new ConfigError(fieldPath(path, raw.countWhen !== undefined ? "countWhen" : "costFrom"), 'applies to a rule enforced on every key (mode "enforce", no rollout)');
+  }
+  const given = { ...(raw.countWhen !== undefined ? { countWhen: raw.countWhen } : {}), ...(raw.costFrom !== undefined ? { costFrom: raw.costFrom } : {}) };
+  hostValidated(path, () => responseCountingOf({ key: () => "k", limit: 1, windowSec: 1, ...given }));
+  return Object.freeze(structuredClone(given));
+}
+
+// `liveOverrides` ({ binding, name, refreshMs }): the table a rule's overrides come from, changed
+// without a redeploy (features/overrides/live.js); its fields and bounds are the table's
+// (config-fields.js), its defaults the library's. Not beside `overrides`: one source of overrides.
+function validateLiveOverrides(raw, path, overrides) {
+  const field = fieldPath(path, "liveOverrides");
+  expectObject(raw, field);
+  expectKnownFields(raw, field, fieldsOf("liveOverrides"));
+  if (overrides !== undefined) throw new ConfigError(field, "cannot be given with overrides: give the overrides in the configuration or in the live table");
+  const binding = raw.binding === undefined ? "SLUICE_OVERRIDES" : expectString(raw.binding, fieldPath(field, "binding"), { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
+  const name = raw.name === undefined ? "overrides" : expectString(raw.name, fieldPath(field, "name"), { pattern: CONFIG_FIELDS.liveOverrides.name.pattern, description: "1 to 64 letters, digits, _, . or -" });
+  const refreshMs = raw.refreshMs === undefined ? 10_000 : expectInteger(raw.refreshMs, fieldPath(field, "refreshMs"), ...boundsOf("liveOverrides", "refreshMs"));
+  return Object.freeze({ binding, name, refreshMs });
+}
+
+// `autoBlock` ({ after, withinSec | withinMs, blockSec | blockMs }): checked by the library's autoBlock(),
+// with its strikes rule made as the limiter will make it, so every refusal names its path now. Only on
+// a rule whose 429s are answered: a shadowed or rolled-out rule's denials are no client's refusals.
+function validateAutoBlock(raw, path, limiterRule, store, mode, rollout) {
+  const field = fieldPath(path, "autoBlock");
+  expectObject(raw, field);
+  if (store === "kv") throw new ConfigError(field, 'applies to the stores "memory", "durable" and "redis", not "kv": KV keeps counts, not blocks');
+  if (mode !== "enforce" || rollout !== 1) throw new ConfigError(field, `applies to a rule enforced on every key (mode "enforce", no rollout): its strikes are 429s`);
+  const spec = hostValidated(path, () => autoBlock(raw));
+  hostValidated(path, () => strikesRuleOf(spec, limiterRule, ""));
+  return Object.freeze({ after: spec.after, withinMs: spec.withinMs, blockMs: spec.blockMs });
 }
 
 /**
@@ -129,6 +189,10 @@ export function sameRule(a, b) {
     a.keyCapacity === b.keyCapacity &&
     a.store === b.store &&
     JSON.stringify(a.lease) === JSON.stringify(b.lease) &&
+    JSON.stringify(a.autoBlock) === JSON.stringify(b.autoBlock) &&
+    JSON.stringify(a.liveOverrides) === JSON.stringify(b.liveOverrides) &&
+    JSON.stringify(a.countWhen) === JSON.stringify(b.countWhen) &&
+    JSON.stringify(a.costFrom) === JSON.stringify(b.costFrom) &&
     a.key.join("+") === b.key.join("+")
   );
 }

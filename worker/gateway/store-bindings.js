@@ -46,6 +46,11 @@ export function routeBindingNeeds({ routes, stores }) {
     const rulesPath = fieldPath(fieldPath("routes", route.index), "rules");
     route.rules.forEach((rule, i) => {
       if (rule.mode === "bypass") return;
+      // A rule's live table of overrides is a Durable Object of its own binding.
+      const live = /** @type {any} */ (rule).liveOverrides;
+      if (live !== undefined) {
+        needs.push({ binding: live.binding, source: "liveOverrides.binding, bound to SluiceOverridesObject", store: "durable", field: fieldPath(fieldPath(fieldPath(rulesPath, i), "liveOverrides"), "binding") });
+      }
       const field = fieldPath(fieldPath(rulesPath, i), "store");
       if (rule.store === "redis") {
         for (const name of ["redisUrl", "redisToken"]) {

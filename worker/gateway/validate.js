@@ -132,10 +132,10 @@ export function expectArray(value, path, { min = 0, max = Infinity } = {}) {
   return value;
 }
 
-// Binding names as wrangler accepts them for [vars], secrets and service bindings.
-export const BINDING_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+// Binding names (as wrangler accepts them for [vars], secrets and service bindings) and HTTP field
+// names: the patterns of config-fields.js, the table the JSON Schema is generated from.
+export { BINDING_NAME, HEADER_NAME } from "./config-fields.js";
 export const BINDING_DESCRIPTION = "a binding name (letters, digits and _, not starting with a digit)";
 
-// An HTTP field name (RFC 9110 token), lower-cased by the validators that accept one.
-export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,128}$/;
+// An HTTP field name is lower-cased by the validators that accept one.
 export const HEADER_DESCRIPTION = "an HTTP header name";

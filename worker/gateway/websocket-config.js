@@ -14,6 +14,7 @@
 import { createConcurrencyEngine } from "../src/features/concurrency/engine.js";
 import { createMessageLimiter } from "../src/features/websocket/message-limit.js";
 import { validateKey } from "./rule-config.js";
+import { boundsOf, choicesOf, fieldsOf } from "./config-fields.js";
 import { ConfigError, expectInteger, expectKnownFields, expectNumber, expectObject, expectOneOf, fieldPath, hostValidated } from "./validate.js";
 
 /**
@@ -32,14 +33,14 @@ import { ConfigError, expectInteger, expectKnownFields, expectNumber, expectObje
  * }} WebSocketLimitsConfig
  */
 
-const FIELDS = ["connections", "messages", "maxMessageBytes"];
+// Fields, stores and bounds from the one table the JSON Schema is generated from (config-fields.js).
+const FIELDS = fieldsOf("websocket");
 /** The default bound on a client's message: 1 MiB, the size Cloudflare documents for a WebSocket message. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_576;
-const MAX_MAX_MESSAGE_BYTES = 33_554_432;
-const CONNECTION_FIELDS = ["max", "key", "leaseSec", "store", "timeoutMs", "status"];
-const MESSAGE_FIELDS = ["perConnection", "perKey", "onLimited", "closeAfter", "closeCode", "closeReason"];
+const CONNECTION_FIELDS = fieldsOf("connections");
+const MESSAGE_FIELDS = fieldsOf("messages");
 /** @type {Array<"memory" | "durable">} */
-const CONNECTION_STORES = ["memory", "durable"];
+const CONNECTION_STORES = [...choicesOf("connections", "store")];
 
 /**
  * The validated `websocket` block of route `index` at `path`: { connections, messages }, each null
@@ -57,7 +58,7 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
     throw new ConfigError(fieldPath(path, "connections"), "is missing: give connections, messages, maxMessageBytes or several (or leave websocket out)");
   }
   const maxMessageBytes =
-    raw.maxMessageBytes === undefined ? DEFAULT_MAX_MESSAGE_BYTES : expectInteger(raw.maxMessageBytes, fieldPath(path, "maxMessageBytes"), 1, MAX_MAX_MESSAGE_BYTES);
+    raw.maxMessageBytes === undefined ? DEFAULT_MAX_MESSAGE_BYTES : expectInteger(raw.maxMessageBytes, fieldPath(path, "maxMessageBytes"), ...boundsOf("websocket", "maxMessageBytes"));
   /** @type {WebSocketLimitsConfig["connections"]} */
   let connections = null;
   if (raw.connections !== undefined) {
@@ -68,12 +69,12 @@ export function validateWebSocket(raw, path, { index, prefix, methods }) {
     if (raw.connections.key === undefined) throw new ConfigError(fieldPath(at, "key"), "is required: whose connections are counted (ip, user, ...)");
     connections = Object.freeze({
       name: `ws:${prefix}`.slice(0, 64),
-      max: expectInteger(raw.connections.max, fieldPath(at, "max"), 1, 2 ** 16),
+      max: expectInteger(raw.connections.max, fieldPath(at, "max"), ...boundsOf("connections", "max")),
       key: Object.freeze(validateKey(raw.connections.key, fieldPath(at, "key"))),
-      leaseSec: raw.connections.leaseSec === undefined ? 60 : expectNumber(raw.connections.leaseSec, fieldPath(at, "leaseSec"), 0.001, 2 ** 31 / 1000),
+      leaseSec: raw.connections.leaseSec === undefined ? 60 : expectNumber(raw.connections.leaseSec, fieldPath(at, "leaseSec"), ...boundsOf("connections", "leaseSec")),
       store: raw.connections.store === undefined ? "memory" : expectOneOf(raw.connections.store, fieldPath(at, "store"), CONNECTION_STORES),
-      timeoutMs: raw.connections.timeoutMs === undefined ? undefined : expectInteger(raw.connections.timeoutMs, fieldPath(at, "timeoutMs"), 1, 60_000),
-      status: raw.connections.status === undefined ? 429 : expectInteger(raw.connections.status, fieldPath(at, "status"), 400, 599),
+      timeoutMs: raw.connections.timeoutMs === undefined ? undefined : expectInteger(raw.connections.timeoutMs, fieldPath(at, "timeoutMs"), ...boundsOf("connections", "timeoutMs")),
+      status: raw.connections.status === undefined ? 429 : expectInteger(raw.connections.status, fieldPath(at, "status"), ...boundsOf("connections", "status")),
     });
   }
   /** @type {WebSocketLimitsConfig["messages"]} */

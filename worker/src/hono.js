@@ -18,6 +18,7 @@ export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
 export { liveOverrides } from "./features/overrides/live.js";
 export { overrideList } from "./features/overrides/overrides.js";
+export { autoBlock } from "./features/auto-block/auto-block.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";

@@ -22,6 +22,8 @@ export { createResponseLimiter } from "./features/response-count/limiter.js";
 export { liveOverrides } from "./features/overrides/live.js";
 export { overrideList } from "./features/overrides/overrides.js";
 export { overridesAdmin } from "./features/overrides/admin.js";
+export { autoBlock } from "./features/auto-block/auto-block.js";
+export { blocksAdmin } from "./features/auto-block/admin.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 
 // The public types, defined in JSDoc beside the code they describe and re-exported here.
@@ -48,6 +50,10 @@ export { jsonField, normalizeAccount } from "./http/account.js";
 /** @typedef {import("./http/keys.js").KeyPart} KeyPart */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeySource<Args>} KeySource */
 /** @typedef {import("./engine/isolate.js").IsolateStats} IsolateStats */
+/** @typedef {import("./features/auto-block/auto-block.js").AutoBlockOptions} AutoBlockOptions */
+/** @typedef {import("./features/auto-block/auto-block.js").AutoBlockCounters} AutoBlockCounters */
+/** @typedef {import("./features/auto-block/auto-block.js").BlockEntry} BlockEntry */
+/** @typedef {import("./engine/limiter.js").LimiterBlocks} LimiterBlocks */
 /** @typedef {import("./features/accuracy/probe.js").AccuracyProbe} AccuracyProbe */
 /** @typedef {import("./features/overrides/overrides.js").Override} Override */
 /** @typedef {import("./features/overrides/overrides.js").OverrideList} OverrideList */

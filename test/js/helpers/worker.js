@@ -30,6 +30,7 @@ export const ENTRIES = Object.freeze({
   planetLeases: "test/js/fixtures/planet-leases/worker.js",
   planetFigure: "test/js/fixtures/planet-figure/worker.js",
   responseCount: "test/js/fixtures/response-count/worker.js",
+  autoBlock: "test/js/fixtures/auto-block/worker.js",
   overrides: "test/js/fixtures/overrides/worker.js",
 });
 

@@ -77,6 +77,7 @@ import { epochNow, limitedResponse } from "../http/responses.js";
  *   as they stand: what a cost of 1 would get, charging nothing, whatever skip and the dev bypass say.
  * @property {(request: Request, env?: Env, ctx?: unknown) => Promise<void>} reset Forgets `request`'s keys in every rule
  *   of the limiter, in its store: they are back to their full quota.
+ * @property {LimiterBlocks} blocks The blocks of its auto-blocking rules: list, lift, counters.
  */
 
 const MAX_COST = 2 ** 31;
@@ -194,7 +195,10 @@ export function createEngine(options, surface) {
       }
       return decision;
     };
-    const outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
+    const options = { nowMs: currentTime(clock), env, ctx, peek };
+    // Auto-blocking (features/auto-block/) decides around the store call: a blocked key first, strikes after.
+    if (settings.autoBlock !== null) return settings.autoBlock.decide(store, checks, keys, options, conclude);
+    const outcome = store.decide(checks, options);
     return isPromise(outcome) ? Promise.resolve(outcome).then(conclude) : conclude(outcome);
   }
 
@@ -321,8 +325,23 @@ export function createEngine(options, surface) {
     await store.reset(checks, { nowMs: currentTime(clock), env, ctx });
   }
 
-  return { settings, evaluate, evaluateNow, get, reset };
+  return { settings, evaluate, evaluateNow, get, reset, blocks: settings.autoBlock?.blocks(store, () => currentTime(clock)) ?? NO_BLOCKS };
 }
+
+/**
+ * The blocks of a limiter's auto-blocking rules (features/auto-block/): what an admin API lists and lifts.
+ * @typedef {object} LimiterBlocks
+ * @property {() => import("../features/auto-block/auto-block.js").BlockEntry[]} list The blocks this isolate started or met that
+ *   have not ended (the blocks themselves are the store's: an isolate lists those it saw).
+ * @property {(rule: string, key: string, env?: unknown, ctx?: unknown) => Promise<boolean>} lift Ends the block of `key` (as the rule's
+ *   key function gives it, "ip:192.0.2.1") under the auto-blocking rule named `rule`, in the store, and forgets its strikes; false
+ *   when no rule of that name auto-blocks.
+ * @property {() => Array<{ rule: string } & import("../features/auto-block/auto-block.js").AutoBlockCounters>} counters Each
+ *   auto-blocking rule's counters in this isolate.
+ */
+
+/** A limiter without auto-blocking rules has no blocks. @type {LimiterBlocks} */
+const NO_BLOCKS = Object.freeze({ list: () => [], lift: async () => false, counters: () => [] });
 
 /**
  * responseHeaders lists the [name, value] pairs a response to `decision` carries.
@@ -374,9 +393,9 @@ export function createGatewayLimiter(config) {
  * @returns {Limiter<Env>}
  */
 function buildLimiter(config, surface) {
-  const { settings, evaluate, get, reset } = createEngine(config, surface);
+  const { settings, evaluate, get, reset, blocks } = createEngine(config, surface);
   return Object.freeze({
-
+    blocks,
     rules: settings.rules,
     /** limit decides `request` and charges it if every rule admits it. */
     limit(request, env, ctx) {

@@ -5,6 +5,7 @@ import { executionContextOf } from "./execution-context.js";
 /** @import { Context, Env } from "hono" */
 /** @import { CheckedDecision, RateLimitDecision } from "./limiter.js" */
 /** @import { CostCounters } from "../features/response-count/cost.js" */
+/** @import { LimiterBlocks } from "./limiter.js" */
 
 /**
  * `peek(c)`: the decision the middleware would take now, charging nothing. `get(c)`: the counters of
@@ -16,20 +17,22 @@ import { executionContextOf } from "./execution-context.js";
  * @property {(c: Context<E>) => Promise<void>} reset
  * @property {CostCounters | null} costCounters With costFrom (rateLimitOnResponse): how the responses' costs were read
  *   (from the header, clamped to max, missing, invalid, exhausting the key); else null.
+ * @property {LimiterBlocks} blocks The blocks of its auto-blocking rules (autoBlock): list, lift, counters.
  */
 
 /**
  * middlewareHandle builds the handle of a middleware from its engine (engine/limiter.js createEngine).
  * @template {Env} [E=Env]
- * @param {{ evaluate: (args: readonly unknown[], env: any, ctx: any, peek?: boolean) => Promise<RateLimitDecision>, get: (args: readonly unknown[], env: any, ctx: any) => Promise<CheckedDecision>, reset: (args: readonly unknown[], env: any, ctx: any) => Promise<void> }} engine
+ * @param {{ evaluate: (args: readonly unknown[], env: any, ctx: any, peek?: boolean) => Promise<RateLimitDecision>, get: (args: readonly unknown[], env: any, ctx: any) => Promise<CheckedDecision>, reset: (args: readonly unknown[], env: any, ctx: any) => Promise<void>, blocks: LimiterBlocks }} engine
  * @param {CostCounters | null} costCounters
  * @returns {RateLimitHandle<E>}
  */
-export function middlewareHandle({ evaluate, get, reset }, costCounters) {
+export function middlewareHandle({ evaluate, get, reset, blocks }, costCounters) {
   return {
     peek: (c) => evaluate([c], c.env, executionContextOf(c), true),
     get: (c) => get([c], c.env, executionContextOf(c)),
     reset: (c) => reset([c], c.env, executionContextOf(c)),
     costCounters,
+    blocks,
   };
 }

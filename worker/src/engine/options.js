@@ -45,6 +45,9 @@ import { isLiveTable } from "../features/overrides/live.js";
  *   Per-key limits: overrideList([...]) with `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with
  *   it, as the rule's key function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a
  *   table changed without a redeploy. Each distinct limit counts apart. Not with a limit function.
+ * @property {ReturnType<typeof import("../features/auto-block/auto-block.js").autoBlock>} [autoBlock] Auto-blocking: a key this
+ *   rule answers 429 `after` times within a span is refused everything for a set time (autoBlock() from sluice; docs/blocks.md,
+ *   "Auto-blocking"). Not with store "kv".
  */
 
 /**
@@ -151,6 +154,8 @@ import { isLiveTable } from "../features/overrides/live.js";
  * @property {boolean} dynamic Whether some rule's limit is a function (the policy header is then per decision).
  * @property {ReadonlyArray<ReturnType<typeof import("../features/overrides/live.js").liveOverrides>>} liveTables The live tables of overrides the rules read.
  * @property {import("../features/accuracy/probe.js").AccuracyProbe | null} accuracy
+ * @property {ReturnType<typeof import("../features/auto-block/auto-block.js").groupAutoBlocks> | null} autoBlock The rules with
+ *   auto-blocking, or null.
  */
 
 /**
@@ -172,7 +177,7 @@ export const DEFAULT_CODE = "rate_limited";
 const BUCKETS = new Set(["token-bucket", "leaky-bucket", "gcra"]);
 // Printable ASCII without '"' and '\' (the name is a structured-field string) and '|' (the id's separator).
 const RULE_NAME = /^[\x20-\x21\x23-\x5b\x5d-\x7b\x7d-\x7e]{1,64}$/;
-const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs", "overrides"];
+const RULE_FIELDS = ["name", "key", "limit", "windowSec", "windowMs", "algorithm", "burst", "rate", "cost", "keyCapacity", "countDenied", "blockSec", "blockMs", "overrides", "autoBlock"];
 // Fields a rule inherits from the top level when `rules` is given.
 const INHERITED_FIELDS = ["key", "algorithm", "cost", "keyCapacity"];
 const LIMITER_FIELDS = ["rules", "code", "skip", "headers", "legacyReset", "problemJson", ...STORE_FIELDS, "bypass", "clock", "mode", "rollout", "accuracy"];
@@ -412,7 +417,7 @@ function normalizeRule(spec, path, instance, declare) {
   if (limitOf !== undefined && spec.rate !== undefined) throw new SluiceConfigError(`${path}rate`, "cannot be given with limit: give rate, or limit and windowSec");
   // A limit function's rule is validated now, as if its limit were 1; each value it returns later is
   // validated like a configured limit, once, and becomes a rule of its own.
-  const { overrides, ...ruleSpec } = spec;
+  const { overrides, autoBlock, ...ruleSpec } = spec;
   if (overrides !== undefined && limitOf !== undefined) throw new SluiceConfigError(`${path}overrides`, "cannot be given with a limit function: the function decides the limit");
   spec = ruleSpec;
   const rule = normalizeRuleSpec(limitOf === undefined ? spec : { ...spec, limit: 1 }, path, instance);
@@ -481,14 +486,15 @@ function normalizeRule(spec, path, instance, declare) {
   } else {
     cost = wholeNumber(spec.cost, `${path}cost`, 1, MAX_COST);
   }
-  return { rule, key, cost, path, limitOf, resolve, overrideOf, live };
+  return { rule, key, cost, path, limitOf, resolve, overrideOf, live, autoBlock };
 }
 
-/**
- * The specs of a limiter's rules (`rules`, or the options themselves), each with the path its errors name.
- * @param {Record<string, any>} options
- * @returns {Array<{ spec: Record<string, any>, path: string }>}
- */
+// What groups a limiter's auto-blocking rules: the `group` of an autoBlock() value.
+function groupOf(value) {
+  if (typeof value?.group !== "function") throw new SluiceConfigError("autoBlock", "must be made by autoBlock()");
+  return value.group;
+}
+
 function ruleSpecs(options) {
   if (options.rules === undefined) return [{ spec: options, path: "" }];
   if (!Array.isArray(options.rules) || options.rules.length < 1 || options.rules.length > MAX_CHECKS_PER_CALL) {
@@ -601,6 +607,7 @@ export function normalizeOptions(options, surface) {
     }
     instance = ++unnamedLimiters;
   }
+  // KV keeps counts, not blocks: an auto-blocking rule refuses it (features/auto-block/).
   const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
   // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
   // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
@@ -623,6 +630,9 @@ export function normalizeOptions(options, surface) {
   const dynamic = entries.some((entry) => entry.limitOf !== undefined || entry.overrideOf !== undefined);
   return Object.freeze({
     entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
+    // Auto-blocking: autoBlock()'s value binds itself to the rules (features/auto-block/), so that the
+    // engine never imports it; null without it. KV keeps counts, not blocks: it refuses.
+    autoBlock: entries.some((entry) => entry.autoBlock !== undefined) ? groupOf(entries.find((entry) => entry.autoBlock !== undefined).autoBlock)(entries, declare, options.store === "kv") : null,
     // The live tables of overrides the rules read (refreshed before a request is decided).
     liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,

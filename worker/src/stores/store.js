@@ -63,6 +63,8 @@
  *   store, or admitted by failMode "open"; false for a failMode "closed" denial, which over-admits nothing).
  * @property {true} [lease] Present when the isolate decided from quota the Durable Object lent it (store "durable" with `lease`: docs/leases.md).
  * @property {true} [preFiltered] True when the chain answered from its memory of an earlier denial, without asking the store.
+ * @property {true} [autoBlocked] True when the limiter refused the key because an auto-blocking rule blocked it (features/auto-block/):
+ *   the deciding check's decision is that rule's limit with its block's end; no rule was charged.
  */
 
 /**

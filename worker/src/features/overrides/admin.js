@@ -8,21 +8,9 @@
 // names (at least 32 characters; without it every call is refused with 503: fail closed). Changes are
 // audited by the object under `x-sluice-actor` (who, by their own word: the token says they may).
 import { SluiceConfigError, describe } from "../../engine/errors.js";
+import { adminAuthRefusal, adminJson as json } from "../../http/admin-auth.js";
 
-const BEARER = /^Bearer +(\S+) *$/i;
-const MIN_TOKEN_CHARS = 32;
 const MAX_BODY_BYTES = 4096;
-
-/** tokensEqual compares two tokens in time that depends on neither (both hashed first). @param {string} presented @param {string} expected @returns {Promise<boolean>} */
-async function tokensEqual(presented, expected) {
-  const encode = (/** @type {string} */ text) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  const [a, b] = (await Promise.all([encode(presented), encode(expected)])).map((d) => new Uint8Array(d));
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a[i] ^ b[i];
-  return difference === 0;
-}
-
-const json = (/** @type {unknown} */ body, status = 200) => Response.json(body, { status, headers: { "cache-control": "no-store" } });
 
 /**
  * overridesAdmin returns the admin API's fetch handler.
@@ -33,12 +21,8 @@ const json = (/** @type {unknown} */ body, status = 200) => Response.json(body, 
 export function overridesAdmin({ binding = "SLUICE_OVERRIDES", name = "overrides", tokenSecret } = /** @type {any} */ ({})) {
   if (typeof tokenSecret !== "string" || tokenSecret === "") throw new SluiceConfigError("tokenSecret", `must name the env secret holding the admin token; got ${describe(tokenSecret)}`);
   return async function overridesAdminHandler(request, env) {
-    const expected = env?.[tokenSecret];
-    if (typeof expected !== "string" || expected.length < MIN_TOKEN_CHARS) return json({ error: "admin token not configured" }, 503);
-    const presented = BEARER.exec(request.headers.get("authorization") ?? "")?.[1];
-    if (presented === undefined || !(await tokensEqual(presented, expected))) {
-      return new Response(JSON.stringify({ error: "unauthorized" }), { status: 401, headers: { "www-authenticate": 'Bearer realm="sluice"', "content-type": "application/json" } });
-    }
+    const refusal = await adminAuthRefusal(request, env, tokenSecret);
+    if (refusal !== null) return refusal;
     const namespace = env?.[binding];
     if (namespace === undefined) return json({ error: `binding ${binding} missing` }, 503);
     const table = namespace.get(namespace.idFromName(name));

@@ -24,7 +24,7 @@ export const LIVE_TABLE = Symbol.for("sluice.liveOverrides");
  */
 export function liveOverrides(options = {}) {
   const { binding = "SLUICE_OVERRIDES", name = "overrides", refreshMs = 10_000, ...unknown } = options;
-  for (const field of Object.keys(unknown)) throw new SluiceConfigError(`liveOverrides.${field}`, "is not an option (binding, name, refreshMs)");
+  for (const field of Object.keys(unknown)) throw new SluiceConfigError(`liveOverrides.${field}`, "is not an option (known: binding, name, refreshMs)");
   if (typeof binding !== "string" || binding === "") throw new SluiceConfigError("liveOverrides.binding", `must be a binding name; got ${describe(binding)}`);
   if (typeof name !== "string" || name === "" || name.length > 64) throw new SluiceConfigError("liveOverrides.name", `must be 1 to 64 characters; got ${describe(name)}`);
   if (!Number.isSafeInteger(refreshMs) || refreshMs < 100) throw new SluiceConfigError("liveOverrides.refreshMs", `must be a whole number of milliseconds >= 100; got ${describe(refreshMs)}`);

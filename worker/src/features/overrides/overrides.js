@@ -75,7 +75,7 @@ export function normalizeOverrides(overrides, path) {
       throw new SluiceConfigError(at, `must be { key, limit } or { prefix, limit }; got ${describe(override)}`);
     }
     for (const field of Object.keys(override)) {
-      if (!["key", "prefix", "limit"].includes(field)) throw new SluiceConfigError(`${at}.${field}`, "is not a field of an override (key or prefix, and limit)");
+      if (!["key", "prefix", "limit"].includes(field)) throw new SluiceConfigError(`${at}.${field}`, "is not a field of an override (known: key, prefix, limit)");
     }
     if ((override.key === undefined) === (override.prefix === undefined)) {
       throw new SluiceConfigError(`${at}.key`, "give exactly one of key and prefix");

@@ -4,6 +4,7 @@
 // key may be an API key: it never reaches a log).
 import { DurableObject } from "cloudflare:workers";
 import { normalizeOverrides } from "./overrides.js";
+import { fingerprint } from "../../http/admin-auth.js";
 
 /** @import { Override } from "./overrides.js" */
 
@@ -15,11 +16,7 @@ const SCHEMA = `
 /** The audit keeps the latest changes only. */
 const AUDIT_ROWS = 1000;
 
-/** fingerprint is the first 16 hex digits of SHA-256(text): enough to tell overrides apart, nothing to reuse. @param {string} text @returns {Promise<string>} */
-export async function fingerprint(text) {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export { fingerprint };
 
 /**
  * SluiceOverridesObject keeps the live table of overrides. Export it from the Worker's main module and

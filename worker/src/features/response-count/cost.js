@@ -45,7 +45,7 @@ export function normalizeCostFrom(costFrom) {
   }
   const options = /** @type {Record<string, unknown>} */ (costFrom);
   for (const field of Object.keys(options)) {
-    if (!["header", "max", "default"].includes(field)) throw new SluiceConfigError(`costFrom.${field}`, "is not an option of costFrom (header, max, default)");
+    if (!["header", "max", "default"].includes(field)) throw new SluiceConfigError(`costFrom.${field}`, "is not an option of costFrom (known: header, max, default)");
   }
   if (typeof options.header !== "string" || !TOKEN.test(options.header)) {
     throw new SluiceConfigError("costFrom.header", `must be a header name (1 to 64 token characters); got ${describe(options.header)}`);

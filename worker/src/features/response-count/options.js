@@ -102,7 +102,7 @@ function countingOf(options) {
     throw new SluiceConfigError("countWhen", `must be { status: [...] } or a function of the response; got ${describe(countWhen)}`);
   }
   for (const field of Object.keys(countWhen)) {
-    if (field !== "status") throw new SluiceConfigError(`countWhen.${field}`, "is not an option of countWhen (it takes status)");
+    if (field !== "status") throw new SluiceConfigError(`countWhen.${field}`, "is not an option of countWhen (known: status)");
   }
   if (!Array.isArray(countWhen.status) || countWhen.status.length < 1 || countWhen.status.length > 32) {
     throw new SluiceConfigError("countWhen.status", `must be a list of 1 to 32 statuses or ranges; got ${describe(countWhen.status)}`);

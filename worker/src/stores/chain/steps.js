@@ -36,7 +36,9 @@ export async function decideInOrder(state, checks, decideOptions, nowMs) {
       const outcome = await askStore(state, state.primaryRemote, primaryName, checks, decideOptions);
       breaker?.succeeded();
       counters.decided[primaryName]++;
-      if (denials !== null) denials.remember(checks, outcome, nowMs);
+      // Not a peek's denial: for a blocking rule it reports a block that it did not start, and
+      // remembering it would answer the check that starts the block here, never in the store.
+      if (denials !== null && decideOptions.peek !== true) denials.remember(checks, outcome, nowMs);
       return outcome;
     } catch (error) {
       // A misconfigured store (e.g. a secret missing from env) is an error, not an outage to hide.
