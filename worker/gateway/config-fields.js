@@ -34,14 +34,25 @@ export const LOCKOUT_RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/;
  *   const?: unknown }} Field
  */
 
+// The table's shorthands. `extra` adds keywords to (or replaces those of) the field they make.
+/** @typedef {Partial<Field>} FieldExtra */
+/** @param {string} description @param {FieldExtra} [extra] @returns {Field} */
 const text = (description, extra = {}) => ({ type: "string", description, ...extra });
+/** @param {string} description @param {number} minimum @param {number} maximum @param {FieldExtra} [extra] @returns {Field} */
 const whole = (description, minimum, maximum, extra = {}) => ({ type: "integer", description, minimum, maximum, ...extra });
+/** @param {string} description @param {number} minimum @param {number} maximum @returns {Field} */
 const number = (description, minimum, maximum) => ({ type: "number", description, minimum, maximum });
+/** @param {string} description @returns {Field} */
 const flag = (description) => ({ type: "boolean", description });
+/** @param {readonly unknown[]} values @param {string} description @returns {Field} */
 const oneOf = (values, description) => ({ enum: values, description });
+/** @param {string} ref another object of the table @param {string} description @param {FieldExtra} [extra] @returns {Field} */
 const object = (ref, description, extra = {}) => ({ ref, description, ...extra });
+/** @param {string | string[]} type @param {string} description @returns {Field} */
 const loose = (type, description) => ({ type, description });
+/** @param {string} description @param {FieldExtra} [extra] @returns {Field} */
 const binding = (description, extra = {}) => text(description, { pattern: BINDING_NAME, ...extra });
+/** @param {string} description @param {FieldExtra} [extra] @returns {Field} */
 const key = (description, extra = {}) => ({
   anyOf: [
     { type: "string", description: "one key part" },
@@ -50,6 +61,7 @@ const key = (description, extra = {}) => ({
   description: `${description}: ${KEY_PARTS.join(", ")} (cf:<field> takes ${Object.keys(CF_FIELDS).join(", ")}), or a list of up to 4 of them`,
   ...extra,
 });
+/** @param {Field} field @returns {Field} */
 const required = (field) => ({ ...field, required: true });
 
 /** @type {Readonly<Record<string, Readonly<Record<string, Field>>>>} */

@@ -7,6 +7,7 @@ import { CONFIG_FIELDS } from "./config-fields.js";
 
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 // JSON Schema keywords a field may carry as they are.
+/** @type {readonly (keyof Field)[]} */
 const KEYWORDS = ["type", "enum", "const", "minimum", "maximum", "minItems", "maxItems"];
 
 /** @param {Field} field @returns {Record<string, unknown>} */

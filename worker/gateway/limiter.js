@@ -120,7 +120,9 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   }
 
   // One copy of each live table per isolate, whichever limiters read it (features/overrides/live.js).
+  /** @type {Map<string, ReturnType<typeof liveOverrides>>} */
   const liveTables = new Map();
+  /** @param {NonNullable<GatewayRule["liveOverrides"]>} settings */
   function liveTable({ binding, name, refreshMs }) {
     const id = `${binding}\u0000${name}\u0000${refreshMs}`;
     let table = liveTables.get(id);
@@ -129,6 +131,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   }
 
   // The host's options of a limiter of `rules` (one store) on `route`.
+  /** @param {readonly GatewayRule[]} rules @param {GatewayRoute} route */
   function optionsOf(rules, route) {
     const { store, lease } = rules[0];
     if (rules.some((rule) => rule.store !== store || JSON.stringify(rule.lease) !== JSON.stringify(lease))) {
@@ -158,6 +161,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   }
 
   // Builds with the host, reporting its refusals at the configuration's fields.
+  /** @template T @param {() => T} make @param {readonly GatewayRule[]} rules @param {GatewayRoute} route @returns {T} */
   function built(make, rules, route) {
     try {
       return make();

@@ -29,7 +29,14 @@ import {
 } from "./validate.js";
 
 /** @import { RawJson } from "./validate.js" */
-/** What sameRule compares of a rate-limit or lockout rule. @typedef {{ kind?: string, id: string, keyCapacity?: number, store: string, lease?: unknown, key: readonly string[] }} RuleLike */
+/** @import { Mode } from "../src/engine/mode.js" */
+/** @import { NormalizedRule } from "../src/stores/store.js" */
+/**
+ * What sameRule compares of a rate-limit or lockout rule (the response-counting, live-override and
+ * auto-blocking settings only by their JSON).
+ * @typedef {{ kind?: string, id: string, keyCapacity?: number, store: string, lease?: unknown, key: readonly string[],
+ *   autoBlock?: unknown, liveOverrides?: unknown, countWhen?: unknown, costFrom?: unknown }} RuleLike
+ */
 
 import { CONFIG_FIELDS, KEY_PARTS, RULE_NAME, STORES, boundsOf, fieldsOf } from "./config-fields.js";
 
@@ -134,6 +141,7 @@ export function validateRule(raw, path) {
 // on the upstream's response (response-rules.js), checked by the library's own validation of them
 // (features/response-count/options.js), so the bounds are one place's. Only on a rule enforced on
 // every key: its check before the upstream call refuses, there is no "would have denied" to count.
+/** @param {RawJson} raw the rule @param {string} path @param {Mode} mode @param {number} rollout */
 function validateResponseCounting(raw, path, mode, rollout) {
   for (const name of ["countWhen", "costFrom"]) if (raw[name] !== undefined) expectObject(raw[name], fieldPath(path, name));
   if (mode !== "enforce" || rollout !== 1) {
@@ -147,6 +155,7 @@ function validateResponseCounting(raw, path, mode, rollout) {
 // `liveOverrides` ({ binding, name, refreshMs }): the table a rule's overrides come from, changed
 // without a redeploy (features/overrides/live.js); its fields and bounds are the table's
 // (config-fields.js), its defaults the library's. Not beside `overrides`: one source of overrides.
+/** @param {RawJson} raw @param {string} path the rule's @param {unknown} overrides the rule's own, if any */
 function validateLiveOverrides(raw, path, overrides) {
   const field = fieldPath(path, "liveOverrides");
   expectObject(raw, field);
@@ -161,6 +170,10 @@ function validateLiveOverrides(raw, path, overrides) {
 // `autoBlock` ({ after, withinSec | withinMs, blockSec | blockMs }): checked by the library's autoBlock(),
 // with its strikes rule made as the limiter will make it, so every refusal names its path now. Only on
 // a rule whose 429s are answered: a shadowed or rolled-out rule's denials are no client's refusals.
+/**
+ * @param {RawJson} raw @param {string} path the rule's @param {NormalizedRule} limiterRule the rule as the host normalized it
+ * @param {string} store @param {Mode} mode @param {number} rollout
+ */
 function validateAutoBlock(raw, path, limiterRule, store, mode, rollout) {
   const field = fieldPath(path, "autoBlock");
   expectObject(raw, field);

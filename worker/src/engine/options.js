@@ -18,6 +18,7 @@ import { isLiveTable } from "../features/overrides/live.js";
 /** @import { NormalizedRule, Store } from "../stores/store.js" */
 /** @import { AccuracyProbe } from "../features/accuracy/probe.js" */
 /** @typedef {ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} LiveTable */
+/** @typedef {ReturnType<typeof import("../features/auto-block/auto-block.js").autoBlock>} AutoBlock */
 
 /** @typedef {"legacy" | "draft" | "draft-6" | "draft-7" | "draft-8" | "both" | "none"} HeaderMode */
 /**
@@ -490,11 +491,19 @@ function normalizeRule(spec, path, instance, declare) {
 }
 
 // What groups a limiter's auto-blocking rules: the `group` of an autoBlock() value.
+/** @param {unknown} value a rule's `autoBlock` option @returns {AutoBlock["group"]} */
 function groupOf(value) {
-  if (typeof value?.group !== "function") throw new SluiceConfigError("autoBlock", "must be made by autoBlock()");
-  return value.group;
+  const made = /** @type {{ group?: unknown } | null | undefined} */ (value);
+  if (typeof made?.group !== "function") throw new SluiceConfigError("autoBlock", "must be made by autoBlock()");
+  return /** @type {AutoBlock["group"]} */ (made.group);
 }
 
+/**
+ * The rules of `options` (its own, or its `rules` with the fields they inherit), each with the prefix
+ * of its fields in errors ("" or "rules[1].").
+ * @param {Record<string, unknown>} options
+ * @returns {{ spec: Record<string, any>, path: string }[]}
+ */
 function ruleSpecs(options) {
   if (options.rules === undefined) return [{ spec: options, path: "" }];
   if (!Array.isArray(options.rules) || options.rules.length < 1 || options.rules.length > MAX_CHECKS_PER_CALL) {
@@ -632,7 +641,7 @@ export function normalizeOptions(options, surface) {
     entries: Object.freeze(entries.map(({ rule, key, cost, limitOf, resolve, overrideOf }) => Object.freeze({ rule, key, cost, limitOf, resolve, overrideOf }))),
     // Auto-blocking: autoBlock()'s value binds itself to the rules (features/auto-block/), so that the
     // engine never imports it; null without it. KV keeps counts, not blocks: it refuses.
-    autoBlock: entries.some((entry) => entry.autoBlock !== undefined) ? groupOf(entries.find((entry) => entry.autoBlock !== undefined).autoBlock)(entries, declare, options.store === "kv") : null,
+    autoBlock: entries.some((entry) => entry.autoBlock !== undefined) ? groupOf(entries.find((entry) => entry.autoBlock !== undefined)?.autoBlock)(entries, declare, options.store === "kv") : null,
     // The live tables of overrides the rules read (refreshed before a request is decided).
     liveTables: Object.freeze([...new Set(entries.map((entry) => entry.live).filter((live) => live !== undefined))]),
     rules,

@@ -53,12 +53,14 @@ export function isAutoBlock(value) {
 }
 
 // One of a duration's two spellings, in whole milliseconds.
+/** @param {AutoBlockOptions} options @param {"within" | "block"} name @param {string} path @returns {number} */
 function durationMs(options, name, path) {
   const sec = options[`${name}Sec`];
   const ms = options[`${name}Ms`];
   if (sec !== undefined && ms !== undefined) throw new SluiceConfigError(`${path}${name}Ms`, `cannot be given with ${name}Sec: give one of them`);
   if (sec === undefined && ms === undefined) throw new SluiceConfigError(`${path}${name}Sec`, `is missing: give ${name}Sec or ${name}Ms`);
-  const value = sec !== undefined ? sec * 1000 : ms;
+  // One of the two is given (checked just above); whether it is a whole number is checked next.
+  const value = sec !== undefined ? sec * 1000 : /** @type {number} */ (ms);
   if (!Number.isSafeInteger(value) || value < 1) {
     throw new SluiceConfigError(`${path}${name}${sec !== undefined ? "Sec" : "Ms"}`, `must be a positive duration in whole milliseconds; got ${describe(sec ?? ms)}`);
   }
@@ -95,6 +97,7 @@ export function autoBlock(options) {
      * @param {(rule: NormalizedRule, path: string) => void} declare @param {boolean} kv
      */
     group(entries, declare, kv) {
+      /** @type {{ index: number, name: string, blocker: AutoBlocker }[]} */
       const list = [];
       entries.forEach(({ rule, path, autoBlock: value }, index) => {
         if (value === undefined) return;
@@ -142,7 +145,11 @@ export function createAutoBlocker(spec, rule, strikes) {
   const counters = { strikes: 0, blocksStarted: 0, refusedWhileBlocked: 0, lifted: 0, failures: 0 };
   const blocks = createBlockList(spec.maxListed);
 
-  /** A store call that fails is counted, and leaves the request to the rule alone. */
+  /**
+   * A store call that fails is counted, and leaves the request to the rule alone.
+   * @param {Store} store @param {string} key the store key @param {StoreOptions & { nowMs: number }} options
+   * @returns {Promise<Outcome | null>}
+   */
   async function call(store, key, options) {
     try {
       return await store.decide([{ rule: strikes, key, cost: 1 }], options);
@@ -155,6 +162,7 @@ export function createAutoBlocker(spec, rule, strikes) {
   // A denied strike started the block when the store reports its whole length (a block it met has
   // less left, unless it started in the same millisecond: then it is counted twice); either way the
   // isolate's list holds it.
+  /** @param {string} keyText @param {Outcome} charged a denial of the strikes rule @param {number} nowMs */
   function noteBlock(keyText, charged, nowMs) {
     if (charged.retryAfterMs >= spec.blockMs) counters.blocksStarted++;
     blocks.add(rule.name, keyText, nowMs + charged.retryAfterMs, nowMs);

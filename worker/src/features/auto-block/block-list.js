@@ -10,9 +10,10 @@
 export function createBlockList(max) {
   /** @type {Map<string, { rule: string, key: string, untilMs: number }>} */
   const entries = new Map();
+  /** @param {string} rule @param {string} key */
   const id = (rule, key) => `${rule}\u0000${key}`;
 
-  /** Forgets the blocks that ended by `nowMs`. */
+  /** Forgets the blocks that ended by `nowMs`. @param {number} nowMs */
   function prune(nowMs) {
     for (const [name, entry] of entries) if (entry.untilMs <= nowMs) entries.delete(name);
   }
