@@ -3,7 +3,7 @@
 // in linear memory per call.
 
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = /** @type {const} */ (6);
+export const ABI_VERSION = /** @type {const} */ (7);
 /** The most UTF-8 bytes a key may have. */
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 /** The most checks one checkAll takes. */
@@ -536,15 +536,19 @@ export class SluiceCore {
   /**
    * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (rules of
    * LENDING_ALGORITHMS; see docs/leases.md): what is left / 4 at most, charged to the key now (a
-   * bucket's as if spent when the lease ends, a sliding log's as admitted when it ends). Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
+   * bucket's as if spent when the lease ends, a sliding log's as admitted when it ends). A fixed window
+   * or sliding counter whose window ends within `aheadMs` lends from the next window instead, usable
+   * from `startsAtMs` (that window's start; otherwise nowMs). Returns { units, expiresAtMs, remaining,
+   * startsAtMs }; units 0 when the key is too near its limit.
    * @param {number} rule
    * @param {string | Uint8Array} key
    * @param {number} wanted
    * @param {number} leaseMs
    * @param {number} nowMs
-   * @returns {{units: number, expiresAtMs: number, remaining: number}}
+   * @param {number} [aheadMs] Default 0: never from the next window.
+   * @returns {{units: number, expiresAtMs: number, remaining: number, startsAtMs: number}}
    */
-  lend(rule, key, wanted, leaseMs, nowMs) {
+  lend(rule, key, wanted, leaseMs, nowMs, aheadMs = 0) {
     const id = this.#ruleId(rule);
     const length = this.#writeKey(0, key);
     if (!Number.isInteger(wanted) || wanted < 0 || wanted > 0x80000000) {
@@ -552,13 +556,13 @@ export class SluiceCore {
     }
     if (typeof nowMs !== "number") throw timeError(nowMs);
     this.#slot0Hashed = false;
-    const result = this.#exports.sluice_lend(id, length, wanted, leaseMs, nowMs);
+    const result = this.#exports.sluice_lend(id, length, wanted, leaseMs, nowMs, aheadMs);
     if (result === -Status.INVALID_ARGUMENT) {
-      throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (${LENDING_ALGORITHMS.join(", ")}), leaseMs >= 1 and a valid nowMs; got leaseMs ${String(leaseMs)}, nowMs ${String(nowMs)}`);
+      throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (${LENDING_ALGORITHMS.join(", ")}), leaseMs >= 1, aheadMs >= 0 and a valid nowMs; got leaseMs ${String(leaseMs)}, aheadMs ${String(aheadMs)}, nowMs ${String(nowMs)}`);
     }
     this.#check(result, "lend");
     const f = this.#f64;
-    return { units: f[0], expiresAtMs: f[1], remaining: f[2] };
+    return { units: f[0], expiresAtMs: f[1], remaining: f[2], startsAtMs: f[3] };
   }
 
   /**
