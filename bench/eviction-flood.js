@@ -1,7 +1,7 @@
 // node bench/eviction-flood.js [--quick]: what the eviction summary costs under a key flood.
 //
-// A rule's key table is added for `capacity` keys, and grows (doubling, up to 16 times its slots, within
-// the limiter's 24 MiB growth budget) when a new key would evict a key still owing quota; past that
+// A rule's key table is added for `capacity` keys, and grows (doubling, then smaller steps, up to 16 times
+// its slots, within the limiter's 28 MiB growth budget) when a new key would evict a key still owing quota; past that
 // it folds evicted keys into the eviction summary. Targets exhaust their quota, then a flood of fresh keys,
 // each spending its whole quota (the worst case for the summary: everything evicted still owes), sweeps
 // the table for two windows, at 2x, 10x and 100x the table's capacity per window. Meanwhile innocent
@@ -11,7 +11,7 @@
 //     (the summary's price: the newcomer's cells hold what evicted flood keys owed);
 //   - evictionsRestricting, summaryStarts: the table-too-small signals of stats();
 //   - slots and memoryBytes at the end: what growth cost.
-// A second part runs the default table (50,000 keys) at 10x, limits 1, 2 and 5.
+// A second part runs the default table (50,000 keys) at 10x, limits 1, 2, 5 and 10.
 // Writes bench/eviction-flood.json and the section of docs/core.md between its markers.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -128,7 +128,7 @@ for (const flood of FLOODS) {
 }
 const defaults = [];
 if (!quick) {
-  for (const limit of [1, 2, 5]) {
+  for (const limit of [1, 2, 5, 10]) {
     for (const algorithm of ALGORITHMS) {
       const r = await run(algorithm, limit, 10, DEFAULT_CAPACITY);
       defaults.push(r);

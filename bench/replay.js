@@ -93,6 +93,14 @@ async function measure(run, file) {
   return { lines, cpuSec: cpuSeconds() - cpu, wallSec: (performance.now() - wall) / 1000 };
 }
 
+// The spread of the repetitions: lowest and highest of each speed and of the ratio.
+/** @param {any[]} rows @param {(m: any) => number} cpu */
+function spreadLine(rows, cpu) {
+  const range = (/** @type {number[]} */ xs, /** @type {(x: number) => string} */ f) => `${f(Math.min(...xs))} to ${f(Math.max(...xs))}`;
+  const n = (/** @type {number} */ x) => Math.round(x).toLocaleString("en-US");
+  return `Spread over the ${rows.length} repetitions: parse only ${range(rows.map((r) => cpu(r.parse)), n)} lines/s, end to end ${range(rows.map((r) => cpu(r.replay)), n)} lines/s, ratio ${range(rows.map((r) => r.ratio), (x) => x.toFixed(2))}.`;
+}
+
 // The section of docs/replay.md, from a report (this run's, or bench/replay.json with --docs).
 /** @param {any} report */
 function writeDocs(report) {
@@ -112,6 +120,8 @@ function writeDocs(report) {
       "| repetition | parse only, lines/s | end to end, lines/s | ratio |",
       "|---|---|---|---|",
       ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
+      "",
+      spreadLine(report.rows, cpu),
       "",
       `Peak RSS: ${report.memory.map((/** @type {any} */ m) => `${n(m.lines)} lines ${m.maxRssMiB.toFixed(0)} MiB`).join(", ")} (100,000 clients, the log generated as it is read).`,
     ].join("\n"),

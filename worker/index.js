@@ -19,6 +19,7 @@ export { DemoUpstream } from "./demo/upstream.js";
 const gateway = createGateway(resolveConfig(bundled, env), { env });
 
 export default {
+  /** @param {Request} request @param {object} env @param {ExecutionContext} ctx @returns {Promise<Response>} */
   fetch(request, env, ctx) {
     return gateway.fetch(request, env, ctx);
   },

@@ -43,8 +43,9 @@ Status KeyTable::init(uint32_t capacity, uint32_t ring_entries) {
   return Status::kOk;
 }
 
-Status KeyTable::grow() {
-  const uint64_t buckets = uint64_t{bucket_count_} * 2;
+Status KeyTable::grow(uint32_t bucket_count) {
+  const uint64_t buckets = bucket_count;
+  if (buckets <= bucket_count_) return Status::kInvalidArgument;
   if (buckets > 0xffffffffULL / kWays) return Status::kOutOfMemory;
   void* allocation = nullptr;
   Bucket* moved = nullptr;

@@ -451,20 +451,30 @@ uint32_t Limiter::choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, cons
 }
 
 bool Limiter::grow(RuleTable& rt) {
-  if (uint64_t{rt.table.slot_count()} * 2 > uint64_t{rt.first_slot_count} * max_growth_) return false;
-  const uint64_t table_more = rt.table.grown_memory_bytes() - rt.table.memory_bytes();
-  const uint32_t grown_capacity = rt.table.slot_count() * 2 * 9 / 10;
-  const uint64_t summary_more = EvictionSummary::bytes_for(grown_capacity) - rt.summary.memory_bytes();
-  if (grown_bytes_ + table_more + summary_more > growth_budget_bytes_) return false;
-  // The summary first: it may fail alone and leave everything as it was; the table's growth is all
-  // or nothing too, and a summary with more cells than its table needs is still exact.
-  if (rt.summary.grow(grown_capacity) != Status::kOk) return false;
-  if (rt.table.grow() != Status::kOk) return false;
-  grown_bytes_ += table_more + summary_more;
-  // Every slot moved: the remembered one no longer means anything.
-  rt.last_hash = 0;
-  rt.last_slot = 0;
-  return true;
+  const uint64_t buckets_now = rt.table.bucket_count();
+  const uint64_t most_buckets =
+      detail::min64(static_cast<int64_t>(buckets_now * 2), static_cast<int64_t>(uint64_t{rt.first_slot_count} * max_growth_ / KeyTable::kWays));
+  // Double while the budget allows; past that, the largest step that still fits it, down to a quarter
+  // more (a smaller step would move every key for few new slots). A table whose keys take many bytes
+  // each (the sliding log's ring: 4 bytes per unit of its limit) so gets the budget's last bytes
+  // instead of stopping one doubling short of them.
+  const uint64_t step = detail::max64(1, static_cast<int64_t>(buckets_now / 16));
+  for (uint64_t buckets = most_buckets; buckets * 4 >= buckets_now * 5; buckets -= step) {
+    const uint64_t table_more = rt.table.grown_memory_bytes(static_cast<uint32_t>(buckets)) - rt.table.memory_bytes();
+    const uint32_t grown_capacity = static_cast<uint32_t>(buckets * KeyTable::kWays * 9 / 10);
+    const uint64_t summary_more = rt.summary.growth_bytes(grown_capacity);
+    if (grown_bytes_ + table_more + summary_more > growth_budget_bytes_) continue;
+    // The summary first: it may fail alone and leave everything as it was; the table's growth is all
+    // or nothing too, and a summary with more cells than its table needs is still exact.
+    if (rt.summary.grow(grown_capacity) != Status::kOk) return false;
+    if (rt.table.grow(static_cast<uint32_t>(buckets)) != Status::kOk) return false;
+    grown_bytes_ += table_more + summary_more;
+    // Every slot moved: the remembered one no longer means anything.
+    rt.last_hash = 0;
+    rt.last_slot = 0;
+    return true;
+  }
+  return false;
 }
 
 void Limiter::place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms) {

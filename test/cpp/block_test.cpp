@@ -192,8 +192,9 @@ TEST_CASE("eviction never lifts a block: a flood of keys cannot free a blocked k
     const uint32_t rule = h.add(algorithm, 1, 100, 0, 16, 60'000);
     REQUIRE(h.check(rule, "attacker", 1, kT0).allowed);
     REQUIRE_FALSE(h.check(rule, "attacker", 1, kT0).allowed);
-    // 1,600 keys (100 x the table), each spending its quota, evict the attacker many times over.
-    for (int i = 0; i < 1600; ++i) h.check(rule, "flood-" + std::to_string(i), 1, kT0 + 1 + i);
+    // 1,600 keys (100 x the table, 4 x what it may grow to), each spending its quota inside one 100 ms
+    // window, evict the attacker many times over.
+    for (int i = 0; i < 1600; ++i) h.check(rule, "flood-" + std::to_string(i), 1, kT0 + 1 + i / 20);
     REQUIRE(h.stats(rule).evictions_restricting > 0);
     const Decision d = h.check(rule, "attacker", 1, kT0 + 2'000);
     CHECK_FALSE(d.allowed);

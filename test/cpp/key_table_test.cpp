@@ -278,6 +278,44 @@ TEST_CASE("table growth stays within the limiter's budget, over all its tables",
   CHECK(h.stats(b).evictions_restricting > 0);
 }
 
+TEST_CASE("when a doubling no longer fits the growth budget, a table takes the largest step that does, and still never refunds", "[key-table]") {
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    INFO(name_of(algorithm));
+    Harness h;
+    const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 1000);
+    const TableStats first = h.stats(rule);
+    const uint64_t table_bytes = first.memory_bytes - first.summary_bytes;
+    // Room for two doublings (3 tables more) and half of the third (2 more, where it needs 4).
+    h.limiter.set_table_growth(16, 5 * table_bytes);
+    for (int i = 0; i < 20000; ++i) h.check(rule, "busy-" + std::to_string(i), kLimit, kNow);
+    const TableStats grown = h.stats(rule);
+    CHECK(grown.slots >= 5 * first.slots);
+    CHECK(grown.slots < 8 * first.slots);
+    CHECK(grown.memory_bytes - first.memory_bytes <= 5 * table_bytes);
+    CHECK(grown.evictions_restricting > 0);
+    // Every busy key is still exhausted, in the table or through the summary.
+    for (int i = 0; i < 20000; i += 101) CHECK_FALSE(h.check(rule, "busy-" + std::to_string(i), 1, kNow).allowed);
+  }
+}
+
+TEST_CASE("a blocking rule's table grows under eviction pressure as any other does", "[key-table]") {
+  // Its summary keeps a block end per cell: the growth's memory counts them, and never wraps below zero.
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    INFO(name_of(algorithm));
+    Harness h;
+    const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 100, 60'000);
+    const TableStats first = h.stats(rule);
+    // Each key spends its quota, then asks once more and is blocked.
+    for (int i = 0; i < 800; ++i) {
+      h.check(rule, "busy-" + std::to_string(i), kLimit, kNow);
+      REQUIRE_FALSE(h.check(rule, "busy-" + std::to_string(i), 1, kNow).allowed);
+    }
+    const TableStats grown = h.stats(rule);
+    CHECK(grown.slots >= 8 * first.slots);
+    CHECK(grown.evictions_restricting == 0);
+  }
+}
+
 TEST_CASE("denied and peeked requests never take a slot", "[key-table]") {
   Harness h;
   const uint32_t guard = h.add(Algorithm::kFixedWindow, 1, kWindowMs);

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { DeploymentCounters, HISTORY_MINUTES, MAX_ISOLATES, RETIRE_AFTER_MS } from "../../worker/gateway/dashboard/aggregate.js";
+import { DeploymentCounters, GAUGE_EXPIRY_MS, HISTORY_MINUTES, MAX_ISOLATES, RETIRE_AFTER_MS } from "../../worker/gateway/dashboard/aggregate.js";
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
 const MINUTE = 60_000;
@@ -83,4 +83,48 @@ test("malformed reports are refused, malformed samples skipped, and the state su
   const restored = new DeploymentCounters(JSON.parse(JSON.stringify(counters.toJSON())));
   assert.deepEqual(restored.view(T0 + 1), counters.view(T0 + 1));
   assert.equal(total(restored.view(T0 + 1), "sluice_rule_admitted_total"), 3);
+});
+
+// Round-trip gauges as store-round-trips.js reports them: the smoothed one a mean, the largest a max.
+const chain = { chain: "durable:SLUICE_DO" };
+const gaugeReport = (isolate, seq, smoothed, largest) => ({
+  isolate,
+  seq,
+  families: [
+    { name: "sluice_store_round_trips_measured_total", help: "measured", type: "counter", samples: [{ labels: chain, value: 10 }] },
+    { name: "sluice_store_round_trip_smoothed_ms", help: "srtt", type: "gauge", reduce: "mean", samples: [{ labels: chain, value: smoothed }] },
+    { name: "sluice_store_round_trip_max_ms", help: "max", type: "gauge", reduce: "max", samples: [{ labels: chain, value: largest }] },
+  ],
+  limited: [],
+});
+const gauge = (view, name) => view.families.find((f) => f.name === name)?.samples.find((s) => s.labels.chain === chain.chain)?.value;
+
+test("a gauge is each isolate's latest value combined by its reduce (mean or largest), never summed; counters beside it still sum", () => {
+  const counters = new DeploymentCounters();
+  counters.ingest(gaugeReport("a", 1, 40, 90), T0);
+  counters.ingest(gaugeReport("b", 1, 20, 300), T0 + 1000);
+  counters.ingest(gaugeReport("a", 2, 60, 70), T0 + 2000);
+  const view = counters.view(T0 + 3000);
+  assert.equal(gauge(view, "sluice_store_round_trip_smoothed_ms"), 40, "the mean of a's latest 60 and b's 20");
+  assert.equal(gauge(view, "sluice_store_round_trip_max_ms"), 300);
+  assert.equal(gauge(view, "sluice_store_round_trips_measured_total"), 20, "a counter: summed");
+  assert.equal(view.families.find((f) => f.name === "sluice_store_round_trip_max_ms")?.type, "gauge");
+  assert.equal(view.families.find((f) => f.name === "sluice_store_round_trips_measured_total")?.type, "counter");
+});
+
+test("an isolate's gauges expire GAUGE_EXPIRY_MS after its last report, and leave with it when it retires (its counters stay)", () => {
+  const counters = new DeploymentCounters();
+  counters.ingest(gaugeReport("a", 1, 40, 900), T0);
+  counters.ingest(gaugeReport("b", 1, 20, 30), T0 + GAUGE_EXPIRY_MS);
+  const fresh = counters.view(T0 + GAUGE_EXPIRY_MS);
+  assert.equal(gauge(fresh, "sluice_store_round_trip_max_ms"), 900, "a's report is exactly GAUGE_EXPIRY_MS old: still counted");
+  const later = counters.view(T0 + GAUGE_EXPIRY_MS + 1);
+  assert.equal(gauge(later, "sluice_store_round_trip_max_ms"), 30, "only b speaks for now");
+  assert.equal(gauge(later, "sluice_store_round_trip_smoothed_ms"), 20);
+  const restored = new DeploymentCounters(JSON.parse(JSON.stringify(counters.toJSON())));
+  assert.deepEqual(restored.view(T0 + GAUGE_EXPIRY_MS), counters.view(T0 + GAUGE_EXPIRY_MS), "the gauges survive toJSON");
+  const retired = counters.view(T0 + GAUGE_EXPIRY_MS + RETIRE_AFTER_MS + 1);
+  assert.equal(retired.retiredIsolates, 2);
+  assert.equal(gauge(retired, "sluice_store_round_trip_max_ms"), undefined, "no isolate reports the gauge any more");
+  assert.equal(gauge(retired, "sluice_store_round_trips_measured_total"), 20, "the retired isolates' counts are kept");
 });

@@ -62,6 +62,10 @@ async function driveTraffic() {
     // One noisy client per isolate: over the limit of 5, so some are denied.
     for (let n = 0; n < 8; n++) sends.push(isolates[name].fetch("http://gw/data", from("203.0.113.66")));
   });
+  // Checkouts count in the Durable Object (the checkout rule's store is durable): round trips to measure.
+  ISOLATES.forEach((name, i) => {
+    for (let n = 0; n < 3; n++) sends.push(isolates[name].fetch("http://gw/api/checkout", from(`198.51.100.${40 + i}`, {}, { method: "POST", body: "{}" })));
+  });
   const statuses = await Promise.all(sends.map(async (pending) => (await pending).status));
   assert.ok(statuses.includes(200) && statuses.includes(429), `traffic must be both admitted and denied; got ${statuses}`);
   // Wrong passwords for one account until the login lockout refuses it.
@@ -78,6 +82,16 @@ async function metricsOf(name) {
   const response = await isolates[name].fetch("http://gw/_sluice/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   assert.equal(response.status, 200);
   return parseExposition(await response.text());
+}
+
+/** Each isolate's sample of a store family for the durable chain, as its /metrics says (undefined when none). */
+async function durableChainSamples(family) {
+  const values = [];
+  for (const name of ISOLATES) {
+    const sample = (await metricsOf(name)).get(family)?.samples.find((s) => s.labels.chain === "durable:SLUICE_DO");
+    if (sample !== undefined) values.push(sample.value);
+  }
+  return values;
 }
 
 /** The sum over the isolates of each rule counter of /metrics, keyed as the page keys them. */
@@ -236,6 +250,20 @@ describe("the dashboard in a real browser", () => {
     const limitedKeys = await page.$$eval("#limited td.key", (cells) => cells.map((cell) => cell.textContent));
     assert.ok(limitedKeys.length > 0, "the noisy client is listed");
     for (const key of limitedKeys) assert.doesNotMatch(key, /203\.0\.113\.66/, "keys are redacted by default");
+    // Round trips to the Durable Object: measured in every isolate, shown per chain with their times.
+    const measured = await durableChainSamples("sluice_store_round_trips_measured_total");
+    assert.equal(measured.length, ISOLATES.length, "every isolate measured the checkout rule's round trips");
+    const largest = await durableChainSamples("sluice_store_round_trip_max_ms");
+    const cell = async (family) => {
+      const text = await page.locator(`#round-trips td[data-metric='${metricId(family, { chain: "durable:SLUICE_DO" })}']`).textContent();
+      return Number(String(text).replace(/,/g, ""));
+    };
+    assert.equal(await cell("sluice_store_round_trips_measured_total"), measured.reduce((a, b) => a + b, 0), "round trips measured: the sum of /metrics");
+    assert.equal(await cell("sluice_store_round_trip_max_ms"), Math.max(...largest), "the largest round trip: the largest of the isolates' /metrics");
+    for (const family of ["sluice_store_round_trip_smoothed_ms", "sluice_store_round_trip_p50_ms", "sluice_store_round_trip_p99_ms"]) {
+      const shown = await cell(family);
+      assert.ok(Number.isFinite(shown) && shown >= 0 && shown <= Math.max(...largest), `${family}: a time in ms, at most the largest (${shown})`);
+    }
     const locked = await page.$$eval("#locked td.key", (cells) => cells.map((cell) => cell.textContent));
     assert.equal(locked.length, 1, "the locked account is listed under the lockouts in force");
     assert.match(locked[0], /^account#[0-9a-f]{12}$/);

@@ -378,6 +378,30 @@ describe("store families", () => {
     assert.equal(sample(families, "sluice_redis_exhausted_total", chain), 0);
   });
 
+  test("round trips per chain are gauges in /metrics: the slowest chain's largest and p99, the sample-weighted mean of smoothed and median; a chain that measured nothing has none", async () => {
+    const { storeFamilies } = await import("../../worker/gateway/store-metrics.js");
+    const chain = (binding, roundTrip) => ({
+      store: "durable",
+      bindings: { durable: binding, kv: "SLUICE_KV" },
+      counters: { decided: { durable: 1 }, fallbacks: 0, preFiltered: 0, errors: {}, timeouts: {}, circuitOpened: 0, circuitSkipped: 0 },
+      roundTrip,
+    });
+    const summary = (samples, srttMs, p50Ms, p99Ms, maxMs) => ({ endpoints: 1, samples, srttMs, rttvarMs: 1, timeoutMs: 300, recent: { count: Math.min(samples, 256), p50Ms, p99Ms, maxMs } });
+    const text = exposition(
+      storeFamilies([chain("SLUICE_DO", summary(30, 10, 8, 40, 50)), chain("SLUICE_DO", summary(10, 30, 20, 90, 95)), chain("IDLE_DO", summary(0, NaN, NaN, NaN, NaN))]),
+    );
+    assert.match(text, /# TYPE sluice_store_round_trip_smoothed_ms gauge/);
+    assert.match(text, /# TYPE sluice_store_round_trips_measured_total counter/);
+    const families = parseExposition(text);
+    const durable = { chain: "durable:SLUICE_DO" };
+    assert.equal(sample(families, "sluice_store_round_trips_measured_total", durable), 40);
+    assert.equal(sample(families, "sluice_store_round_trip_smoothed_ms", durable), (30 * 10 + 10 * 30) / 40);
+    assert.equal(sample(families, "sluice_store_round_trip_p50_ms", durable), (30 * 8 + 10 * 20) / 40);
+    assert.equal(sample(families, "sluice_store_round_trip_p99_ms", durable), 90);
+    assert.equal(sample(families, "sluice_store_round_trip_max_ms", durable), 95);
+    assert.equal(families.get("sluice_store_round_trip_max_ms").samples.length, 1, "IDLE_DO measured nothing: no series");
+  });
+
   test("a leased chain's lease counters: one series per chain, adding up across chains of one binding", async () => {
     const { storeFamilies } = await import("../../worker/gateway/store-metrics.js");
     const leases = (n) => ({ roundTrips: n, leasedDecisions: 10 * n, leasesGranted: 2 * n, unitsLent: 20 * n, leasesExpired: n, unitsReturned: 3 * n, unitsStranded: 4 * n });

@@ -2,6 +2,7 @@
 // initial timeout before any answer, backoff on unanswered calls, and one estimator per endpoint.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { RECENT_ROUND_TRIPS } from "../../worker/src/stores/recent-round-trips.js";
 import { DEFAULT_ROUND_TRIP, RoundTripEstimator, RoundTrips, checkRoundTripOptions } from "../../worker/src/stores/round-trip.js";
 import { seededRandom } from "../../worker/src/testing/geography.js";
 
@@ -72,5 +73,23 @@ describe("round-trip estimator", () => {
     assert.throws(() => checkRoundTripOptions({ minTimeoutMs: 500, maxTimeoutMs: 400 }), /roundTrip\.minTimeoutMs/);
     assert.throws(() => checkRoundTripOptions({ speed: 1 }), /roundTrip\.speed/);
     assert.equal(checkRoundTripOptions(undefined), DEFAULT_ROUND_TRIP);
+  });
+});
+
+describe("the recent round trips' spread", () => {
+  test("median, 99th percentile (nearest rank) and largest of the last RECENT_ROUND_TRIPS over every endpoint; older ones drop out", () => {
+    const trips = new RoundTrips();
+    assert.deepEqual(trips.summary.recent, { count: 0, p50Ms: NaN, p99Ms: NaN, maxMs: NaN });
+    // 1..100 ms over two endpoints, in a shuffled order: p50 is 50, p99 is 99, the largest 100.
+    const order = Array.from({ length: 100 }, (_, i) => ((i * 37) % 100) + 1);
+    order.forEach((ms, i) => trips.sample(i % 2 === 0 ? "object-a" : "object-b", ms));
+    trips.sample("object-a", Infinity); // not a round trip: ignored, as the estimator ignores it
+    assert.deepEqual(trips.summary.recent, { count: 100, p50Ms: 50, p99Ms: 99, maxMs: 100 });
+    // A ring: after RECENT_ROUND_TRIPS samples of 7 ms, the slow ones are gone.
+    for (let i = 0; i < RECENT_ROUND_TRIPS; i++) trips.sample("object-a", 7);
+    assert.deepEqual(trips.summary.recent, { count: RECENT_ROUND_TRIPS, p50Ms: 7, p99Ms: 7, maxMs: 7 });
+    trips.sample("object-b", 500);
+    assert.equal(trips.summary.recent.maxMs, 500);
+    assert.equal(trips.summary.recent.p99Ms, 7, "one slow call in 256 is above the 99th percentile");
   });
 });

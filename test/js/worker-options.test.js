@@ -175,7 +175,7 @@ test("limiters with the same store settings share one chain; its settings and co
   );
   assert.deepEqual(built[0].counters.decided, { durable: 0, failMode: 0 });
   assert.deepEqual(built[0].durable, { spreadRequests: 0, undone: 0, undoMissed: 0, roundTrips: 0 });
-  assert.deepEqual(built[0].roundTrip, { endpoints: 0, samples: 0, srttMs: NaN, rttvarMs: NaN, timeoutMs: 1000 });
+  assert.deepEqual(built[0].roundTrip, { endpoints: 0, samples: 0, srttMs: NaN, rttvarMs: NaN, timeoutMs: 1000, recent: { count: 0, p50Ms: NaN, p99Ms: NaN, maxMs: NaN } });
   assert.deepEqual(built[0].counters.weakened, { failMode: 0 });
   assert.deepEqual(built[1].counters.decided, { kv: 0, memory: 0, failMode: 0 });
   assert.equal(built[1].durable, null);

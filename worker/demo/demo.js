@@ -28,6 +28,7 @@ import { bearerToken } from "../src/http/keys.js";
  */
 export function createDemoApp({ clock, storeTimeoutMs } = {}) {
   const app = new Hono();
+  /** @param {Parameters<typeof rateLimit>[0]} options */
   const limit = (options) => rateLimit(clock === undefined ? options : { ...options, clock });
   const timeout = storeTimeoutMs === undefined ? {} : { timeoutMs: storeTimeoutMs };
 

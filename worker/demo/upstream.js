@@ -55,6 +55,7 @@ app.get("/ws", (c) => {
 app.notFound((c) => c.json({ error: "no such endpoint" }, 404));
 
 export class DemoUpstream extends WorkerEntrypoint {
+  /** @param {Request} request */
   fetch(request) {
     return app.fetch(request, this.env, this.ctx);
   }

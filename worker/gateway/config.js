@@ -45,6 +45,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
 /** @import { HeaderMode } from "../src/engine/options.js" */
 /** @import { DurableStoreSettings, KvStoreSettings, RedisStoreSettings } from "../src/stores/registry.js" */
 /** @import { NormalizedRule } from "../src/stores/store.js" */
+/** @import { RawJson } from "./validate.js" */
 
 // The configuration as written (GatewayConfigInput) and as validated (GatewayConfig).
 /** @typedef {import("../src/engine/mode.js").Mode} Mode */
@@ -272,6 +273,7 @@ export { ConfigError };
 
 const validated = new WeakSet();
 
+/** @param {RawJson} raw @param {string} path @param {{ allowRoot: boolean }} options */
 function validatePath(raw, path, { allowRoot }) {
   expectString(raw, path);
   if (allowRoot && raw === "/") return raw;
@@ -283,15 +285,15 @@ function validatePath(raw, path, { allowRoot }) {
   return raw;
 }
 
-function validateMethods(raw, path) {
+function validateMethods(/** @type {RawJson} */ raw, /** @type {string} */ path) {
   expectArray(raw, path, { min: 1 });
-  const methods = raw.map((method, i) => expectOneOf(method, fieldPath(path, i), METHODS));
-  const duplicate = methods.find((method, i) => methods.indexOf(method) !== i);
+  const methods = raw.map((/** @type {unknown} */ method, /** @type {number} */ i) => expectOneOf(method, fieldPath(path, i), METHODS));
+  const duplicate = methods.find((/** @type {unknown} */ method, /** @type {number} */ i) => methods.indexOf(method) !== i);
   if (duplicate !== undefined) throw new ConfigError(path, `lists ${duplicate} twice`);
   return Object.freeze(methods);
 }
 
-function validateUpstreamUrl(raw, path, service) {
+function validateUpstreamUrl(/** @type {RawJson} */ raw, /** @type {string} */ path, /** @type {RawJson} */ service) {
   expectString(raw, path);
   let url;
   try {
@@ -323,11 +325,11 @@ function validateUpstreamUrl(raw, path, service) {
   return { url: canonical, origin: url.origin, basePath };
 }
 
-function validateHeaderName(raw, path) {
+function validateHeaderName(/** @type {RawJson} */ raw, /** @type {string} */ path) {
   return expectString(raw, path, { pattern: HEADER_NAME, description: HEADER_DESCRIPTION }).toLowerCase();
 }
 
-function validateAuth(raw, path) {
+function validateAuth(/** @type {RawJson} */ raw, /** @type {string} */ path) {
   if (raw === undefined) return null;
   expectObject(raw, path);
   expectKnownFields(raw, path, AUTH_FIELDS);
@@ -346,11 +348,11 @@ function validateAuth(raw, path) {
   return Object.freeze({ secret, header, scheme });
 }
 
-function validateForwardHeaders(raw, path, auth) {
+function validateForwardHeaders(/** @type {RawJson} */ raw, /** @type {string} */ path, /** @type {GatewayUpstream["auth"]} */ auth) {
   if (raw === undefined) return Object.freeze([]);
   expectArray(raw, path);
   return Object.freeze(
-    raw.map((name, i) => {
+    raw.map((/** @type {unknown} */ name, /** @type {number} */ i) => {
       const headerPath = fieldPath(path, i);
       const header = validateHeaderName(name, headerPath);
       if (isNeverForwarded(header)) {
@@ -368,10 +370,10 @@ function validateForwardHeaders(raw, path, auth) {
 }
 
 // `stripHeaders`: more request headers the upstream never sees, besides those stripped by default.
-function validateStripHeaders(raw, path, auth, forwardHeaders) {
+function validateStripHeaders(/** @type {RawJson} */ raw, /** @type {string} */ path, /** @type {GatewayUpstream["auth"]} */ auth, /** @type {readonly string[]} */ forwardHeaders) {
   if (raw === undefined) return Object.freeze([]);
   expectArray(raw, path);
-  const names = raw.map((name, i) => {
+  const names = raw.map((/** @type {unknown} */ name, /** @type {number} */ i) => {
     const headerPath = fieldPath(path, i);
     const header = validateHeaderName(name, headerPath);
     if (forwardHeaders.includes(header)) throw new ConfigError(headerPath, `${header} is also listed in forwardHeaders`);
@@ -380,13 +382,13 @@ function validateStripHeaders(raw, path, auth, forwardHeaders) {
     }
     return header;
   });
-  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  const duplicate = names.find((/** @type {unknown} */ name, /** @type {number} */ i) => names.indexOf(name) !== i);
   if (duplicate !== undefined) throw new ConfigError(path, `lists ${duplicate} twice`);
   return Object.freeze(names);
 }
 
 // `clientIpHeader`: the header the gateway sets to the client's address (cf-connecting-ip), or null.
-function validateClientIpHeader(raw, path, auth, forwardHeaders, stripHeaders) {
+function validateClientIpHeader(/** @type {RawJson} */ raw, /** @type {string} */ path, /** @type {GatewayUpstream["auth"]} */ auth, /** @type {readonly string[]} */ forwardHeaders, /** @type {readonly string[]} */ stripHeaders) {
   if (raw === undefined || raw === null) return null;
   const header = validateHeaderName(raw, path);
   if (isNeverForwarded(header)) throw new ConfigError(path, `${header} is hop-by-hop and cannot carry the client's address`);
@@ -398,17 +400,17 @@ function validateClientIpHeader(raw, path, auth, forwardHeaders, stripHeaders) {
   return header;
 }
 
-function validateCacheControl(raw, path) {
+function validateCacheControl(/** @type {RawJson} */ raw, /** @type {string} */ path) {
   if (raw === undefined || raw === "upstream") return "upstream";
   expectString(raw, path);
-  const directives = raw.split(",").map((directive) => directive.trim());
-  if (!directives.every((directive) => CACHE_DIRECTIVE.test(directive))) {
+  const directives = raw.split(",").map((/** @type {string} */ directive) => directive.trim());
+  if (!directives.every((/** @type {string} */ directive) => CACHE_DIRECTIVE.test(directive))) {
     throw new ConfigError(path, `must be "upstream" or a Cache-Control value like "public, max-age=60"; got ${show(raw)}`);
   }
   return directives.join(", ");
 }
 
-function validateUpstream(raw, path) {
+function validateUpstream(/** @type {RawJson} */ raw, /** @type {string} */ path) {
   expectObject(raw, path);
   expectKnownFields(raw, path, UPSTREAM_FIELDS);
   const service = raw.service === undefined
@@ -445,7 +447,7 @@ function validateUpstream(raw, path) {
   });
 }
 
-function validateRoute(raw, index, rulesByName) {
+function validateRoute(/** @type {RawJson} */ raw, /** @type {number} */ index, /** @type {Map<string, RawJson>} */ rulesByName) {
   const path = fieldPath("routes", index);
   expectObject(raw, path);
   expectKnownFields(raw, path, ROUTE_FIELDS);
@@ -456,7 +458,7 @@ function validateRoute(raw, index, rulesByName) {
     throw new ConfigError(rulesPath, "is required: a route without rules would be an open proxy to its upstream");
   }
   expectArray(raw.rules, rulesPath, { min: 1, max: MAX_RULES_PER_ROUTE });
-  const rules = raw.rules.map((rawRule, i) => {
+  const rules = raw.rules.map((/** @type {RawJson} */ rawRule, /** @type {number} */ i) => {
     const rulePath = fieldPath(rulesPath, i);
     const rule = isLockoutRule(rawRule) ? validateLockoutRule(rawRule, rulePath) : validateRule(rawRule, rulePath);
     const earlier = rulesByName.get(rule.name);
@@ -478,13 +480,13 @@ function validateRoute(raw, index, rulesByName) {
   if (raw.upstream === undefined) throw new ConfigError(fieldPath(path, "upstream"), "is required");
   const upstream = validateUpstream(raw.upstream, fieldPath(path, "upstream"));
   // The rules the limiters check; lockout rules are checked by their own engines (lockout.js).
-  const activeRuleIndexes = Object.freeze(rules.flatMap((rule, i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
+  const activeRuleIndexes = Object.freeze(rules.flatMap((/** @type {GatewayRule & { kind?: string }} */ rule, /** @type {number} */ i) => (rule.mode === "bypass" || rule.kind === "lockout" ? [] : [i])));
   const websocket = raw.websocket === undefined ? null : validateWebSocket(raw.websocket, fieldPath(path, "websocket"), { index, prefix, methods });
   // By store in STORE_ORDER, then (durable rules with a `lease` of their own) by lease, in rule order.
-  const groupIds = [...new Set(activeRuleIndexes.map((i) => storeGroupOf(rules[i])))].sort(
+  const groupIds = [...new Set(activeRuleIndexes.map((/** @type {number} */ i) => storeGroupOf(rules[i])))].sort(
     (a, b) => STORE_ORDER.indexOf(a.split("|")[0]) - STORE_ORDER.indexOf(b.split("|")[0]),
   );
-  const storeGroups = groupIds.map((id) => Object.freeze(activeRuleIndexes.filter((i) => storeGroupOf(rules[i]) === id)));
+  const storeGroups = groupIds.map((id) => Object.freeze(activeRuleIndexes.filter((/** @type {number} */ i) => storeGroupOf(rules[i]) === id)));
   return Object.freeze({
     index,
     prefix,
@@ -494,24 +496,25 @@ function validateRoute(raw, index, rulesByName) {
     // The active rules by store, in STORE_ORDER: each group is one all-or-nothing limiter call.
     storeGroups: Object.freeze(storeGroups.filter((group) => group.length > 0)),
     // Whether any rule can ever block here; when none can, a failing limiter need not stop traffic.
-    canBlock: rules.some((rule) => rule.mode === "enforce" && rule.rollout > 0),
+    canBlock: rules.some((/** @type {GatewayRule} */ rule) => rule.mode === "enforce" && rule.rollout > 0),
     upstream,
     // WebSocket upgrades: connection and message limits (websocket-config.js), or null.
     websocket,
     // Whether an active rule or the WebSocket limits key by "user" (the bearer token): then a
     // malformed Authorization header is refused (gateway.js).
     keysByUser:
-      rules.some((rule) => rule.mode !== "bypass" && rule.key.includes("user")) ||
+      rules.some((/** @type {GatewayRule} */ rule) => rule.mode !== "bypass" && rule.key.includes("user")) ||
       (websocket?.connections?.key.includes("user") ?? false),
   });
 }
 
 // `stores.durable` and `stores.kv`: the host's options for that store (shards, timeoutMs, failMode,
 // fallback, ...), validated by the host's registry, which builds the store once for every rule.
-function validateStores(raw) {
+function validateStores(/** @type {RawJson} */ raw) {
   if (raw === undefined) return Object.freeze({ durable: Object.freeze({}), kv: Object.freeze({}), redis: Object.freeze({}) });
   expectObject(raw, "stores");
   expectKnownFields(raw, "stores", REMOTE_STORES);
+  /** @type {Record<string, object>} */
   const stores = {};
   for (const store of REMOTE_STORES) {
     const path = fieldPath("stores", store);
@@ -528,19 +531,19 @@ function validateStores(raw) {
 }
 
 // `responses`: how a 429 and the rate-limit headers look, validated as the host validates its own.
-function validateResponses(raw) {
+function validateResponses(/** @type {RawJson} */ raw) {
   const given = raw === undefined ? {} : expectObject(raw, "responses");
   expectKnownFields(given, "responses", RESPONSE_FIELDS);
   return Object.freeze(hostValidated("responses", () => normalizeResponseOptions({ code: DEFAULT_LIMITED_CODE, ...given })));
 }
 
-function validateAdmin(raw, routes) {
+function validateAdmin(/** @type {RawJson} */ raw, /** @type {readonly GatewayRoute[]} */ routes) {
   if (raw === undefined) return null;
   expectObject(raw, "admin");
   expectKnownFields(raw, "admin", ADMIN_FIELDS);
   const path = validatePath(raw.path, "admin.path", { allowRoot: false });
   const tokenSecret = expectString(raw.tokenSecret, "admin.tokenSecret", { pattern: BINDING_NAME, description: BINDING_DESCRIPTION });
-  const shadowed = routes.find((route) => route.prefix.toLowerCase() === path.toLowerCase());
+  const shadowed = routes.find((/** @type {GatewayRoute} */ route) => route.prefix.toLowerCase() === path.toLowerCase());
   if (shadowed !== undefined) {
     throw new ConfigError("admin.path", `is also the prefix of routes[${shadowed.index}]; the admin path would hide it`);
   }
@@ -548,7 +551,7 @@ function validateAdmin(raw, routes) {
 }
 
 // `admin.dashboard`: the deployment's dashboard (dashboard/serve.js), or null when absent or false.
-function validateDashboard(raw, routes, adminPath) {
+function validateDashboard(/** @type {RawJson} */ raw, /** @type {readonly GatewayRoute[]} */ routes, /** @type {string} */ adminPath) {
   if (raw === undefined || raw === false) return null;
   const given = raw === true ? {} : expectObject(raw, "admin.dashboard");
   expectKnownFields(given, "admin.dashboard", DASHBOARD_FIELDS);
@@ -559,7 +562,7 @@ function validateDashboard(raw, routes, adminPath) {
     throw new ConfigError("admin.dashboard.path", "must differ from admin.path and not contain it");
   }
   // Served before any route is matched (as admin.path is): a route at or below it would be hidden.
-  const shadowed = routes.find((route) => route.prefix.toLowerCase() === lower || route.prefix.toLowerCase().startsWith(`${lower}/`));
+  const shadowed = routes.find((/** @type {GatewayRoute} */ route) => route.prefix.toLowerCase() === lower || route.prefix.toLowerCase().startsWith(`${lower}/`));
   if (shadowed !== undefined) {
     throw new ConfigError("admin.dashboard.path", `is also the prefix of routes[${shadowed.index}] (or contains it); the dashboard would hide it`);
   }
@@ -571,8 +574,8 @@ function validateDashboard(raw, routes, adminPath) {
 
 // `jwt`: how jwt:<claim> key parts verify tokens (http/jwt.js's options, minus the code-only ones),
 // required when a rule keys by a claim. Checked by building a verifier, so the messages are the library's.
-function validateJwt(raw, routes) {
-  const user = routes.flatMap((route) => route.rules.map((rule, i) => ({ route, rule, i }))).find(({ rule }) => (rule.key ?? []).some((part) => part.startsWith("jwt:")));
+function validateJwt(/** @type {RawJson} */ raw, /** @type {readonly GatewayRoute[]} */ routes) {
+  const user = routes.flatMap((/** @type {GatewayRoute} */ route) => route.rules.map((/** @type {GatewayRule} */ rule, /** @type {number} */ i) => ({ route, rule, i }))).find(({ rule }) => (rule.key ?? []).some((/** @type {string} */ part) => part.startsWith("jwt:")));
   if (raw === undefined) {
     if (user !== undefined) throw new ConfigError(`routes[${user.route.index}].rules[${user.i}].key`, "keys by a JWT claim: the top-level `jwt` settings (how tokens are verified) are missing");
     return null;
@@ -585,7 +588,7 @@ function validateJwt(raw, routes) {
 
 // `ip`: how the `ip` key part (and lockout's client, and connection limits keyed by ip) finds the
 // client's address: the library's ip() options, validated by ip() itself.
-function validateIp(raw) {
+function validateIp(/** @type {RawJson} */ raw) {
   if (raw === undefined) return Object.freeze({});
   expectObject(raw, "ip");
   expectKnownFields(raw, "ip", IP_FIELDS);
@@ -599,7 +602,7 @@ function validateIp(raw) {
   return Object.freeze(structuredClone(raw));
 }
 
-function validateAnalytics(raw) {
+function validateAnalytics(/** @type {RawJson} */ raw) {
   if (raw === undefined) return Object.freeze({ binding: DEFAULT_ANALYTICS_BINDING });
   expectObject(raw, "analytics");
   expectKnownFields(raw, "analytics", ANALYTICS_FIELDS);
@@ -620,10 +623,10 @@ export function validateConfig(raw, source = "configuration") {
     expectKnownFields(raw, "", TOP_FIELDS);
     expectArray(raw.routes, "routes", { min: 1 });
     const rulesByName = new Map();
-    const routes = raw.routes.map((route, i) => validateRoute(route, i, rulesByName));
-    routes.forEach((route, i) => {
+    const routes = raw.routes.map((/** @type {GatewayRoute} */ route, /** @type {number} */ i) => validateRoute(route, i, rulesByName));
+    routes.forEach((/** @type {GatewayRoute} */ route, /** @type {number} */ i) => {
       // Prefixes match ignoring case (routes.js), so two that differ only in case are one.
-      const first = routes.findIndex((other) => other.prefix.toLowerCase() === route.prefix.toLowerCase());
+      const first = routes.findIndex((/** @type {GatewayRoute} */ other) => other.prefix.toLowerCase() === route.prefix.toLowerCase());
       if (first !== i) {
         throw new ConfigError(`routes[${i}].prefix`, `${show(route.prefix)} is already the prefix of routes[${first}] (prefixes match ignoring case)`);
       }

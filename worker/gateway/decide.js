@@ -18,13 +18,44 @@
 
 import { effectiveMode, isNearLimit, ruleEvent } from "../src/engine/mode.js";
 
+/** @import { Decision } from "../../wasm-bindings/sluice.js" */
+/** @import { CheckedDecision } from "../src/engine/limiter.js" */
+/** @import { Mode } from "../src/engine/mode.js" */
+/** @import { NormalizedRule, Outcome } from "../src/stores/store.js" */
+/** @import { GatewayRoute, GatewayRule } from "./config.js" */
+/** @import { GatewayLimiter } from "./gateway.js" */
+
+/** The limiter of some rules of a route (by index), all of one store. @typedef {(ruleIndexes: readonly number[]) => GatewayLimiter} LimiterFor */
+/**
+ * One rule's verdict for a request: its effective mode and key, the store's decision (`check`, null
+ * when no store consulted it), what the verdict stands on (`decision`), the event it logs, and which
+ * store decided.
+ * @typedef {{
+ *   rule: GatewayRule, mode: Mode, key: string | null, check: Decision | null, decision: Decision | null,
+ *   event: "bypassed" | "unchecked" | "admitted" | "denied" | "would_have_denied", nearLimit: boolean,
+ *   fallback: boolean, store: Outcome["store"] | null,
+ * }} RuleVerdict
+ */
+/**
+ * The outcome the rate-limit headers and a 429 describe (mergedOutcome), in the host's decision shape.
+ * @typedef {Outcome & { rules: NormalizedRule[], keys: Array<string | null> }} MergedOutcome
+ */
+/**
+ * What decide answers: whether the request is blocked, one verdict per rule of the route, the
+ * verdicts of the stores that were asked (`checked`), their merged outcome (null when none was), and
+ * the dev bypass's headers when it let the request through unchecked.
+ * @typedef {{ blocked: boolean, verdicts: RuleVerdict[], checked: RuleVerdict[], outcome: MergedOutcome | null, bypassHeaders: Array<[string, string]> | null }} RouteVerdict
+ */
+
 export class LimiterContractError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = "LimiterContractError";
   }
 }
 
+/** @param {LimiterFor} limiterFor @param {readonly number[]} ruleIndexes @param {Request} request @param {unknown} env @param {unknown} ctx @returns {Promise<{ bypassHeaders: Array<[string, string]>, outcome?: undefined } | { outcome: CheckedDecision, bypassHeaders?: undefined }>} */
 async function checkRules(limiterFor, ruleIndexes, request, env, ctx) {
   const limiter = limiterFor(ruleIndexes);
   const outcome = await limiter.limit(request, env, ctx);
@@ -38,6 +69,7 @@ async function checkRules(limiterFor, ruleIndexes, request, env, ctx) {
   return { outcome };
 }
 
+/** @param {GatewayRule} rule @returns {RuleVerdict} */
 function newVerdict(rule) {
   return {
     rule,
@@ -56,10 +88,12 @@ function newVerdict(rule) {
   };
 }
 
+/** @param {Decision} decision @returns {Decision} */
 function denialOf({ limit, remaining, resetMs, retryAfterMs }) {
   return { allowed: false, limit, remaining, resetMs, retryAfterMs };
 }
 
+/** @param {RuleVerdict[]} verdicts @param {readonly number[]} ruleIndexes @param {CheckedDecision} outcome */
 function record(verdicts, ruleIndexes, outcome) {
   const fallback = outcome.fallback !== undefined && outcome.fallback !== null;
   for (let j = 0; j < ruleIndexes.length; j++) {
@@ -81,6 +115,7 @@ function record(verdicts, ruleIndexes, outcome) {
 // rule's store decision (`checks`, with `rules` and `keys` parallel to it), the request's real fate in
 // `allowed`, and the top-level numbers from the blocking rule, else from the rule with the least
 // remaining (a shadowed rule included: shadow mode shows what enforcing would say).
+/** @param {readonly RuleVerdict[]} checked @param {boolean} blocked @returns {MergedOutcome} */
 function mergedOutcome(checked, blocked) {
   let deciding = -1;
   for (let j = 0; j < checked.length; j++) {
@@ -91,11 +126,12 @@ function mergedOutcome(checked, blocked) {
         deciding = j;
         break;
       }
-    } else if (deciding < 0 || decision.remaining < checked[deciding].decision.remaining) {
+    } else if (deciding < 0 || decision.remaining < /** @type {Decision} */ (checked[deciding].decision).remaining) {
       deciding = j;
     }
   }
-  const top = deciding < 0 ? null : checked[deciding];
+  // `deciding` points only at a verdict with a decision.
+  const top = deciding < 0 ? null : /** @type {RuleVerdict & { decision: Decision }} */ (checked[deciding]);
   return {
     allowed: !blocked,
     limit: top?.decision.limit ?? 0,
@@ -112,6 +148,7 @@ function mergedOutcome(checked, blocked) {
 }
 
 // A request no store checked: every rule in bypass mode, or the Worker's dev bypass (`bypassHeaders`).
+/** @param {RuleVerdict[]} verdicts @param {Array<[string, string]> | null} bypassHeaders @returns {RouteVerdict} */
 function unchecked(verdicts, bypassHeaders) {
   return { blocked: false, verdicts, checked: [], outcome: null, bypassHeaders };
 }
@@ -124,6 +161,12 @@ function unchecked(verdicts, bypassHeaders) {
  * rules of the stores that were asked (in route order, parallel to outcome.rules and outcome.checks;
  * outcome is null when none was), and bypassHeaders is set when the Worker's dev bypass let the
  * request through unchecked.
+ * @param {GatewayRoute} route
+ * @param {LimiterFor} limiterFor
+ * @param {Request} request
+ * @param {unknown} env
+ * @param {unknown} ctx
+ * @returns {Promise<RouteVerdict>}
  */
 export async function decide(route, limiterFor, request, env, ctx) {
   const verdicts = route.rules.map(newVerdict);

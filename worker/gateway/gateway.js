@@ -63,6 +63,9 @@ import { keyParts } from "./limiter.js";
 /** @typedef {import("./config.js").GatewayRule} GatewayRule */
 /** @typedef {import("./config.js").RuleInput} RuleInput */
 /** @typedef {import("./config.js").StoresInput} StoresInput */
+/** @import { RouteVerdict } from "./decide.js" */
+/** One request's log line, filled in as the request goes (log.js). @typedef {Record<string, any>} LogRecord */
+/** What a request came to: its response, and the route and verdict when it reached a route's rules. @typedef {{ response: Response, route?: GatewayRoute, verdict?: RouteVerdict | null }} Handled */
 
 /**
  * What a limiter answers for one request: sluice's decision (every given rule checked, all-or-nothing), or its dev bypass.
@@ -146,11 +149,11 @@ export function createGateway(config, options = {}) {
 
   const limiterForRoute = routes.map((route) => {
     const made = new Map();
-    return (ruleIndexes) => {
+    return (/** @type {readonly number[]} */ ruleIndexes) => {
       const id = ruleIndexes.join(",");
       let limiter = made.get(id);
       if (limiter === undefined) {
-        limiter = limiterFactory(ruleIndexes.map((i) => route.rules[i]), { route });
+        limiter = limiterFactory(ruleIndexes.map((/** @type {number} */ i) => route.rules[i]), { route });
         if (typeof limiter?.limit !== "function") {
           throw new TypeError(`createGateway: limiterFactory returned no limit() for ${route.prefix}`);
         }
@@ -159,6 +162,7 @@ export function createGateway(config, options = {}) {
       return limiter;
     };
   });
+  /** @type {ReturnType<typeof createRouteLockouts>} */
   let lockoutsFor;
   const keyPart = keyParts({ ip: gatewayConfig.ip, jwt: gatewayConfig.jwt ?? null });
   // Routes with a `websocket` block proxy upgrades with their connection and message limits.
@@ -180,36 +184,40 @@ export function createGateway(config, options = {}) {
   }
 
   // The host's rate-limit header fields for a request's merged outcome (decide.js), and its 429.
-  const rateLimitHeaders = (outcome) => decisionHeaders(outcome, responses.headers, policyHeader(outcome.rules));
-  const rateLimitedResponse = (outcome) => limitedResponse(outcome, { ...responses, policy: policyHeader(outcome.rules) });
+  const rateLimitHeaders = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => decisionHeaders(outcome, responses.headers, policyHeader(outcome.rules));
+  const rateLimitedResponse = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => limitedResponse(outcome, { ...responses, policy: policyHeader(outcome.rules) });
 
+  /** @param {(typeof GatewayError)[keyof typeof GatewayError]} kind @param {LogRecord} record @param {string} [detail] @param {HeadersInit} [headers] @returns {Handled} */
   function refuse(kind, record, detail, headers) {
-    metrics.countRefusal(kind.code);
+    metrics.countRefusal(/** @type {Parameters<typeof metrics.countRefusal>[0]} */ (kind.code)); // every GatewayError code is a refusal
     if (detail !== undefined) record.error = detail;
     return { response: errorResponse(kind, { headers }) };
   }
 
   // The rules' verdicts, counted and logged (once per request that reached the rules).
+  /** @param {GatewayRoute} route @param {RouteVerdict} verdict @param {LogRecord} record */
   function noteVerdict(route, verdict, record) {
-    verdict.verdicts.forEach((ruleVerdict, i) => metrics.countVerdict(route.index, i, ruleVerdict));
+    verdict.verdicts.forEach((ruleVerdict, /** @type {number} */ i) => metrics.countVerdict(route.index, i, ruleVerdict));
     reporter?.note(verdict.verdicts);
     record.decision = requestDecision(verdict);
     record.rules = logRules(verdict.verdicts);
   }
 
   // A client that hung up mid-body: counted and logged as such, answered 499 (nobody reads it).
+  /** @param {GatewayRoute} route @param {LogRecord} record @returns {Handled} */
   function clientAborted(route, record) {
     metrics.countClientAbort(route.index);
     record.error = "client aborted";
     return { response: errorResponse(GatewayError.CLIENT_ABORTED), route };
   }
 
+  /** @param {Request} request @param {URL} url @param {string} path @param {any} env @param {any} ctx @param {LogRecord} record @returns {Promise<Handled>} */
   async function handleRoute(request, url, path, env, ctx, record) {
     const matched = match(path);
     if (matched === null) return refuse(GatewayError.NO_ROUTE, record);
     const { route, remainder } = matched;
     record.route = route.prefix;
-    if (!route.methods.includes(request.method)) {
+    if (!/** @type {readonly string[]} */ (route.methods).includes(request.method)) {
       return refuse(GatewayError.METHOD_NOT_ALLOWED, record, undefined, { allow: route.methods.join(", ") });
     }
     // The deny list refuses before anything is counted; the allow list skips the route's rules.
@@ -286,7 +294,7 @@ export function createGateway(config, options = {}) {
       noteVerdict(route, verdict, record);
       if (verdict.bypassHeaders !== null) rateHeaders = verdict.bypassHeaders;
       else if (verdict.outcome !== null) rateHeaders = rateLimitHeaders(verdict.outcome);
-      if (verdict.blocked) return { response: rateLimitedResponse(verdict.outcome), route, verdict };
+      if (verdict.blocked) return { response: rateLimitedResponse(/** @type {import("./decide.js").MergedOutcome} */ (verdict.outcome)), route, verdict }; // a blocked request was checked
       if (lockout?.response) {
         record.decision = "denied";
         return { response: lockout.response, route, verdict };
@@ -346,12 +354,14 @@ export function createGateway(config, options = {}) {
     return { response: withHeaders(result.response, rateHeaders), route, verdict };
   }
 
+  /** @param {Request} request @param {any} env @param {any} ctx @returns {Promise<Response>} */
   async function fetch(request, env, ctx) {
     const url = new URL(request.url);
     /** @type {Record<string, any>} */
     const record = newLogRecord(request);
     // One spelling of the path for everything after this line (../src/http/paths.js).
     const canonical = canonicalPath(url.pathname);
+    /** @type {Handled} */
     let handled;
     if (canonical.problem !== undefined) {
       handled = refuse(GatewayError.BAD_PATH, record, `path refused: ${canonical.problem}`);
@@ -389,6 +399,7 @@ export function createGateway(config, options = {}) {
 }
 
 // Whether `path` is `base` or below it (case-insensitive, as the admin path is matched).
+/** @param {string} path @param {string} base @returns {boolean} */
 function underPath(path, base) {
   const lower = path.toLowerCase();
   const prefix = base.toLowerCase();
@@ -398,11 +409,12 @@ function underPath(path, base) {
 // The masker of every secret the configuration names (each route's upstream credential and the admin
 // token), whichever route a response comes from: a route may echo another route's credential. Built
 // again only when the secrets' values change.
+/** @param {GatewayConfig} config @returns {(env: any) => ReturnType<typeof secretMasker>} */
 function allSecretsMasker({ routes, admin }) {
-  const names = [...new Set([...routes.flatMap((route) => (route.upstream.auth === null ? [] : [route.upstream.auth.secret])), ...(admin === null ? [] : [admin.tokenSecret])])];
+  const names = [...new Set([...routes.flatMap((/** @type {GatewayRoute} */ route) => (route.upstream.auth === null ? [] : [route.upstream.auth.secret])), ...(admin === null ? [] : [admin.tokenSecret])])];
   let made = /** @type {ReturnType<typeof secretMasker> | null} */ (null);
   let madeFor = /** @type {string | null} */ (null);
-  return (env) => {
+  return (/** @type {any} */ env) => {
     const values = names.map((name) => env?.[name]).filter((value) => typeof value === "string" && value !== "");
     const id = values.join("\u0000");
     if (made === null || id !== madeFor) {

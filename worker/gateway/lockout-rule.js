@@ -11,6 +11,9 @@ import { normalizeLockoutOptions } from "../src/features/lockout/options.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../src/http/bounded-body.js";
 import { ConfigError, expectInteger, expectKnownFields, expectObject, expectOneOf, expectString, fieldPath, hostValidated, show } from "./validate.js";
 
+/** @import { RawJson } from "./validate.js" */
+/** A validated lockout rule of a route. @typedef {ReturnType<typeof validateLockoutRule>} GatewayLockoutRule */
+
 export const LOCKOUT_KIND = "lockout";
 /** The gateway's code in the body of a locked attempt's 429. */
 export const LOCKED_CODE = "sluice_locked_out";
@@ -23,7 +26,7 @@ const FIELDS = ["name", "kind", "key", "store", "mode", "client", "normalize", "
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/;
 const BODY_FIELD = /^body:([A-Za-z0-9_.$-]{1,64})$/;
 
-/** Whether a raw rule of the configuration is a lockout rule. */
+/** Whether a raw rule of the configuration is a lockout rule. @param {RawJson} raw @returns {boolean} */
 export function isLockoutRule(raw) {
   return raw !== null && typeof raw === "object" && raw.kind === LOCKOUT_KIND;
 }
@@ -32,6 +35,8 @@ export function isLockoutRule(raw) {
  * The validated, frozen lockout rule at `path`: { kind, name, key: ["body:<field>"], field,
  * maxBodyBytes, client ("ip" or false), normalize, store, mode, rollout: 1, id, keyCapacity, host },
  * where `host` holds the options lockout() takes (without key, store settings or clock).
+ * @param {RawJson} raw
+ * @param {string} path
  */
 export function validateLockoutRule(raw, path) {
   expectObject(raw, path);
@@ -49,6 +54,7 @@ export function validateLockoutRule(raw, path) {
   const client = raw.client === undefined ? "ip" : expectOneOf(raw.client, fieldPath(path, "client"), ["ip", false]);
   const normalize = raw.normalize === undefined ? true : expectOneOf(raw.normalize, fieldPath(path, "normalize"), [true, false]);
   const maxBodyBytes = raw.maxBodyBytes === undefined ? DEFAULT_MAX_BODY_BYTES : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), 64, MAX_BODY_BYTES);
+  /** @type {Record<string, RawJson>} */
   const host = {};
   for (const field of HOST_FIELDS) if (raw[field] !== undefined) host[field] = structuredClone(raw[field]);
   if (host.failMode !== undefined) expectOneOf(host.failMode, fieldPath(path, "failMode"), ["closed", "open"]);

@@ -20,6 +20,12 @@ import { GatewayError, errorResponse } from "./errors.js";
 import { LOCKED_CODE } from "./lockout-rule.js";
 import { ConfigError, fieldPath } from "./validate.js";
 
+/** @import { KeyFunction } from "../src/http/keys.js" */
+/** @import { LockoutAttempt } from "../src/features/lockout/lockout.js" */
+/** @import { GatewayConfig, GatewayRoute } from "./config.js" */
+/** @import { RuleVerdict } from "./decide.js" */
+/** @import { GatewayLockoutRule } from "./lockout-rule.js" */
+
 const MISSING_ACCOUNT = Object.freeze({ status: 400, code: "sluice_missing_account", error: "the request names no account" });
 const STORE_SETTINGS = ["bindings", "shards", "timeoutMs", "breaker", "preFilter", "logIntervalMs"];
 
@@ -33,6 +39,7 @@ const REFUSED_ACCOUNT = Object.freeze({
 });
 
 // The engine's key function: the account the gateway read from the body (check() passes it last).
+/** @param {unknown} _request @param {unknown} _env @param {unknown} _ctx @param {string} account @returns {string} */
 function accountArgument(_request, _env, _ctx, account) {
   return account;
 }
@@ -41,6 +48,10 @@ function accountArgument(_request, _env, _ctx, account) {
  * The account `rule` reads from `body` (the request's bytes, undefined for none) of `contentType`:
  * { account } or { problem } (a key of REFUSED_ACCOUNT). Default-ignorable code points are removed
  * even where the rule's `normalize` is off (account.js says why).
+ * @param {GatewayLockoutRule} rule
+ * @param {Uint8Array | undefined} body
+ * @param {string | null} contentType
+ * @returns {{ account: string, problem?: undefined } | { problem: keyof typeof REFUSED_ACCOUNT, account?: undefined }}
  */
 function accountOf(rule, body, contentType) {
   if (body === undefined || body.byteLength > rule.maxBodyBytes) return { problem: "missing" };
@@ -52,13 +63,16 @@ function accountOf(rule, body, contentType) {
 
 // The host's options for a validated lockout rule: its own fields, the durable store's settings of
 // the configuration (`stores.durable`; failMode and fallback are the rule's: lockout's defaults differ).
+/** @param {GatewayLockoutRule} rule @param {Partial<GatewayConfig["stores"]>} stores @param {(() => number) | undefined} clock @param {KeyFunction} clientIp @returns {Record<string, unknown>} */
 function hostOptions(rule, stores, clock, clientIp) {
+  /** @type {Record<string, unknown>} */
   const options = { ...rule.host, name: rule.name, key: accountArgument, code: LOCKED_CODE, clock, store: rule.store };
   if (rule.client === false) options.client = false;
   else options.client = clientIp;
   if (!rule.normalize) options.normalize = false;
   if (rule.store === "durable") {
-    for (const field of STORE_SETTINGS) if (stores.durable?.[field] !== undefined) options[field] = stores.durable[field];
+    const durable = /** @type {Record<string, unknown> | undefined} */ (stores.durable);
+    for (const field of STORE_SETTINGS) if (durable?.[field] !== undefined) options[field] = durable[field];
   }
   return options;
 }
@@ -68,13 +82,17 @@ function hostOptions(rule, stores, clock, clientIp) {
  * clientIp }: the configuration's store settings, the gateway's clock and its `ip` key function) and returns lockoutsFor(route): null
  * for a route without any, else { check, settle } below. Throws ConfigError naming the rule's field
  * for what the host refuses.
+ * @param {readonly GatewayRoute[]} routes
+ * @param {{ stores?: Partial<GatewayConfig["stores"]>, clock?: () => number, clientIp?: KeyFunction }} settings
+ * @returns {(route: GatewayRoute) => RouteLockoutGuard | null}
  */
 export function createRouteLockouts(routes, { stores = {}, clock, clientIp = ip() }) {
   /** @type {Array<RouteLockoutGuard | null>} */
-  const byRoute = routes.map((route) => {
+  const byRoute = routes.map((/** @type {GatewayRoute} */ route) => {
     /** @type {Array<{ index: number, rule: any, engine: ReturnType<typeof createLockoutEngine> }>} */
     const entries = [];
-    route.rules.forEach((rule, index) => {
+    // GatewayRoute types a route's rate-limit rules only; its lockout rules are among them (entries' `rule: any`).
+    route.rules.forEach((/** @type {any} */ rule, /** @type {number} */ index) => {
       if (rule.kind !== "lockout" || rule.mode === "bypass") return;
       try {
         entries.push({ index, rule, engine: createLockoutEngine(hostOptions(rule, stores, clock, clientIp)) });
@@ -85,7 +103,7 @@ export function createRouteLockouts(routes, { stores = {}, clock, clientIp = ip(
     });
     return entries.length === 0 ? null : createGuard(entries);
   });
-  return (route) => byRoute[route.index];
+  return (/** @type {GatewayRoute} */ route) => byRoute[route.index];
 }
 
 /**
@@ -107,6 +125,11 @@ function createGuard(entries) {
    * lockout rule of the route and records each rule's verdict in `verdicts` (decide.js's, one per rule
    * of the route). Resolves to { response } when an enforced rule refuses the attempt, else
    * { attempts } for settle().
+   * @param {Request} request
+   * @param {Uint8Array | undefined} body
+   * @param {any} env
+   * @param {any} ctx
+   * @param {RuleVerdict[] | undefined} verdicts
    */
   async function check(request, body, env, ctx, verdicts) {
     const attempts = [];
@@ -121,13 +144,13 @@ function createGuard(entries) {
       if (verdict !== undefined) {
         verdict.mode = rule.mode;
         verdict.event = attempt.allowed ? "admitted" : rule.mode === "enforce" ? "denied" : "would_have_denied";
-        verdict.store = attempt.store;
+        verdict.store = /** @type {RuleVerdict["store"]} */ (attempt.store);
         verdict.fallback = attempt.store !== null && attempt.store !== rule.store;
         // The account, as the dashboard lists locked ones (redacted there unless showKeys).
         if (typeof attempt.account === "string") verdict.key = `account:${attempt.account}`;
       }
       if (!attempt.allowed && rule.mode === "enforce") {
-        const refused = attempt.reason === "missing_account" ? MISSING_ACCOUNT : REFUSED_ACCOUNT[/** @type {string} */ (attempt.reason)];
+        const refused = attempt.reason === "missing_account" ? MISSING_ACCOUNT : REFUSED_ACCOUNT[/** @type {keyof typeof REFUSED_ACCOUNT} */ (attempt.reason)];
         return { response: refused === undefined ? engine.refusedResponse(/** @type {any} */ (attempt)) : errorResponse(refused), attempts };
       }
       attempts.push({ engine, attempt });
@@ -135,13 +158,13 @@ function createGuard(entries) {
     return { response: null, attempts };
   }
 
-  /** settle counts each attempt from the upstream's status; null (no answer) counts as neither. */
+  /** settle counts each attempt from the upstream's status; null (no answer) counts as neither. @param {Array<{ engine: ReturnType<typeof createLockoutEngine>, attempt: LockoutAttempt }>} attempts @param {number | null} upstreamStatus */
   async function settle(attempts, upstreamStatus) {
     if (upstreamStatus === null) return;
     await Promise.all(attempts.map(({ engine, attempt }) => (attempt.allowed ? engine.settle(attempt, upstreamStatus) : null)));
   }
 
-  /** unchecked records that a rate limit refused the request before any lockout rule was asked. */
+  /** unchecked records that a rate limit refused the request before any lockout rule was asked. @param {RuleVerdict[] | undefined} verdicts */
   function unchecked(verdicts) {
     for (const { index, rule } of entries) {
       const verdict = verdicts?.[index];

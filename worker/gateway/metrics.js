@@ -12,8 +12,10 @@ import { exposition } from "./prometheus.js";
  * @typedef {object} MetricFamily
  * @property {string} name
  * @property {string} help
- * @property {"counter"} type
+ * @property {"counter" | "gauge"} type
  * @property {{ labels: Record<string, string>; value: number }[]} samples
+ * @property {"max" | "mean"} [reduce] A gauge only: how the dashboard's aggregator combines the
+ *   isolates' values of a series (dashboard/aggregate.js); counters are summed.
  */
 
 /**

@@ -78,9 +78,10 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
     };
   }
   const hasBody = upstreamResponse.body !== null && !NULL_BODY_STATUSES.has(status) && method !== "HEAD";
+  /** @type {ReadableStream | Uint8Array | null} */
   let relayed = null;
   if (hasBody) {
-    relayed = await responseBody(upstreamResponse, upstream, mask, onBodyStall);
+    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall);
   } else {
     upstreamResponse.body?.cancel().catch(() => {});
   }

@@ -49,6 +49,7 @@ export const FRAGMENT_BYTES = 12;
 const FRAGMENT_BASE64 = Math.floor((8 * FRAGMENT_BYTES) / 6) - 2;
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/** @param {number} c @returns {number} */
 function hexValue(c) {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
   const lower = c | 0x20;
@@ -57,6 +58,7 @@ function hexValue(c) {
 }
 
 // The hex number of `count` digits at bytes[at], or -1.
+/** @param {Uint8Array} bytes @param {number} at @param {number} count @returns {number} */
 function hexAt(bytes, at, count) {
   if (at + count > bytes.length) return -1;
   let value = 0;
@@ -71,9 +73,10 @@ function hexAt(bytes, at, count) {
 // An escape's decoded value and length packed in one number (value * 16 + length, every length below
 // 16), so the scan allocates nothing per byte; -1 is "no escape here".
 const NONE = -1;
-const packed = (value, length) => value * 16 + length;
+const packed = (/** @type {number} */ value, /** @type {number} */ length) => value * 16 + length;
 
 // An HTML character reference at bytes[at] ("&..."), packed, or NONE.
+/** @param {Uint8Array} bytes @param {number} at @returns {number} */
 function characterReference(bytes, at) {
   if (bytes[at + 1] === 0x23) {
     // &#DDD; or &#xHHH;
@@ -101,6 +104,7 @@ function characterReference(bytes, at) {
 }
 
 // One encoded character at bytes[at], packed, or NONE when bytes[at] starts no escape.
+/** @param {Uint8Array} bytes @param {number} at @returns {number} */
 function escapedCharacter(bytes, at) {
   const c = bytes[at];
   if (c === 0x25) {
@@ -126,13 +130,20 @@ function escapedCharacter(bytes, at) {
 }
 
 // Whether bytes[at] can begin an escape (escapedCharacter's first bytes).
-const isEscapeStart = (c) => c === 0x25 || c === 0x2b || c === 0x5c || c === 0x26;
+const isEscapeStart = (/** @type {number} */ c) => c === 0x25 || c === 0x2b || c === 0x5c || c === 0x26;
 
 /**
  * Where an occurrence of `secret` (its UTF-8 bytes) from its byte `index` on, spelled in any mix of the
  * forms above, that starts at bytes[at] ends (exclusive), or -1. It may stop short of the secret's end
  * once `minimum` of its bytes (counted from `from`) matched: a fragment; the default asks for the
  * whole secret. Non-ASCII bytes of the secret match as they are or as %XX.
+ * @param {Uint8Array} bytes
+ * @param {number} at
+ * @param {Uint8Array} secret
+ * @param {number} index
+ * @param {number} minimum
+ * @param {number} from
+ * @returns {number}
  */
 function occurrenceEnd(bytes, at, secret, index = 0, minimum = secret.length - index, from = index) {
   let p = at;
@@ -165,6 +176,7 @@ function occurrenceEnd(bytes, at, secret, index = 0, minimum = secret.length - i
 
 // How far the bytes at bytes[at] match `needle` from its character `from` on (exclusive end), when
 // at least `minimum` of them do, else -1.
+/** @param {Uint8Array} bytes @param {number} at @param {Uint8Array} needle @param {number} from @param {number} minimum @returns {number} */
 function runEnd(bytes, at, needle, from, minimum) {
   let j = from;
   let p = at;
@@ -183,6 +195,7 @@ const NO_CANDIDATES = { secrets: [], needles: [] };
 // Fragment entries ({ bytes, from }: a secret's or needle's bytes from `from` on) indexed by the value
 // of their first byte, and again by their first two bytes ((c << 8) | d) for the usual case of two
 // raw bytes: most positions of a text begin no entry's first two bytes, and cost one table lookup.
+/** @param {Array<{ bytes: Uint8Array, from: number }>} entries */
 function fragmentIndex(entries) {
   const byFirst = Array.from({ length: 256 }, () => /** @type {{ bytes: Uint8Array, from: number }[]} */ ([]));
   /** @type {Array<Array<{ bytes: Uint8Array, from: number }>>} */
@@ -201,6 +214,7 @@ function fragmentIndex(entries) {
 
 
 // Every run of a secret of `minimum` bytes or more begins at some byte `from` of it: one entry each.
+/** @param {readonly Uint8Array[]} list @param {number} minimum @returns {Array<{ bytes: Uint8Array, from: number }>} */
 function fragmentsOf(list, minimum) {
   const entries = [];
   for (const bytes of list) {
@@ -212,6 +226,7 @@ function fragmentsOf(list, minimum) {
 
 // The base64 (or base64url) text that `secret` contributes at each of the 3 byte alignments, minus
 // the characters that mix in neighbouring bytes.
+/** @param {Uint8Array} secret @returns {Uint8Array[]} */
 function base64Needles(secret) {
   const needles = [];
   for (let shift = 0; shift < 3; shift++) {
@@ -229,6 +244,7 @@ function base64Needles(secret) {
   return [...new Set(needles)].map((needle) => encoder.encode(needle));
 }
 
+/** @param {Uint8Array} bytes @param {number} at @param {Uint8Array} needle @returns {boolean} */
 function startsAt(bytes, at, needle) {
   if (at + needle.length > bytes.length) return false;
   for (let j = 0; j < needle.length; j++) if (bytes[at + j] !== needle[j]) return false;
@@ -243,6 +259,8 @@ function startsAt(bytes, at, needle) {
  * whose first byte is b, every secret at a byte that begins an escape, the base64 needles starting
  * with b), so a byte that begins nothing costs one load and one comparison, and a byte that begins
  * something is tried against those candidates only.
+ * @param {readonly string[]} secrets
+ * @returns {{ mask: (bytes: Uint8Array) => boolean, longest: number }}
  */
 function compile(secrets) {
   const spelled = secrets.map((secret) => encoder.encode(secret));
@@ -288,6 +306,7 @@ function compile(secrets) {
   const hasFragments = fragments.entries.length + needleFragments.entries.length > 0;
 
   // The end of the longest fragment of a secret that begins at bytes[at], or `end` when none is longer.
+  /** @param {Uint8Array} bytes @param {number} at @param {number} end @returns {number} */
   function fragmentEnd(bytes, at, end) {
     const c = bytes[at];
     const next = at + 1 < bytes.length ? bytes[at + 1] : -1;
@@ -318,6 +337,7 @@ function compile(secrets) {
     return end;
   }
 
+  /** @param {Uint8Array} bytes @returns {boolean} */
   function mask(bytes) {
     let changed = false;
     const length = bytes.length;
@@ -357,12 +377,13 @@ function compile(secrets) {
  * bytes still held (or null). The last (longest - 1) bytes seen may begin an occurrence that the next
  * chunk completes, so they are held back until it arrives; an occurrence that begins before them is
  * wholly in view.
+ * @param {{ mask: (bytes: Uint8Array) => boolean, longest: number }} compiled
  */
 function streamMasker({ mask, longest }) {
   /** @type {Uint8Array | null} */
   let held = null;
   return {
-    push(chunk) {
+    push(/** @type {ArrayBufferView} */ chunk) {
       const view = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       let bytes;
       if (held === null) {
@@ -386,6 +407,7 @@ function streamMasker({ mask, longest }) {
   };
 }
 
+/** @param {{ mask: (bytes: Uint8Array) => boolean, longest: number }} compiled @returns {TransformStream<ArrayBufferView, Uint8Array>} */
 function maskingStream(compiled) {
   const masker = streamMasker(compiled);
   return new TransformStream({

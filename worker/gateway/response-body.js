@@ -17,6 +17,7 @@ export const WHOLE_BODY_BYTES = 64 * 1024;
 // Media types whose bytes are not text an echo could put a secret in: images (SVG is XML text),
 // audio, video and fonts. Everything else, application/octet-stream included (an echo endpoint may use
 // it), is masked unless the route says maskBody "never".
+/** @param {string | null} contentType @returns {boolean} */
 function isMediaType(contentType) {
   if (contentType === null) return false;
   const type = contentType.split(";", 1)[0].trim().toLowerCase();
@@ -24,12 +25,13 @@ function isMediaType(contentType) {
   return /^(image|audio|video|font)\/[a-z0-9.+-]+$/.test(type);
 }
 
-/** needsMasking says whether a body of `headers` on a route of `maskBody` is read for secrets. */
+/** needsMasking says whether a body of `headers` on a route of `maskBody` is read for secrets. @param {"auto" | "always" | "never"} maskBody @param {Headers} headers @param {ReturnType<typeof import("./redact.js").secretMasker>} mask @returns {boolean} */
 export function needsMasking(maskBody, headers, mask) {
   if (!mask.any || maskBody === "never") return false;
   return maskBody === "always" || !isMediaType(headers.get("content-type"));
 }
 
+/** @param {Headers} headers @returns {number | null} */
 function declaredLength(headers) {
   const value = headers.get("content-length");
   const encoding = headers.get("content-encoding");
@@ -42,6 +44,7 @@ function declaredLength(headers) {
 
 // `body` at the length it announced when it announced one: a FixedLengthStream (workerd) makes the
 // runtime send that Content-Length, and makes a body that ends short an error the client sees.
+/** @param {ReadableStream} body @param {number | null} length @returns {ReadableStream} */
 function withLength(body, length) {
   if (length === null || typeof FixedLengthStream !== "function") return body;
   // eslint-disable-next-line no-undef -- workerd's global
@@ -50,6 +53,7 @@ function withLength(body, length) {
   return fixed.readable;
 }
 
+/** @param {Uint8Array[]} chunks @param {number} total @returns {Uint8Array} */
 function concat(chunks, total) {
   if (chunks.length === 1) return chunks[0];
   const bytes = new Uint8Array(total);
@@ -63,8 +67,10 @@ function concat(chunks, total) {
 
 // Reads `body` whole, watching its silences. Resolves to { bytes } or, when it stalled or failed,
 // { partial, error }.
+/** @param {ReadableStream} body @param {number | null} timeoutMs @param {() => void} onStall @returns {Promise<{ bytes: Uint8Array, partial?: undefined, error?: undefined } | { partial: Uint8Array, error: unknown, bytes?: undefined }>} */
 async function readWhole(body, timeoutMs, onStall) {
   const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
+  /** @type {Uint8Array[]} */
   const chunks = [];
   let total = 0;
   try {
@@ -87,6 +93,7 @@ async function readWhole(body, timeoutMs, onStall) {
 }
 
 // A stream of `bytes` that then fails with `error`.
+/** @param {Uint8Array | null} bytes @param {unknown} error @returns {ReadableStream} */
 function failingAfter(bytes, error) {
   return new ReadableStream({
     start(controller) {
@@ -103,6 +110,11 @@ function failingAfter(bytes, error) {
  * `upstream`: masked with `mask` (redact.js's secretMasker) unless needsMasking says it need not be,
  * its silences bounded by upstream.bodyTimeoutMs (`onStall()` is called once when one runs out).
  * Resolves to a ReadableStream or the whole masked bytes.
+ * @param {Response & { body: ReadableStream }} upstreamResponse
+ * @param {import("./config.js").GatewayUpstream} upstream
+ * @param {ReturnType<typeof import("./redact.js").secretMasker>} mask
+ * @param {() => void} onStall
+ * @returns {Promise<ReadableStream | Uint8Array>}
  */
 export async function responseBody(upstreamResponse, upstream, mask, onStall) {
   const { body, headers } = upstreamResponse;

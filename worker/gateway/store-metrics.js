@@ -8,6 +8,8 @@
 // variable>"`). Chains of the same kind and binding with other settings (a timeout, a fail mode, a
 // rule's own lease) add up in one series: counters sum.
 
+import { roundTripFamilies } from "./store-round-trips.js";
+
 /** Families from storeStats() (stores/registry.js): [{ name, help, type, samples }]. */
 /**
  * @param {import("../src/stores/registry.js").StoreStats[]} stats
@@ -119,6 +121,8 @@ export function storeFamilies(stats) {
       type: /** @type {const} */ ("counter"),
       samples: samples(perRedisChain[counter]),
     })),
+    // How long the exact stores took: gauges, not counters (store-round-trips.js).
+    ...roundTripFamilies(stats, ({ store, bindings }) => `${store}:${chainBinding(store, bindings)}`),
   ];
 }
 

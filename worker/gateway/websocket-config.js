@@ -38,6 +38,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_576;
 const MAX_MAX_MESSAGE_BYTES = 33_554_432;
 const CONNECTION_FIELDS = ["max", "key", "leaseSec", "store", "timeoutMs", "status"];
 const MESSAGE_FIELDS = ["perConnection", "perKey", "onLimited", "closeAfter", "closeCode", "closeReason"];
+/** @type {Array<"memory" | "durable">} */
 const CONNECTION_STORES = ["memory", "durable"];
 
 /**

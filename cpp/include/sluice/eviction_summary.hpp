@@ -64,6 +64,13 @@ class EvictionSummary {
   // before. All or nothing: on kOutOfMemory the summary is unchanged.
   Status grow(uint32_t key_capacity);
 
+  // The bytes grow(key_capacity) would add (0 when it would not add cells), block ends included.
+  uint64_t growth_bytes(uint32_t key_capacity) const {
+    const uint32_t cells = cells_for(key_capacity);
+    if (cells <= cells_) return 0;
+    return uint64_t{kRows} * (cells - cells_) * (sizeof(KeyState) + (blocks_ != nullptr ? sizeof(int64_t) : 0));
+  }
+
   // fold merges `summarized` (a still-restricting state in summary form, see above) into the cells of
   // `hash`, keeping in each the more restrictive of the two.
   void fold(const Rule& rule, uint64_t hash, const KeyState& summarized);

@@ -65,10 +65,11 @@ class KeyTable {
   // erase forgets the key in `slot`.
   void erase(uint32_t slot);
 
-  // grow moves every key, with its state and ring, into a table of twice as many slots. All or
-  // nothing: on kOutOfMemory (no memory, or a key that finds no slot in the larger table, which
-  // two-choice buckets make all but impossible) the table is unchanged. Every slot number changes.
-  Status grow();
+  // grow moves every key, with its state and ring, into a table of `bucket_count` buckets (more than
+  // now; any count, since buckets are picked by multiply-shift, not by masking). All or nothing: on
+  // kOutOfMemory (no memory, or a key that finds no slot in the larger table, which two-choice buckets
+  // make all but impossible) the table is unchanged. Every slot number changes.
+  Status grow(uint32_t bucket_count);
 
   KeyState& state(uint32_t slot) { return buckets_[slot / kWays].slots[slot % kWays].state; }
   SlidingLogRing ring(uint32_t slot) {
@@ -80,8 +81,9 @@ class KeyTable {
   size_t memory_bytes() const;
   // The bytes a table of `bucket_count` buckets with `ring_entries` words per ring takes.
   static size_t memory_bytes_for(uint32_t bucket_count, uint32_t ring_entries);
-  // The bytes grow() would make it take.
-  size_t grown_memory_bytes() const { return memory_bytes_for(bucket_count_ * 2, ring_entries_); }
+  uint32_t bucket_count() const { return bucket_count_; }
+  // The bytes grow(bucket_count) would make it take.
+  size_t grown_memory_bytes(uint32_t bucket_count) const { return memory_bytes_for(bucket_count, ring_entries_); }
   uint64_t evictions() const { return evictions_; }
 
   // A ring of `ring_entries` zeros that is never written: the sliding log's ring of a key rebuilt from

@@ -57,11 +57,13 @@ class Limiter {
  public:
   static constexpr uint32_t kMaxRules = 64;
   // Table growth (see set_table_growth): by default a table may grow to 16 times the slots it was
-  // added with, all tables of a limiter together by at most 24 MiB beyond what they started with (the
-  // tables the host declares fit 56 MiB; with their summaries and this, an instance stays under its
-  // 96 MB ceiling even while the last doubling holds old and new tables at once).
+  // added with, all tables of a limiter together by at most 28 MiB beyond what they started with (the
+  // tables the host declares fit 56 MiB; with their summaries (under 2 MiB) and this, 86 MiB of the
+  // instance's 96 MB (91.5 MiB) ceiling. A step holds its old table until the new one has every key;
+  // one that finds no memory for that changes nothing. 28, not less: a flood of 10 times the default
+  // 50,000-key table of a sliding log at limit 5 needs ~27 MiB of growth to be held without folding.)
   static constexpr uint32_t kDefaultMaxGrowth = 16;
-  static constexpr uint64_t kDefaultGrowthBudgetBytes = uint64_t{24} << 20;
+  static constexpr uint64_t kDefaultGrowthBudgetBytes = uint64_t{28} << 20;
   // The size of an exported state: a fixed header, then 8 bytes per entry for the sliding log.
   static constexpr uint32_t kStateHeaderBytes = 24;
 
@@ -115,8 +117,9 @@ class Limiter {
 
   // set_table_growth bounds how far key tables grow under eviction pressure: when a new key's slot
   // would evict a key whose state still restricts it (a key the summary would have to remember), its
-  // table doubles instead, as long as it stays within `max_factor` times the capacity it was added with
-  // and the growth of all tables stays within `budget_bytes`. Past that, keys are folded into the
+  // table grows instead (it doubles, or takes the largest step of at least a quarter that still fits),
+  // as long as it stays within `max_factor` times the capacity it was added with and the growth of all
+  // tables stays within `budget_bytes`. Past that, keys are folded into the
   // eviction summary as before. A factor of 1 never grows. Growth changes no decision: it moves every
   // key with its state, and the summary keeps everything folded before.
   void set_table_growth(uint32_t max_factor, uint64_t budget_bytes) {
@@ -181,7 +184,8 @@ class Limiter {
   uint32_t choose_without_growth(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count) const;
   // would_fold says whether placing a key in `slot` would evict a key whose state still restricts it.
   bool would_fold(RuleTable& rt, uint32_t slot, int64_t now_ms);
-  // grow doubles rt's table (and its summary's cells) if growth allows; false when it did not.
+  // grow enlarges rt's table (and its summary's cells) if growth allows: doubling, or the largest step
+  // of at least a quarter that the budget still fits; false when it did not.
   bool grow(RuleTable& rt);
   void place_key(RuleTable& rt, uint32_t slot, uint64_t hash, const Start& start, int64_t now_ms);
   // lend_from_log is lend() for a sliding log (lease.cpp).

@@ -28,6 +28,7 @@ export const ENTRIES = Object.freeze({
   stores: "test/js/fixtures/stores/worker.js",
   planet: "test/js/fixtures/planet/worker.js",
   planetLeases: "test/js/fixtures/planet-leases/worker.js",
+  planetFigure: "test/js/fixtures/planet-figure/worker.js",
   responseCount: "test/js/fixtures/response-count/worker.js",
   overrides: "test/js/fixtures/overrides/worker.js",
 });

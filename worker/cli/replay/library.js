@@ -3,7 +3,7 @@
 // the core), never with copies of them.
 export { canonicalPath } from "../../src/http/paths.js";
 export { apiKey, bearerToken, compose, firstOf, ip, route, user } from "../../src/http/keys.js";
-export { createLimiter } from "../../src/engine/limiter.js";
+export { createEngine, createLimiter } from "../../src/engine/limiter.js";
 export { SluiceConfigError } from "../../src/engine/errors.js";
 export { tableBytes } from "../../src/engine/isolate.js";
 export { normalizeRuleSpec } from "../../src/engine/options.js";

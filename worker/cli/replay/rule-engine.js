@@ -1,9 +1,11 @@
 // Replays requests through --rule rules with the library's createLimiter: the rules a request matches
 // (prefix, methods) are checked in one all-or-nothing call, as a createLimiter with those rules does,
-// on a clock that reads the log line's time. Keys are the library's key helpers (keys.js: ip(),
+// on a clock that reads the log line's time. Each limiter is createLimiter's own engine (createEngine
+// with the "fetch" surface), asked through evaluateNow, so a request decided synchronously (the memory
+// store, these synchronous key functions) costs no promise. Keys are the library's key helpers (keys.js: ip(),
 // user(bearerToken) else ip(), apiKey(header), route() for path), fed by the log's fields through
 // LogRequest; costs are the rules' own. No path is refused: createLimiter refuses none.
-import { apiKey, bearerToken, compose, createLimiter, createRouter, firstOf, ip, route, user } from "./library.js";
+import { apiKey, bearerToken, compose, createEngine, createRouter, firstOf, ip, route, user } from "./library.js";
 import { requestPath } from "./path.js";
 import { LogRequest } from "./request.js";
 
@@ -74,7 +76,7 @@ export function createRuleEngine(cliRules) {
     const id = indexes.join(",");
     let limiter = limiters.get(id);
     if (limiter === undefined) {
-      limiter = createLimiter({ rules: indexes.map((i) => specs[i]), clock });
+      limiter = createEngine({ rules: indexes.map((i) => specs[i]), clock }, "fetch");
       limiters.set(id, limiter);
     }
     return limiter;
@@ -86,6 +88,8 @@ export function createRuleEngine(cliRules) {
   const unfiltered = cliRules.every((rule) => rule.prefix === "/" && rule.methods === null);
   const everyRule = limiterFor(allRules);
   const request = new LogRequest(/** @type {LogRecord} */ ({}));
+  // What key, cost and skip functions receive, (request, env, ctx), as createLimiter's limit() passes it.
+  const args = [request, undefined, undefined];
 
   /** @type {ReplayRule[]} */
   const rules = cliRules.map((rule) => ({
@@ -106,9 +110,9 @@ export function createRuleEngine(cliRules) {
   /**
    * @param {LogRecord} record
    * @param {VerdictSink} sink
-   * @returns {Promise<{ outcome: RequestOutcome, blocked: boolean }>}
+   * @returns {{ outcome: RequestOutcome, blocked: boolean } | Promise<{ outcome: RequestOutcome, blocked: boolean }>}
    */
-  async function decideRecord(record, sink) {
+  function decideRecord(record, sink) {
     let matching = allRules;
     if (!unfiltered) {
       // A path with no canonical form is under no prefix: only the rules without one see it.
@@ -121,7 +125,17 @@ export function createRuleEngine(cliRules) {
     // One request object, pointed at each record in turn: requests are decided one after another,
     // and the key functions read it before the limiter's call returns.
     request.record = record;
-    const decision = await (matching === allRules ? everyRule : limiterFor(matching)).limit(/** @type {any} */ (request), undefined, undefined);
+    const decision = (matching === allRules ? everyRule : limiterFor(matching)).evaluateNow(args, undefined, undefined);
+    // Only a key hashed for its length (past the core's bound) makes the memory store's decision wait.
+    if (decision instanceof Promise) return decision.then((settled) => verdicts(settled, matching, sink));
+    return verdicts(decision, matching, sink);
+  }
+
+  /**
+   * Each matching rule's verdict, to the sink; what the request came to.
+   * @param {any} decision @param {number[]} matching @param {VerdictSink} sink
+   */
+  function verdicts(decision, matching, sink) {
     const checks = /** @type {any} */ (decision).checks;
     const keys = /** @type {any} */ (decision).keys;
     for (let j = 0; j < matching.length; j++) {

@@ -6,6 +6,11 @@
 //
 // Isolates come and go. One that has not reported for RETIRE_AFTER_MS is retired: its counts move into
 // one `retired` total, so what it counted is never lost and the table of isolates stays small.
+//
+// A gauge (a family of type "gauge", such as a store's round trip) is not a count: summing it over
+// isolates means nothing. Each isolate's last reported value is kept, and the deployment's value is
+// the largest or the mean (the family's `reduce`) of those reported in the last GAUGE_EXPIRY_MS; an
+// isolate silent for longer no longer speaks for now, and a retired one takes its gauges with it.
 
 /** How many minutes of history the dashboard keeps. */
 export const HISTORY_MINUTES = 60;
@@ -13,6 +18,8 @@ export const HISTORY_MINUTES = 60;
 export const RETIRE_AFTER_MS = 15 * 60_000;
 /** The most isolates tracked one by one; beyond it, the longest silent are retired first. */
 export const MAX_ISOLATES = 512;
+/** A gauge an isolate has not reported for this long is left out of the deployment's value. */
+export const GAUGE_EXPIRY_MS = 5 * 60_000;
 /** How many limited keys the dashboard lists. */
 export const TOP_KEYS = 20;
 // How long a limited key stays in the "limited now" list after its last report.
@@ -27,7 +34,8 @@ export const HISTORY_EVENTS = Object.freeze(["admitted", "denied", "would_have_d
  * @property {string} isolate A random id the isolate drew when it started.
  * @property {number} seq The report's number in its isolate: reports sent concurrently may arrive out
  *   of order, and one older than the latest taken is ignored.
- * @property {{ name: string, help: string, samples: { labels: Record<string, string>, value: number }[] }[]} families
+ * @property {{ name: string, help: string, type?: string, reduce?: string, samples: { labels: Record<string, string>, value: number }[] }[]} families
+ *   A family of type "gauge" is combined with `reduce` ("max" or "mean"); any other is a counter, summed.
  * @property {[key: string, denials: number, rule: string][]} limited
  */
 
@@ -37,7 +45,7 @@ export const HISTORY_EVENTS = Object.freeze(["admitted", "denied", "would_have_d
  * @property {number} nowMs
  * @property {number} isolates Isolates that reported in the last RETIRE_AFTER_MS.
  * @property {number} retiredIsolates
- * @property {{ name: string, help: string, samples: { labels: Record<string, string>, value: number }[] }[]} families
+ * @property {{ name: string, help: string, type: "counter" | "gauge", samples: { labels: Record<string, string>, value: number }[] }[]} families
  * @property {{ route: string, rule: string, mode: string, minutes: Record<string, number[]> }[]} history
  * @property {{ key: string, rule: string, denials: number, lastMs: number }[]} limitedNow
  */
@@ -47,12 +55,12 @@ const sampleId = (name, labels) => `${name}\u0000${JSON.stringify(Object.entries
 export class DeploymentCounters {
   /** @param {any} [state] What toJSON() returned, to restore. */
   constructor(state = undefined) {
-    /** @type {Map<string, { lastMs: number, seq: number, values: Map<string, number> }>} */
+    /** @type {Map<string, { lastMs: number, seq: number, values: Map<string, number>, gauges: Map<string, number> }>} */
     this.isolates = new Map();
     /** @type {Map<string, number>} */
     this.retired = new Map();
     this.retiredIsolates = 0;
-    /** @type {Map<string, { name: string, help: string, labels: Record<string, string> }>} */
+    /** @type {Map<string, { name: string, help: string, labels: Record<string, string>, reduce?: "max" | "mean" }>} */
     this.series = new Map();
     /** Per minute (epoch minute), per rule series id: deltas of HISTORY_EVENTS. */
     /** @type {Map<number, Map<string, number[]>>} */
@@ -78,15 +86,22 @@ export class DeploymentCounters {
     }
     /** @type {Map<string, number>} */
     const values = new Map();
+    /** @type {Map<string, number>} */
+    const gauges = new Map();
     const minute = Math.floor(nowMs / 60_000);
     for (const family of report.families) {
       if (typeof family?.name !== "string" || !Array.isArray(family.samples)) continue;
+      const reduce = family.type !== "gauge" ? undefined : family.reduce === "mean" ? "mean" : "max";
       for (const sample of family.samples) {
         const value = sample?.value;
         if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || typeof sample.labels !== "object" || sample.labels === null) continue;
         const labels = Object.fromEntries(Object.entries(sample.labels).map(([k, v]) => [String(k), String(v)]));
         const id = sampleId(family.name, labels);
-        if (!this.series.has(id)) this.series.set(id, { name: family.name, help: String(family.help ?? ""), labels });
+        if (!this.series.has(id)) this.series.set(id, { name: family.name, help: String(family.help ?? ""), labels, ...(reduce === undefined ? {} : { reduce }) });
+        if (this.series.get(id)?.reduce !== undefined) {
+          gauges.set(id, value);
+          continue;
+        }
         values.set(id, value);
         const event = ruleEvent(family.name);
         if (event >= 0) {
@@ -96,7 +111,7 @@ export class DeploymentCounters {
         }
       }
     }
-    this.isolates.set(report.isolate, { lastMs: nowMs, seq: report.seq, values });
+    this.isolates.set(report.isolate, { lastMs: nowMs, seq: report.seq, values, gauges });
     this.#addLimited(report.limited, nowMs);
     this.#prune(nowMs);
     return true;
@@ -111,12 +126,13 @@ export class DeploymentCounters {
     this.#prune(nowMs);
     const totals = new Map(this.retired);
     for (const { values } of this.isolates.values()) for (const [id, value] of values) totals.set(id, (totals.get(id) ?? 0) + value);
+    for (const [id, value] of this.#gaugeValues(nowMs)) totals.set(id, value);
     /** @type {Map<string, DeploymentView["families"][number]>} */
     const families = new Map();
     for (const [id, value] of totals) {
-      const { name, help, labels } = /** @type {any} */ (this.series.get(id));
+      const { name, help, labels, reduce } = /** @type {any} */ (this.series.get(id));
       let family = families.get(name);
-      if (family === undefined) families.set(name, (family = { name, help, samples: [] }));
+      if (family === undefined) families.set(name, (family = { name, help, type: reduce === undefined ? "counter" : "gauge", samples: [] }));
       family.samples.push({ labels, value });
     }
     const firstMinute = Math.floor(nowMs / 60_000) - HISTORY_MINUTES + 1;
@@ -143,10 +159,36 @@ export class DeploymentCounters {
     return { nowMs, isolates: live, retiredIsolates: this.retiredIsolates, families: [...families.values()], history: [...history.values()], limitedNow };
   }
 
+  /**
+   * Each gauge series' deployment value: the largest or the mean (its `reduce`) of the values the
+   * isolates reported in the last GAUGE_EXPIRY_MS.
+   * @param {number} nowMs
+   * @returns {Map<string, number>}
+   */
+  #gaugeValues(nowMs) {
+    /** @type {Map<string, { sum: number, count: number, max: number }>} */
+    const reported = new Map();
+    for (const { lastMs, gauges } of this.isolates.values()) {
+      if (nowMs - lastMs > GAUGE_EXPIRY_MS) continue;
+      for (const [id, value] of gauges) {
+        const seen = reported.get(id);
+        if (seen === undefined) reported.set(id, { sum: value, count: 1, max: value });
+        else {
+          seen.sum += value;
+          seen.count++;
+          seen.max = Math.max(seen.max, value);
+        }
+      }
+    }
+    const values = new Map();
+    for (const [id, { sum, count, max }] of reported) values.set(id, this.series.get(id)?.reduce === "mean" ? sum / count : max);
+    return values;
+  }
+
   /** The state as plain JSON, for storage. */
   toJSON() {
     return {
-      isolates: [...this.isolates].map(([id, { lastMs, seq, values }]) => [id, lastMs, seq, [...values]]),
+      isolates: [...this.isolates].map(([id, { lastMs, seq, values, gauges }]) => [id, lastMs, seq, [...values], [...gauges]]),
       retired: [...this.retired],
       retiredIsolates: this.retiredIsolates,
       series: [...this.series],
@@ -156,7 +198,7 @@ export class DeploymentCounters {
   }
 
   #restore(state) {
-    for (const [id, lastMs, seq, values] of state.isolates ?? []) this.isolates.set(id, { lastMs, seq, values: new Map(values) });
+    for (const [id, lastMs, seq, values, gauges] of state.isolates ?? []) this.isolates.set(id, { lastMs, seq, values: new Map(values), gauges: new Map(gauges ?? []) });
     this.retired = new Map(state.retired ?? []);
     this.retiredIsolates = state.retiredIsolates ?? 0;
     this.series = new Map(state.series ?? []);

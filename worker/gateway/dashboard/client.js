@@ -67,6 +67,34 @@ export function dashboardClient() {
     return el("table", {}, [el("caption", {}, [caption]), el("thead", {}, [el("tr", {}, [el("th", {}, ["counter"]), el("th", {}, ["labels"]), el("th", {}, ["total"])])]), el("tbody", {}, rows)]);
   }
 
+  // Round trips per store chain (gateway/store-round-trips.js): measured, then the gauges in ms.
+  const ROUND_TRIP_COLUMNS = [
+    ["sluice_store_round_trips_measured_total", "measured"],
+    ["sluice_store_round_trip_smoothed_ms", "smoothed (ms)"],
+    ["sluice_store_round_trip_p50_ms", "p50 (ms)"],
+    ["sluice_store_round_trip_p99_ms", "p99 (ms)"],
+    ["sluice_store_round_trip_max_ms", "max (ms)"],
+  ];
+  const ROUND_TRIP_FAMILY = /^sluice_store_round_trip/;
+  function roundTripTable(byName) {
+    const chains = (byName.get(ROUND_TRIP_COLUMNS[0][0])?.samples ?? []).map((sample) => sample.labels.chain);
+    if (chains.length === 0) return el("p", { class: "empty", id: "round-trips" }, ["No store round trip measured yet."]);
+    const rows = chains.map((chain) =>
+      el("tr", {}, [
+        el("td", {}, [chain]),
+        ...ROUND_TRIP_COLUMNS.map(([name]) => {
+          const value = byName.get(name)?.samples.find((sample) => sample.labels.chain === chain)?.value;
+          return el("td", { class: "num", "data-metric": metricId(name, { chain }) }, [value === undefined ? "-" : number(value)]);
+        }),
+      ]),
+    );
+    return el("table", { id: "round-trips" }, [
+      el("caption", {}, ["Store round trips (ms): smoothed, and the spread of the last 256 calls; smoothed and p50 are the mean over isolates, p99 and max the slowest isolate's"]),
+      el("thead", {}, [el("tr", {}, ["chain", ...ROUND_TRIP_COLUMNS.map(([, title]) => title)].map((t) => el("th", {}, [t])))]),
+      el("tbody", {}, rows),
+    ]);
+  }
+
   function render(view) {
     const families = view.families;
     const byName = new Map(families.map((family) => [family.name, family]));
@@ -109,8 +137,9 @@ export function dashboardClient() {
         ? el("p", { class: "empty", id: "limited" }, ["No client limited in the last five minutes."])
         : el("table", { id: "limited" }, [el("caption", {}, ["Clients limited now (last five minutes)"]), el("thead", {}, [el("tr", {}, ["key", "rule", "denials"].map((t) => el("th", {}, [t])))]), el("tbody", {}, limitedRows)]);
 
+    const roundTrips = roundTripTable(byName);
     const stores = familyTable(
-      families.filter((f) => /^sluice_(store|lease)_/.test(f.name)),
+      families.filter((f) => /^sluice_(store|lease)_/.test(f.name) && !ROUND_TRIP_FAMILY.test(f.name)),
       "Store health: decisions, failures, breakers, leases",
     );
     const other = familyTable(
@@ -119,7 +148,7 @@ export function dashboardClient() {
     );
     const summary = el("p", { id: "summary" }, [`${view.isolates} isolate(s) reporting, ${view.retiredIsolates} retired; updated ${new Date(view.nowMs).toISOString()}`]);
     const content = /** @type {HTMLElement} */ (document.getElementById("content"));
-    content.replaceChildren(summary, rules, limited, locked, stores, other);
+    content.replaceChildren(summary, rules, limited, locked, roundTrips, stores, other);
     root.dataset.loaded = String(view.nowMs);
   }
 

@@ -87,7 +87,7 @@ export class DashboardReporter {
       const token = env?.[this.tokenSecret];
       const limited = await Promise.all(tracked.map(async ({ key, rule, denials }) => [this.settings.showKeys ? key : await redact(key, token), denials, rule]));
       const stub = dashboardObject(env, this.settings.binding);
-      await stub.report({ isolate: this.isolate, seq, families: families.map(({ name, help, samples }) => ({ name, help, samples })), limited });
+      await stub.report({ isolate: this.isolate, seq, families: families.map(reportedFamily), limited });
       this.reports++;
     } catch {
       this.errors++;
@@ -108,6 +108,12 @@ export class DashboardReporter {
       },
     ];
   }
+}
+
+// A family as a report carries it: a gauge with how isolates combine (aggregate.js), a counter without.
+/** @param {import("../metrics.js").MetricFamily} family */
+function reportedFamily({ name, help, type, samples, reduce }) {
+  return type === "gauge" ? { name, help, type, reduce, samples } : { name, help, samples };
 }
 
 /**

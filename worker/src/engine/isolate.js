@@ -16,7 +16,7 @@ import wasmModule from "#sluice-wasm";
 import { SluiceCore, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
 import { MAX_RULES, RuleCore } from "../stores/rule-core.js";
 
-/** @import { Outcome as CoreOutcome, TableStats } from "../../../wasm-bindings/sluice.js" */
+/** @import { Outcome as CoreOutcome, RuleSpec, TableStats } from "../../../wasm-bindings/sluice.js" */
 /** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck } from "../stores/store.js" */
 
 /**
@@ -36,6 +36,18 @@ import { MAX_RULES, RuleCore } from "../stores/rule-core.js";
  */
 
 const STATE = Symbol.for("sluice.isolate");
+
+/**
+ * What the isolate keeps on globalThis[STATE].
+ * @typedef {object} IsolateState
+ * @property {number} version STATE_VERSION of the module that created it.
+ * @property {RuleCore} rules
+ * @property {Map<string, IsolateTable>} declaredTables `${owner}\0${rule id}` -> the table, as declared at construction.
+ * @property {Omit<IsolateStats, "lastFailure" | "memoryBytes" | "rules">} counters
+ * @property {string | null} lastFailure
+ */
+/** globalThis seen as the holder of the isolate's state. @type {{ [STATE]?: IsolateState }} */
+const holder = /** @type {any} */ (globalThis);
 // Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
 const STATE_VERSION = 3;
 const PEEK = Object.freeze({ peek: true });
@@ -44,10 +56,11 @@ const PEEK = Object.freeze({ peek: true });
 const CALLER_ERRORS = new Set([Status.KEY_TOO_LONG, Status.INVALID_RULE, Status.INVALID_COST, Status.TOO_MANY_CHECKS]);
 
 // A normalized rule carries every field SluiceCore.addRule reads, its own key capacity included.
-const asRuleSpec = (rule) => rule;
+const asRuleSpec = /** @param {NormalizedRule} rule @returns {RuleSpec} */ (rule) => rule;
 
+/** @returns {IsolateState} */
 function isolateState() {
-  const existing = globalThis[STATE];
+  const existing = holder[STATE];
   if (existing !== undefined && existing.version === STATE_VERSION) return existing;
   const counters = {
     instancesCreated: 0,
@@ -58,6 +71,7 @@ function isolateState() {
     bypassed: 0,
     refusedChecks: 0,
   };
+  /** @type {IsolateState} */
   const state = {
     version: STATE_VERSION,
     // Created on first use, inside a request: workerd refuses random numbers (the hash seed) at global scope.
@@ -78,6 +92,13 @@ function isolateState() {
 // the call and is intact.
 const REFUSED = Symbol("sluice.refused-check");
 
+/**
+ * @param {IsolateState} state
+ * @param {readonly StoreCheck[]} checks
+ * @param {number} nowMs
+ * @param {boolean | undefined} peek
+ * @returns {Outcome}
+ */
 function run(state, checks, nowMs, peek) {
   const indices = state.rules.indicesOf(checks);
   const count = checks.length;
@@ -86,9 +107,11 @@ function run(state, checks, nowMs, peek) {
     const check = checks[i];
     specs[i] = { rule: indices[i], key: check.key, cost: check.cost };
   }
+  // The core's outcome, which this function completes with the store that decided.
+  /** @type {Outcome} */
   let outcome;
   try {
-    outcome = state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined);
+    outcome = /** @type {Outcome} */ (state.rules.core.checkAll(specs, nowMs, peek ? PEEK : undefined));
   } catch (error) {
     if (error instanceof SluiceError) /** @type {any} */ (error)[REFUSED] = true;
     throw error;
@@ -97,16 +120,19 @@ function run(state, checks, nowMs, peek) {
   return outcome;
 }
 
+/** @param {unknown} error */
 function isInstanceFailure(error) {
   if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) return false;
   return !(error instanceof SluiceError && CALLER_ERRORS.has(/** @type {any} */ (error.status)));
 }
 
 // Drops the failed instance; the next call creates a fresh one.
+/** @param {IsolateState} state @param {unknown} error */
 function discardCore(state, error) {
   state.counters.instanceFailures++;
   state.counters.replacements++;
-  state.lastFailure = `${error?.name ?? "Error"}: ${error?.message ?? String(error)}`;
+  const thrown = /** @type {{ name?: unknown, message?: unknown } | null | undefined} */ (error);
+  state.lastFailure = `${thrown?.name ?? "Error"}: ${thrown?.message ?? String(error)}`;
   state.rules.discard();
 }
 
@@ -228,7 +254,7 @@ export function countDecision(decision) {
 // KV store's views, and the memory fallback of durable and kv rules) are held to one budget below that
 // ceiling, whichever instance holds them, so that registering them can never exhaust an instance nor
 // crowd the isolate's 128 MB. The rest of the ceiling is the tables' growth under eviction pressure
-// (at most 24 MiB, sluice::Limiter::kDefaultGrowthBudgetBytes; docs/core.md, "Table growth") and
+// (at most 28 MiB, sluice::Limiter::kDefaultGrowthBudgetBytes; docs/core.md, "Table growth") and
 // their summaries. Counts kept in a Durable Object take no isolate memory.
 export { MAX_RULES };
 export const TABLE_BUDGET_BYTES = 56 * 1024 * 1024;
@@ -264,8 +290,8 @@ export function summaryBytes(keyCapacity) {
  * for capacity / 0.9 keys in buckets of 8) times slotBytes, and the one spare ring of zeros of the
  * rules that keep rings. The table's eviction summary (summaryBytes) is not counted against
  * TABLE_BUDGET_BYTES: at 8 KiB per rule up to 16,384 keys and 0.5 bytes per key above, all of them
- * together (56 MiB of tables hold at most about 2.2 million keys) stay under 2 MiB of the 40 MiB the
- * budget leaves below the instance's 96 MB ceiling, beside the tables' growth (24 MiB at most).
+ * together (56 MiB of tables hold at most about 2.2 million keys) stay under 2 MiB of the 35.5 MiB the
+ * budget leaves below the instance's 96 MB (91.5 MiB) ceiling, beside the tables' growth (28 MiB at most).
  * @param {string} algorithm
  * @param {number} limit
  * @param {number} keyCapacity
@@ -277,7 +303,7 @@ export function tableBytes(algorithm, limit, keyCapacity) {
   return slots * slotBytes(algorithm, limit) + spareRing;
 }
 
-const tableId = (table) => `${table.owner}\u0000${table.ruleId}`;
+const tableId = /** @param {IsolateTable} table */ (table) => `${table.owner}\u0000${table.ruleId}`;
 
 /**
  * declareTables records, at construction, the key tables a limiter's store will keep in the isolate
@@ -286,8 +312,13 @@ const tableId = (table) => `${table.owner}\u0000${table.ruleId}`;
  * most MAX_RULES tables; all of them together must fit TABLE_BUDGET_BYTES. Records all or none.
  * Returns undefined when they fit, else why not, for the caller to report as a configuration error.
  */
+/**
+ * @param {readonly IsolateTable[]} tables
+ * @returns {string | undefined}
+ */
 export function declareTables(tables) {
   const declared = isolateState().declaredTables;
+  /** @type {IsolateTable[]} */
   const fresh = [];
   for (const table of tables) {
     const known = declared.get(tableId(table));
@@ -410,6 +441,6 @@ export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
 
   /** Forgets the isolate's state entirely, as a fresh isolate would start. */
   reset() {
-    delete globalThis[STATE];
+    delete holder[STATE];
   },
 });

@@ -2,8 +2,9 @@
 // options normalized once; per request, the dev bypass, `skip`, the keys and costs, then one
 // all-or-nothing store call for all rules.
 //
-// With the memory store and synchronous key functions (the usual case) nothing in here awaits: the
-// async function runs to its end synchronously and only its caller's single await remains.
+// With the memory store and synchronous key functions (the usual case) nothing in here awaits:
+// evaluateNow returns the decision itself, and the public methods wrap it in the one promise they
+// promise. A step that answers with a promise (a remote store, an async key) continues in a `then`.
 import { bypassHeaders, decisionHeaders, policyHeader, withHeaders } from "../http/headers.js";
 import { announceBypass, bypassApplies } from "./bypass.js";
 import { effectiveMode } from "./mode.js";
@@ -14,6 +15,11 @@ import { epochNow, limitedResponse } from "../http/responses.js";
 
 /** @import { CommonOptions, LimiterSettings } from "./options.js" */
 /** @import { NormalizedRule, Outcome, StoreCheck } from "../stores/store.js" */
+
+/**
+ * One request's checks, ready for the store: `keys` are the key texts before hashing.
+ * @typedef {{ checks: StoreCheck[], keys: string[], checkedRules: readonly NormalizedRule[] }} PreparedChecks
+ */
 
 /**
  * A request that was checked: the store's outcome, with the rules and the keys it was counted under
@@ -118,16 +124,20 @@ export function createEngine(options, surface) {
   const count = entries.length;
   // The request's URL, for the dev bypass: the middleware's argument is Hono's context.
   /** @param {readonly any[]} args @returns {string | undefined} */
-  const requestUrl = surface === "hono" ? (args) => args[0]?.req?.url : (args) => args[0]?.url;
+  const requestUrl = surface === "hono" ? (/** @type {readonly any[]} */ args) => args[0]?.req?.url : (/** @type {readonly any[]} */ args) => args[0]?.url;
 
   /**
+   * evaluateNow decides one request as evaluate does, and returns the decision itself when every step
+   * was synchronous (the memory store, synchronous key, cost and skip functions, no live overrides), a
+   * promise of it otherwise. The replay (worker/cli/replay) decides a million logged requests this way
+   * without a promise each; evaluate is this behind one await.
    * @param {readonly unknown[]} args
    * @param {any} env
    * @param {any} ctx
    * @param {boolean} [peek] Decide without charging (and without counting the decision).
-   * @returns {Promise<RateLimitDecision>}
+   * @returns {RateLimitDecision | Promise<RateLimitDecision>}
    */
-  async function evaluate(args, env, ctx, peek = false) {
+  function evaluateNow(args, env, ctx, peek = false) {
     // Only the Worker's environment switches limiting off, and only for a request to a loopback host
     // (bypass.js): nothing else in the request is consulted. The store's bindings are checked anyway.
     if (bypass !== null && bypassApplies(bypass, env, requestUrl(args))) {
@@ -137,32 +147,66 @@ export function createEngine(options, surface) {
       return bypassed;
     }
     if (skip !== undefined) {
-      let skipping = skip(...args);
-      if (isPromise(skipping)) skipping = await skipping;
+      const skipping = skip(...args);
+      if (isPromise(skipping)) return Promise.resolve(skipping).then((yes) => (yes ? skipped : refreshThenCheck(args, env, ctx, peek)));
       if (skipping) return skipped;
     }
+    return refreshThenCheck(args, env, ctx, peek);
+  }
 
-    // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
-    for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
-    const { checks, keys, checkedRules } = await prepare(args, false);
-    let outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
-    if (isPromise(outcome)) outcome = await outcome;
-    const decision = decide(outcome, checkedRules, keys);
-    if (!peek) {
-      countDecision(decision);
-      // The accuracy probe compares what was decided with exact counting, in the background.
-      settings.accuracy?.observe(checks, outcome, env, ctx);
-    }
-    return decision;
+  /**
+   * @param {readonly unknown[]} args
+   * @param {any} env
+   * @param {any} ctx
+   * @param {boolean} [peek]
+   * @returns {Promise<RateLimitDecision>}
+   */
+  async function evaluate(args, env, ctx, peek = false) {
+    return evaluateNow(args, env, ctx, peek);
+  }
+
+  // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
+  /** @param {readonly unknown[]} args @param {any} env @param {any} ctx @param {boolean} peek */
+  function refreshThenCheck(args, env, ctx, peek) {
+    if (settings.liveTables.length === 0) return check(args, env, ctx, peek);
+    return (async () => {
+      for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
+      return check(args, env, ctx, peek);
+    })();
+  }
+
+  /** @param {readonly unknown[]} args @param {any} env @param {any} ctx @param {boolean} peek */
+  function check(args, env, ctx, peek) {
+    const prepared = prepare(args, false);
+    return isPromise(prepared) ? prepared.then((ready) => charge(ready, env, ctx, peek)) : charge(prepared, env, ctx, peek);
+  }
+
+  // The one all-or-nothing store call, at the time the keys were ready, then the decision counted.
+  /** @param {PreparedChecks} prepared @param {any} env @param {any} ctx @param {boolean} peek */
+  function charge({ checks, keys, checkedRules }, env, ctx, peek) {
+    /** @param {Outcome} outcome */
+    const conclude = (outcome) => {
+      const decision = decide(outcome, checkedRules, keys);
+      if (!peek) {
+        countDecision(decision);
+        // The accuracy probe compares what was decided with exact counting, in the background.
+        settings.accuracy?.observe(checks, outcome, env, ctx);
+      }
+      return decision;
+    };
+    const outcome = store.decide(checks, { nowMs: currentTime(clock), env, ctx, peek });
+    return isPromise(outcome) ? Promise.resolve(outcome).then(conclude) : conclude(outcome);
   }
 
   /**
    * The checks of one request: each rule (its limit resolved) with its key and cost. `unitCost` asks
-   * for a cost of 1 whatever the cost option says (get and reset).
+   * for a cost of 1 whatever the cost option says (get and reset). A promise only when a key, cost or
+   * limit function answered with one, or a long key is hashed.
    * @param {readonly unknown[]} args
    * @param {boolean} unitCost
+   * @returns {PreparedChecks | Promise<PreparedChecks>}
    */
-  async function prepare(args, unitCost) {
+  function prepare(args, unitCost) {
     /** @type {any[]} */
     const keys = new Array(count);
     /** @type {any[]} */
@@ -180,15 +224,18 @@ export function createEngine(options, surface) {
       limits[i] = entry.limitOf === undefined ? undefined : entry.limitOf(...args);
       pending = pending || isPromise(keys[i]) || isPromise(costs[i]) || isPromise(limits[i]);
     }
-    if (pending) {
-      const [resolvedKeys, resolvedCosts, resolvedLimits] = await Promise.all([Promise.all(keys), Promise.all(costs), Promise.all(limits)]);
-      for (let i = 0; i < count; i++) {
-        keys[i] = resolvedKeys[i];
-        costs[i] = resolvedCosts[i];
-        limits[i] = resolvedLimits[i];
-      }
-    }
+    if (!pending) return checksOf(keys, costs, limits, unitCost);
+    return Promise.all([Promise.all(keys), Promise.all(costs), Promise.all(limits)]).then(([resolvedKeys, resolvedCosts, resolvedLimits]) =>
+      checksOf(resolvedKeys, resolvedCosts, resolvedLimits, unitCost),
+    );
+  }
 
+  /**
+   * Each rule's check from the resolved keys, costs and limits (a promise only while a long key hashes).
+   * @param {any[]} keys @param {any[]} costs @param {any[]} limits @param {boolean} unitCost
+   * @returns {PreparedChecks | Promise<PreparedChecks>}
+   */
+  function checksOf(keys, costs, limits, unitCost) {
     /** @type {StoreCheck[]} */
     const checks = new Array(count);
     let hashing = false;
@@ -204,12 +251,12 @@ export function createEngine(options, surface) {
       hashing = hashing || isPromise(key);
       checks[i] = { rule, key: /** @type {string} */ (key), cost: unitCost || typeof entry.cost === "number" ? costs[i] : requestCost(costs[i], rule) };
     }
-    if (hashing) {
-      const hashed = await Promise.all(checks.map((check) => check.key));
-      for (let i = 0; i < count; i++) checks[i].key = hashed[i];
-    }
     const checkedRules = settings.dynamic ? Object.freeze(checks.map((check) => check.rule)) : rules;
-    return { checks, keys, checkedRules };
+    if (!hashing) return { checks, keys, checkedRules };
+    return Promise.all(checks.map((check) => check.key)).then((hashed) => {
+      for (let i = 0; i < count; i++) checks[i].key = hashed[i];
+      return { checks, keys, checkedRules };
+    });
   }
 
   /**
@@ -274,7 +321,7 @@ export function createEngine(options, surface) {
     await store.reset(checks, { nowMs: currentTime(clock), env, ctx });
   }
 
-  return { settings, evaluate, get, reset };
+  return { settings, evaluate, evaluateNow, get, reset };
 }
 
 /**

@@ -16,6 +16,8 @@ import { isLiveTable } from "../features/overrides/live.js";
 /** @import { KeyFunction, KeySource } from "../http/keys.js" */
 /** @import { LimiterStoreOptions } from "../stores/registry.js" */
 /** @import { NormalizedRule, Store } from "../stores/store.js" */
+/** @import { AccuracyProbe } from "../features/accuracy/probe.js" */
+/** @typedef {ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} LiveTable */
 
 /** @typedef {"legacy" | "draft" | "draft-6" | "draft-7" | "draft-8" | "both" | "none"} HeaderMode */
 /**
@@ -185,7 +187,7 @@ export const MAX_UNNAMED_LIMITERS = 256;
 let unnamedLimiters = 0;
 const MIDDLEWARE_FIELDS = [...LIMITER_FIELDS, "onLimited"];
 
-/** isPlainObject: an options object (not null, not an array). */
+/** isPlainObject: an options object (not null, not an array). @param {unknown} value @returns {value is Record<string, any>} */
 export function isPlainObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -193,6 +195,9 @@ export function isPlainObject(value) {
 /**
  * refuseUnknown throws a SluiceConfigError naming the first field of `object` not in `known`, and what
  * to write instead when it is a known option in the wrong case or another rate limiter's spelling.
+ * @param {object} object
+ * @param {readonly string[]} known
+ * @param {string} where
  */
 export function refuseUnknown(object, known, where) {
   for (const field of Object.keys(object)) {
@@ -204,7 +209,11 @@ export function refuseUnknown(object, known, where) {
   }
 }
 
-/** wholeNumber returns `value` if it is a whole number from min to max, else throws naming `field`. */
+/**
+ * wholeNumber returns `value` if it is a whole number from min to max, else throws naming `field`.
+ * @param {unknown} value @param {string} field @param {number} min @param {number} max
+ * @returns {number}
+ */
 export function wholeNumber(value, field, min, max) {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new SluiceConfigError(field, `must be a whole number from ${min} to ${max}; got ${describe(value)}`);
@@ -213,6 +222,7 @@ export function wholeNumber(value, field, min, max) {
 }
 
 // The sustained rate `rate` (per second, up to 3 decimals) as an exact limit per window.
+/** @param {unknown} rate @param {string} field @returns {{ limit: number, windowMs: number }} */
 function rateAsLimit(rate, field) {
   if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0) {
     throw new SluiceConfigError(field, `must be a positive number of requests per second; got ${describe(rate)}`);
@@ -224,6 +234,7 @@ function rateAsLimit(rate, field) {
   throw new SluiceConfigError(field, `must have at most 3 decimals; got ${describe(rate)}`);
 }
 
+/** @param {unknown} windowSec @param {string} field @returns {number} */
 function windowAsMs(windowSec, field) {
   if (typeof windowSec !== "number" || !Number.isFinite(windowSec) || windowSec <= 0) {
     throw new SluiceConfigError(field, `must be a positive number of seconds; got ${describe(windowSec)}`);
@@ -235,6 +246,7 @@ function windowAsMs(windowSec, field) {
   return windowMs;
 }
 
+/** @param {AlgorithmName} algorithm @param {number} limit @param {string} path @returns {number} */
 function defaultKeyCapacity(algorithm, limit, path) {
   const perSlot = slotBytes(algorithm, limit);
   // Slots hold keys at 90 % load; step down past the rounding of slots to whole buckets.
@@ -251,6 +263,7 @@ function defaultKeyCapacity(algorithm, limit, path) {
 }
 
 // The core's name for a refused field, as this rule's options spell it.
+/** @param {string} coreField @param {Record<string, unknown>} spec @returns {string} */
 function userField(coreField, spec) {
   if (coreField === "windowMs") {
     if (spec.rate !== undefined) return "rate";
@@ -263,6 +276,7 @@ function userField(coreField, spec) {
 
 // The block duration in milliseconds, from blockSec (whole milliseconds) or blockMs, at most one of them;
 // 0 when neither is given (throttling). Its upper bound is the core's (validateRule).
+/** @param {Record<string, any>} spec The rule as given (checked here). @param {string} path @returns {number} */
 function ruleBlockMs(spec, path) {
   if (spec.blockMs !== undefined) {
     if (spec.blockSec !== undefined) throw new SluiceConfigError(`${path}blockMs`, "cannot be given with blockSec: give one of them");
@@ -276,6 +290,7 @@ function ruleBlockMs(spec, path) {
 }
 
 // The window in milliseconds, from windowSec (whole milliseconds) or windowMs, exactly one of them.
+/** @param {Record<string, any>} spec The rule as given (checked here). @param {string} path @returns {number} */
 function ruleWindowMs(spec, path) {
   if (spec.windowMs !== undefined) {
     if (spec.windowSec !== undefined) throw new SluiceConfigError(`${path}windowMs`, "cannot be given with windowSec: give one of them");
@@ -424,15 +439,17 @@ function normalizeRule(spec, path, instance, declare) {
   }
   const key = toKeyFunction(spec.key, `${path}key`);
   // Overrides: every limit they give is a rule made (and validated) now; the base limit is the rule itself.
+  /** @type {RuleEntry["overrideOf"]} */
   let overrideOf;
+  /** @type {LiveTable | undefined} */
   let live;
   if (isLiveTable(overrides)) {
     // Limits from the live table are made rules when first seen (resolve): a value past the rule's
     // MAX_LIMIT_VALUES is not applied (the rule's own limit decides), never a failed request.
-    live = overrides;
+    const table = (live = overrides);
     resolved.set(rule.limit, rule);
     overrideOf = (keyText) => {
-      const limit = live.overrideOf(keyText);
+      const limit = table.overrideOf(keyText);
       if (limit === undefined || resolved.has(limit) || resolved.size < MAX_LIMIT_VALUES) return limit;
       return undefined;
     };
@@ -460,6 +477,11 @@ function normalizeRule(spec, path, instance, declare) {
   return { rule, key, cost, path, limitOf, resolve, overrideOf, live };
 }
 
+/**
+ * The specs of a limiter's rules (`rules`, or the options themselves), each with the path its errors name.
+ * @param {Record<string, any>} options
+ * @returns {Array<{ spec: Record<string, any>, path: string }>}
+ */
 function ruleSpecs(options) {
   if (options.rules === undefined) return [{ spec: options, path: "" }];
   if (!Array.isArray(options.rules) || options.rules.length < 1 || options.rules.length > MAX_CHECKS_PER_CALL) {
@@ -470,7 +492,7 @@ function ruleSpecs(options) {
       throw new SluiceConfigError(field, "cannot be given beside rules: give it inside each rule");
     }
   }
-  return options.rules.map((rule, i) => {
+  return options.rules.map((/** @type {unknown} */ rule, /** @type {number} */ i) => {
     const path = `rules[${i}].`;
     if (!isPlainObject(rule)) throw new SluiceConfigError(`rules[${i}]`, `must be an object; got ${describe(rule)}`);
     refuseUnknown(rule, RULE_FIELDS, path);
@@ -495,6 +517,12 @@ function normalizeMode(options) {
   return { mode, rollout };
 }
 
+/**
+ * @template {Function} F
+ * @param {F | undefined} value
+ * @param {string} field
+ * @returns {F | undefined}
+ */
 function optionalFunction(value, field) {
   if (value !== undefined && typeof value !== "function") {
     throw new SluiceConfigError(field, `must be a function; got ${describe(value)}`);
@@ -554,6 +582,7 @@ export function normalizeOptions(options, surface) {
   };
   const specs = ruleSpecs(options);
   // Rules without a name count per limiter: their ids carry this limiter's build order.
+  /** @type {number | undefined} */
   let instance;
   if (specs.some(({ spec }) => spec.name === undefined)) {
     if (unnamedLimiters >= MAX_UNNAMED_LIMITERS) {
@@ -609,10 +638,11 @@ export function normalizeOptions(options, surface) {
 
 // `accuracy`: a probe from accuracyProbe() (features/accuracy/probe.js), taken as a value so that the
 // engine does not import it.
+/** @param {unknown} value @returns {AccuracyProbe | null} */
 function accuracyOption(value) {
   if (value === undefined) return null;
-  if (value === null || typeof value !== "object" || typeof value.observe !== "function") {
+  if (value === null || typeof value !== "object" || typeof (/** @type {{ observe?: unknown }} */ (value).observe) !== "function") {
     throw new SluiceConfigError("accuracy", `must be a probe built by accuracyProbe({ sample }); got ${describe(value)}`);
   }
-  return value;
+  return /** @type {AccuracyProbe} */ (value);
 }

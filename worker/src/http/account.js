@@ -46,8 +46,10 @@ export function accountSpelling(name) {
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 // A Hono context carries the Request as c.req.raw; createLockout passes the Request itself.
+/** @param {unknown} input @returns {Request} */
 function requestOf(input) {
-  return input !== null && typeof input === "object" && input.req?.raw !== undefined ? input.req.raw : input;
+  const context = /** @type {{ req?: { raw?: Request } }} */ (input);
+  return input !== null && typeof input === "object" && context.req?.raw !== undefined ? context.req.raw : /** @type {Request} */ (input);
 }
 
 /**
@@ -83,6 +85,9 @@ export function jsonField(name, { maxBytes = DEFAULT_MAX_BODY_BYTES } = {}) {
  * match keys without regard to case), and an account read differently here and by the handler would
  * let an attacker count failures against a decoy while guessing another account's password
  * (body-field.js).
+ * @param {BufferSource} bytes
+ * @param {string} name
+ * @returns {string | undefined}
  */
 export function fieldOf(bytes, name) {
   let text;

@@ -12,6 +12,9 @@ const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
  * canonicalAddress parses `text` as an IPv4 or IPv6 address and returns its canonical form, with IPv6
  * addresses reduced to their first `ipv6Prefix` bits ("2001:db8:1:2::/64"; no suffix at 128) and
  * IPv4-mapped IPv6 addresses returned as IPv4. Returns null for anything else.
+ * @param {unknown} text
+ * @param {number} ipv6Prefix
+ * @returns {string | null}
  */
 export function canonicalAddress(text, ipv6Prefix = 64) {
   if (typeof text !== "string" || text.length > MAX_ADDRESS_TEXT) return null;
@@ -26,6 +29,7 @@ export function canonicalAddress(text, ipv6Prefix = 64) {
 }
 
 // "[v6]", "[v6]:port" and "v4:port" (as some proxies write X-Forwarded-For) become the bare address.
+/** @param {string} text @returns {string | null} */
 function stripDecorations(text) {
   if (text.startsWith("[")) {
     const end = text.indexOf("]");
@@ -41,6 +45,7 @@ function stripDecorations(text) {
   return text;
 }
 
+/** @param {string} text @returns {number[] | null} */
 function parseIPv4(text) {
   const match = IPV4.exec(text);
   if (match === null) return null;
@@ -49,12 +54,14 @@ function parseIPv4(text) {
   return octets;
 }
 
+/** @param {readonly number[]} octets @returns {string} */
 function formatIPv4(octets) {
   return `${octets[0]}.${octets[1]}.${octets[2]}.${octets[3]}`;
 }
 
 // Returns the eight 16-bit groups, or null. Zone ids ("%eth0") are refused: they name a local link,
 // never a client on the Internet.
+/** @param {string} text @returns {number[] | null} */
 function parseIPv6(text) {
   if (text.indexOf(":") < 0 || text.indexOf("%") >= 0) return null;
   const halves = text.split("::");
@@ -73,9 +80,11 @@ function parseIPv6(text) {
   return groups;
 }
 
+/** @param {string} text @param {boolean} dottedLastAllowed @returns {number[] | null} */
 function parseGroups(text, dottedLastAllowed) {
   if (text === "") return [];
   const parts = text.split(":");
+  /** @type {number[]} */
   const groups = [];
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i];
@@ -92,12 +101,14 @@ function parseGroups(text, dottedLastAllowed) {
   return groups;
 }
 
+/** @param {readonly number[]} groups @returns {boolean} */
 function isIPv4Mapped(groups) {
   return groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff;
 }
 
 // RFC 5952 text of the address's first `prefix` bits: lower case, no leading zeros, the longest run
 // of two or more zero groups (the first, on a tie) written "::".
+/** @param {readonly number[]} groups @param {number} prefix @returns {string} */
 function formatIPv6Prefix(groups, prefix) {
   const masked = groups.map((group, i) => {
     const bitsInGroup = Math.max(0, Math.min(16, prefix - 16 * i));
@@ -148,10 +159,11 @@ export function addressGroups(text) {
  * cidrMatcher compiles CIDR blocks ("10.0.0.0/8", "2001:db8::/32", or a bare address for one host)
  * into { matches(text) }, telling whether an address falls in any of them, or { problem } naming the
  * first block that is not one.
- * @param {readonly string[]} blocks
+ * @param {readonly unknown[]} blocks Each is checked: a block that is not a string is a problem.
  * @returns {{ matches: (text: string | null | undefined) => boolean, problem?: undefined } | { problem: string, matches?: undefined }}
  */
 export function cidrMatcher(blocks) {
+  /** @type {Array<{ groups: number[], bits: number }>} */
   const compiled = [];
   for (const block of blocks) {
     if (typeof block !== "string") return { problem: `${JSON.stringify(block)} is not a CIDR block` };
@@ -163,6 +175,7 @@ export function cidrMatcher(blocks) {
     if (groups === null || !(bits >= 0 && bits <= maxBits)) return { problem: `${JSON.stringify(block)} is not a CIDR block like 10.0.0.0/8 or 2001:db8::/32` };
     compiled.push({ groups, bits: isV4 ? 96 + bits : bits });
   }
+  /** @param {readonly number[]} groups @param {{ groups: readonly number[], bits: number }} block */
   const within = (groups, { groups: base, bits }) => {
     for (let i = 0; i < 8 && bits > 16 * i; i++) {
       const take = Math.min(16, bits - 16 * i);

@@ -103,11 +103,13 @@ export function jsonBodyField(text, name) {
 }
 
 // PHP's reading of a form name: the part before "[" is the variable, and "." and " " in it become "_".
+/** @param {string} name @returns {string} */
 function phpName(name) {
   const bracket = name.indexOf("[");
   return (bracket === -1 ? name : name.slice(0, bracket)).replace(/[. ]/g, "_");
 }
 
+/** @param {string} text @returns {string} */
 function decodeFormComponent(text) {
   return decodeURIComponent(text.replace(/\+/g, " "));
 }

@@ -8,6 +8,9 @@ export const DEFAULT_MAX_BODY_BYTES = 16 * 1024;
  * readBoundedBody reads all of `request`'s body (consuming it) if it has at most `maxBytes` bytes and
  * returns them; it returns null, having read no more than maxBytes + 1 bytes and cancelled the rest,
  * when the body is longer (or its Content-Length says so). A request without a body gives 0 bytes.
+ * @param {Request} request
+ * @param {number} maxBytes
+ * @returns {Promise<Uint8Array | null>}
  */
 export async function readBoundedBody(request, maxBytes) {
   const declared = request.headers.get("content-length");

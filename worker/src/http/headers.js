@@ -25,7 +25,7 @@ export const HEADER_MODES = Object.freeze(["legacy", "draft", "draft-6", "draft-
 export const BYPASS_HEADER = "X-RateLimit-Bypassed";
 export const FALLBACK_HEADER = "X-RateLimit-Fallback";
 
-/** secondsUntil rounds a delay in milliseconds up to whole seconds: never earlier than the truth. */
+/** secondsUntil rounds a delay in milliseconds up to whole seconds: never earlier than the truth. @param {number} ms @returns {number} */
 export function secondsUntil(ms) {
   return Math.ceil(ms / 1000);
 }
@@ -33,6 +33,7 @@ export function secondsUntil(ms) {
 // A rule's quota as the drafts state it. A bucket admits `capacity` at once and refills it in
 // windowMs * capacity / limit, so q/w states both its burst and its sustained rate; for windows that is
 // simply limit per window. The drafts want w in whole seconds, at least 1.
+/** @param {import("../stores/store.js").NormalizedRule} rule @returns {string} */
 function quotaOf(rule) {
   const capacity = rule.burst > 0 ? rule.burst : rule.limit;
   const windowMs = (rule.windowMs * capacity) / rule.limit;
@@ -40,11 +41,13 @@ function quotaOf(rule) {
 }
 
 // A quota policy item (draft 8 on): named.
+/** @param {import("../stores/store.js").NormalizedRule} rule @returns {string} */
 function policyItem(rule) {
   return `"${rule.name}";q=${quotaOf(rule)}`;
 }
 
 // A quota policy item as drafts 6 and 7 spell it: the quota as an integer item, unnamed.
+/** @param {import("../stores/store.js").NormalizedRule} rule @returns {string} */
 function unnamedPolicyItem(rule) {
   return quotaOf(rule);
 }
@@ -61,6 +64,7 @@ export function policyHeader(rules) {
 // A service limit item. t is when more quota is available: for a denied rule, when this request would
 // be admitted (so Retry-After, the longest of those, is never earlier than any t); otherwise when the
 // rule is back to its full quota. A denial no wait can cure (a cost above capacity) has no t.
+/** @param {import("../stores/store.js").NormalizedRule} rule @param {import("../../../wasm-bindings/sluice.js").Decision} decision @returns {string} */
 function serviceLimitItem(rule, decision) {
   const untilMs = decision.allowed ? decision.resetMs : decision.retryAfterMs;
   const t = Number.isFinite(untilMs) ? `;t=${secondsUntil(untilMs)}` : "";
@@ -70,6 +74,8 @@ function serviceLimitItem(rule, decision) {
 /**
  * retryAfterSeconds is a denied decision's Retry-After in whole seconds (rounded up, at least 1), or
  * null when no amount of waiting admits the request.
+ * @param {{ readonly retryAfterMs: number }} decision
+ * @returns {number | null}
  */
 export function retryAfterSeconds(decision) {
   if (!Number.isFinite(decision.retryAfterMs)) return null;
@@ -87,6 +93,7 @@ export function retryAfterSeconds(decision) {
  * @returns {Array<[string, string]>}
  */
 export function decisionHeaders(decision, mode, policy, epochNowMs = null) {
+  /** @type {Array<[string, string]>} */
   const pairs = [];
   const counted = !(decision.allowed && decision.store === "none");
   const reset = String(secondsUntil(decision.resetMs));
@@ -144,11 +151,13 @@ const ONE_LIMIT_FIELDS = new Set(["x-ratelimit-limit", "x-ratelimit-remaining", 
 const DICTIONARY_REMAINING = /(?:^|,\s*)remaining=(\d+)/;
 
 // Whether a field names one limit (not a list every limiter adds to).
+/** @param {string} field @param {string} value @returns {boolean} */
 function isOneLimit(field, value) {
   return ONE_LIMIT_FIELDS.has(field) || (field === "ratelimit" && value.startsWith("limit="));
 }
 
 // The remaining count a set of fields states, or null.
+/** @param {(name: string) => string | null | undefined} get @returns {number | null} */
 function remainingOf(get) {
   const plain = get("x-ratelimit-remaining") ?? get("ratelimit-remaining");
   if (plain !== null && plain !== undefined) return Number(plain);
@@ -156,6 +165,7 @@ function remainingOf(get) {
   return dictionary === null ? null : Number(dictionary[1]);
 }
 
+/** @param {Headers} headers @param {ReadonlyArray<readonly [string, string]>} pairs @param {boolean} stacking */
 function setPairs(headers, pairs, stacking) {
   const before = stacking ? remainingOf((name) => headers.get(name)) : null;
   const ours = remainingOf((name) => pairs.find(([field]) => field.toLowerCase() === name)?.[1] ?? null);

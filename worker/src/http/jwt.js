@@ -155,7 +155,7 @@ export function createJwtVerifier(options) {
     if (issuer !== undefined && payload.iss !== issuer) return false;
     if (audiences !== null) {
       const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-      if (!aud.some((a) => typeof a === "string" && audiences.includes(a))) return false;
+      if (!aud.some((/** @type {unknown} */ a) => typeof a === "string" && audiences.includes(a))) return false;
     }
     return true;
   }
@@ -172,7 +172,7 @@ export function createJwtVerifier(options) {
       return importOnce(`HS256\u0000${material}`, () => crypto.subtle.importKey("raw", encoder.encode(material), ALGORITHMS.HS256.import, false, ["verify"]));
     }
     const candidates = await publicKeys(nowMs, kid);
-    const fits = (jwk) => (kid === null || jwk.kid === kid) && (jwk.alg === undefined || jwk.alg === alg) && (alg === "RS256" ? jwk.kty === "RSA" : jwk.kty === "EC" && jwk.crv === "P-256");
+    const fits = (/** @type {JsonWebKey & { kid?: unknown }} */ jwk) => (kid === null || jwk.kid === kid) && (jwk.alg === undefined || jwk.alg === alg) && (alg === "RS256" ? jwk.kty === "RSA" : jwk.kty === "EC" && jwk.crv === "P-256");
     const jwk = candidates.find(fits);
     if (jwk === undefined) return null;
     const { d, p, q, dp, dq, qi, k, ...publicPart } = /** @type {any} */ (jwk); // never import private material
@@ -208,7 +208,7 @@ export function createJwtVerifier(options) {
       const response = await fetchKeys(/** @type {string} */ (jwksUrl));
       const document = response.ok ? await response.json() : null;
       if (document === null || !Array.isArray(document.keys)) throw new Error("not a JWKS");
-      jwks = { keys: document.keys.filter((key) => key !== null && typeof key === "object").slice(0, 64), fetchedAtMs: nowMs, refetchAfterMs: nowMs + REFETCH_UNKNOWN_KID_MS };
+      jwks = { keys: document.keys.filter((/** @type {unknown} */ key) => key !== null && typeof key === "object").slice(0, 64), fetchedAtMs: nowMs, refetchAfterMs: nowMs + REFETCH_UNKNOWN_KID_MS };
     } catch {
       jwks = { keys: jwks?.keys ?? [], fetchedAtMs: nowMs, refetchAfterMs: nowMs + REFETCH_UNKNOWN_KID_MS };
     }
@@ -217,7 +217,7 @@ export function createJwtVerifier(options) {
   return { tokenOf, verify };
 }
 
-/** The env a key function was given: c.env in Hono, the second argument with createLimiter. */
+/** The env a key function was given: c.env in Hono, the second argument with createLimiter. @param {unknown} input @param {readonly unknown[]} rest @returns {unknown} */
 function envOf(input, rest) {
   const honoEnv = /** @type {any} */ (input)?.env;
   return honoEnv !== undefined && /** @type {any} */ (input)?.req !== undefined ? honoEnv : rest[0];

@@ -94,13 +94,14 @@ const MAX_FORWARDED_ENTRIES = 32;
 const MAX_TRUSTED_HOPS = 16;
 
 // How far X-Forwarded-For is believed: a function (headers) -> the client's address text, or null.
+/** @param {boolean | number | readonly string[]} trustForwardedFor @returns {((headers: Headers) => string | null) | null} */
 function forwardedReader(trustForwardedFor) {
   if (trustForwardedFor === false) return null;
-  const peer = (headers) => headers.get("cf-connecting-ip");
-  const entries = (headers) => {
+  const peer = (/** @type {Headers} */ headers) => headers.get("cf-connecting-ip");
+  const entries = (/** @type {Headers} */ headers) => {
     const value = headers.get("x-forwarded-for");
     if (value === null) return [];
-    const list = value.split(",").map((entry) => entry.trim());
+    const list = value.split(",").map((/** @type {string} */ entry) => entry.trim());
     return list.length > MAX_FORWARDED_ENTRIES ? null : list;
   };
   if (Array.isArray(trustForwardedFor)) {
@@ -108,7 +109,7 @@ function forwardedReader(trustForwardedFor) {
     if (trusted.problem !== undefined) throw new SluiceConfigError("ip({ trustForwardedFor })", trusted.problem);
     // Walk back from the connecting address while each hop is a trusted proxy; the first address
     // that is not one is the client (an unreadable entry stops the walk at the proxy that wrote it).
-    return (headers) => {
+    return (/** @type {Headers} */ headers) => {
       let client = peer(headers);
       if (!trusted.matches(client)) return client;
       const list = entries(headers);
@@ -121,7 +122,8 @@ function forwardedReader(trustForwardedFor) {
       return client;
     };
   }
-  const hops = trustForwardedFor === true ? 1 : trustForwardedFor;
+  // Array.isArray does not narrow a readonly array away: what is left is true or a number (checked next).
+  const hops = /** @type {number} */ (trustForwardedFor === true ? 1 : trustForwardedFor);
   if (!Number.isInteger(hops) || hops < 1 || hops > MAX_TRUSTED_HOPS) {
     throw new SluiceConfigError(
       "ip({ trustForwardedFor })",
@@ -133,7 +135,7 @@ function forwardedReader(trustForwardedFor) {
   // An entry equal to the connecting address at the very end was appended by Cloudflare (it appends
   // the address that connected to it), not by a proxy of yours, and is not counted. Fewer entries, or
   // an unreadable one: the furthest address a proxy of yours vouches for is used.
-  return (headers) => {
+  return (/** @type {Headers} */ headers) => {
     let client = peer(headers);
     let list = entries(headers);
     if (list === null) return client;
@@ -242,6 +244,7 @@ export const REFUSED_PATH_KEY = "route:!refused";
 
 // The path's canonical form (paths.js), ASCII letters folded to lower case: an app that routes without
 // regard to case (many do) must not give each spelling of one path a budget of its own.
+/** @param {string} pathname @returns {string} */
 function pathKey(pathname) {
   const canonical = canonicalPath(pathname);
   if (canonical.problem !== undefined) return REFUSED_PATH_KEY;

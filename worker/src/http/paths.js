@@ -52,6 +52,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * @typedef {{ path: string, problem?: undefined } | { path?: undefined, problem: string }} CanonicalPath
  */
 
+/** @param {string} decoded @returns {boolean} */
 function isDotSegment(decoded) {
   return decoded === "." || decoded === "..";
 }

@@ -4,11 +4,32 @@
 // policies.
 import { decisionHeaders, retryAfterSeconds, secondsUntil, withHeaders } from "./headers.js";
 
+/** @import { HeaderMode } from "../engine/options.js" */
+/** @import { NormalizedRule, Outcome } from "../stores/store.js" */
+
+/**
+ * A denied decision as a 429 reads it: the store's outcome with the rules it checked (a limiter's
+ * CheckedDecision, or the gateway's).
+ * @typedef {Outcome & { readonly rules: readonly NormalizedRule[] }} DeniedDecision
+ */
+/**
+ * How a limiter shapes its 429s (a subset of its LimiterSettings, or the gateway's).
+ * @typedef {object} LimitedResponseSettings
+ * @property {string | number} code
+ * @property {boolean} problemJson
+ * @property {HeaderMode} headers
+ * @property {string} policy
+ * @property {string} [legacyReset]
+ * @property {() => number} [clock]
+ */
+
 const QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
 
 /**
  * violatedPolicies names the rules whose own check denied the request; when no store consulted them
  * (failMode "closed" denied), the deciding rule, under whose policy the request was refused.
+ * @param {DeniedDecision} decision
+ * @returns {string[]}
  */
 export function violatedPolicies(decision) {
   const names = [];
@@ -20,7 +41,11 @@ export function violatedPolicies(decision) {
   return names;
 }
 
-/** limitedBody is the JSON body of a 429 for `decision`, as `settings` ({code, problemJson}) shape it. */
+/**
+ * limitedBody is the JSON body of a 429 for `decision`, as `settings` ({code, problemJson}) shape it.
+ * @param {DeniedDecision} decision
+ * @param {Pick<LimitedResponseSettings, "code" | "problemJson">} settings
+ */
 export function limitedBody(decision, settings) {
   const fields = {
     code: settings.code,
@@ -49,7 +74,7 @@ export function epochNow(settings) {
   return settings.legacyReset === "epoch" && settings.clock !== undefined ? settings.clock() : null;
 }
 
-/** limitedResponse builds the 429 for a denied `decision`. */
+/** limitedResponse builds the 429 for a denied `decision`. @param {DeniedDecision} decision @param {LimitedResponseSettings} settings @returns {Response} */
 export function limitedResponse(decision, settings) {
   const response = new Response(JSON.stringify(limitedBody(decision, settings)), {
     status: 429,

@@ -1,6 +1,6 @@
 // Comparing state bytes, whether they arrive as an ArrayBuffer (SQLite, KV, RPC) or a view of one (the core).
 
-/** sameBytes reports whether `a` and `b` (ArrayBuffers or typed-array views) hold the same bytes. */
+/** sameBytes reports whether `a` and `b` (ArrayBuffers or typed-array views) hold the same bytes. @param {ArrayBuffer | ArrayBufferView} a @param {ArrayBuffer | ArrayBufferView} b @returns {boolean} */
 export function sameBytes(a, b) {
   const x = bytesOf(a);
   const y = bytesOf(b);
@@ -9,6 +9,7 @@ export function sameBytes(a, b) {
   return true;
 }
 
+/** @param {ArrayBuffer | ArrayBufferView} data @returns {Uint8Array} */
 function bytesOf(data) {
   return ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
 }

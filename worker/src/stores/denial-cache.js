@@ -79,6 +79,7 @@ export class DenialCache {
     return null;
   }
 
+  /** @param {number} nowMs */
   #makeRoom(nowMs) {
     for (const [id, entry] of this.#entries) {
       if (nowMs >= entry.untilMs) this.#entries.delete(id);
@@ -87,6 +88,7 @@ export class DenialCache {
   }
 }
 
+/** @param {StoreCheck} check @returns {string} */
 function entryId(check) {
   return `${check.rule.id}\u0000${check.key}`;
 }

@@ -35,7 +35,8 @@ import { registerStoreKind } from "./registry.js";
 registerStoreKind(durableStore);
 
 /** @import { Outcome } from "../../../wasm-bindings/sluice.js" */
-/** @import { StoreCheck } from "./store.js" */
+/** @import { NormalizedRule, StoreCheck } from "./store.js" */
+/** @import { SluiceCore } from "../../../wasm-bindings/sluice.js" */
 
 /**
  * Takes back one charge of an undoable decide (a request spread over several objects, or one whose
@@ -114,7 +115,7 @@ const FORGET = "DELETE FROM sluice_keys WHERE rule = ? AND key = ?";
 const SWEEP = "DELETE FROM sluice_keys WHERE expires_at <= ?";
 const NEXT_EXPIRY = "SELECT MIN(expires_at) AS next FROM sluice_keys";
 
-/** residentKeys is how many keys of `rule` the object keeps in memory. */
+/** residentKeys is how many keys of `rule` the object keeps in memory. @param {NormalizedRule} rule @returns {number} */
 function residentKeys(rule) {
   const bytesPerKey = SLOT_BYTES + (rule.algorithm === "sliding-log" ? 4 * rule.limit : 0);
   return Math.max(MIN_RESIDENT_KEYS, Math.min(MAX_RESIDENT_KEYS, Math.floor(RESIDENT_BYTES_PER_RULE / bytesPerKey)));
@@ -355,6 +356,7 @@ export class SluiceDurableObject extends DurableObject {
     return namespace;
   }
 
+  /** @param {{ binding: string, name: string, shards: number | "key", leaseMs: number, maxLeaseUnits: number }} options @returns {RegionalLender} */
   #lenderFor(options) {
     if (options === null || typeof options !== "object") throw new TypeError("a regional call needs its options");
     const { binding, name, shards, leaseMs, maxLeaseUnits } = options;
@@ -376,6 +378,7 @@ export class SluiceDurableObject extends DurableObject {
 
   // Stores the keys that this denied call blocked: each blocking rule's check whose own decision was a
   // denial with a finite wait. Returns whether it stored any.
+  /** @param {readonly StoreCheck[]} checks @param {readonly number[]} indices @param {ObjectOutcome} outcome @param {number} nowMs @returns {boolean} */
   #persistBlocks(checks, indices, outcome, nowMs) {
     let any = false;
     for (let i = 0; i < checks.length; i++) {
@@ -389,6 +392,7 @@ export class SluiceDurableObject extends DurableObject {
 
   // Decides a plain call from reservations when every check's key holds enough reserved units
   // (already stored: nothing to write); else returns null. Counts the call in each key's demand.
+  /** @param {readonly StoreCheck[]} checks @param {number} nowMs @param {boolean} undoable @returns {ObjectOutcome | Promise<ObjectOutcome> | null} */
   #spendReserved(checks, nowMs, undoable) {
     let covered = true;
     const entries = new Array(checks.length);
@@ -437,6 +441,7 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   // The key's entry in #reserved, made (and the oldest dropped) when missing.
+  /** @param {string} ruleId @param {string} key @param {number} nowMs */
   #reservationOf(ruleId, key, nowMs) {
     const id = `${ruleId}\n${key}`;
     let entry = this.#reserved.get(id);
@@ -454,6 +459,7 @@ export class SluiceDurableObject extends DurableObject {
 
   // Reserves units of an admitted check's warm key (charged now, in memory; stored by this call's
   // flush). Returns how many.
+  /** @param {StoreCheck} check @param {number} index @param {number} nowMs @returns {number} */
   #reserve(check, index, nowMs) {
     if (!RESERVING_ALGORITHMS.includes(check.rule.algorithm) || check.rule.blockMs !== undefined) return 0;
     const entry = this.#reserved.get(`${check.rule.id}\n${check.key}`);
@@ -469,6 +475,7 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   // Marks the reservations this call took as usable once `flushing` has stored them.
+  /** @param {readonly StoreCheck[]} checks @param {Promise<void>} flushing */
   #awaitStored(checks, flushing) {
     for (const { rule, key } of checks) {
       const entry = this.#reserved.get(`${rule.id}\n${key}`);
@@ -486,6 +493,7 @@ export class SluiceDurableObject extends DurableObject {
   // Gives the checks' reserved units back to the core, so that a call they do not cover sees the
   // keys' whole quota. The lower state is queued, not waited for: storage keeps counting the units
   // until it is written, which errs towards denying.
+  /** @param {readonly StoreCheck[]} checks @param {readonly number[]} indices @param {number} nowMs */
   #unreserve(checks, indices, nowMs) {
     if (this.#reserved.size === 0) return;
     for (let i = 0; i < checks.length; i++) {
@@ -504,7 +512,7 @@ export class SluiceDurableObject extends DurableObject {
   // time the lease on its own clock, started before it sent the call, so that it ends no later than the
   // object's; startsInMs (a lease lent ahead: the key's window ends within aheadMs), timed from after
   // the answer came, so that it starts no earlier than the object's next window.
-  /** @param {readonly StoreCheck[]} checks @param {number[]} indices @param {{ wanted: number[], leaseMs: number, aheadMs?: number }} lend @param {number} nowMs */
+  /** @param {readonly StoreCheck[]} checks @param {readonly number[]} indices @param {{ wanted: number[], leaseMs: number, aheadMs?: number }} lend @param {number} nowMs @returns {(Lease | null)[]} */
   #lend(checks, indices, { wanted, leaseMs, aheadMs = 0 }, nowMs) {
     const core = this.#rules.core;
     const leases = new Array(checks.length).fill(null);
@@ -524,6 +532,7 @@ export class SluiceDurableObject extends DurableObject {
 
   // Takes back the unused units of leases ({ rule, key, units, expiresAtMs } each); returns how many
   // each key took (0 when its lease's window is over).
+  /** @param {GiveBack[]} giveBack @param {number} nowMs @returns {number[]} */
   #takeBack(giveBack, nowMs) {
     if (!Array.isArray(giveBack)) throw new TypeError("giveBack must be an array");
     const returned = new Array(giveBack.length).fill(0);
@@ -615,6 +624,8 @@ export class SluiceDurableObject extends DurableObject {
    * and leases are its state bytes in the same table as every other key: a row is written when the
    * operation changed it and removed when nobody holds anything; the sweep reclaims a row whose every
    * lease ran out (holders that vanished without releasing).
+   * @param {string} op
+   * @param {{ rule: NormalizedRule, key: string, holder: number, cost?: number }} check
    */
   concurrency(op, check) {
     if (op !== "acquire" && op !== "release" && op !== "renew") throw new RangeError(`op must be acquire, release or renew; got ${String(op)}`);
@@ -669,7 +680,7 @@ export class SluiceDurableObject extends DurableObject {
     // Rows not yet written are newer than what the sweep reads: write them first.
     this.#writePending();
     this.#sql.exec(SWEEP, nowMs);
-    const next = this.#sql.exec(NEXT_EXPIRY).one().next;
+    const next = /** @type {number | null} */ (this.#sql.exec(NEXT_EXPIRY).one().next);
     if (next !== null) await this.#scheduleSweep(next, nowMs);
     else await this.ctx.storage.deleteAlarm(); // a no-op when the runtime fired this alarm; not when called directly
   }
@@ -678,6 +689,8 @@ export class SluiceDurableObject extends DurableObject {
    * resident registers the checks' rules and makes sure the core holds every check's key as storage
    * has it; returns the rule indices, in order. A key is read from storage at most once per start of
    * the object (or after its rule's table evicted a key, since the table does not say which).
+   * @param {ReadonlyArray<Pick<StoreCheck, "rule" | "key">>} checks
+   * @returns {number[]}
    */
   resident(checks) {
     const indices = this.#rules.indicesOf(checks);
@@ -780,6 +793,7 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   // Loads one key into the core: its pending state, else its stored row, else a fresh key.
+  /** @param {SluiceCore} core @param {number} index @param {string} ruleId @param {string} key */
   #load(core, index, ruleId, key) {
     const state = this.#storedState(ruleId, key);
     if (state === null || !importable(core, index, key, state)) core.reset(index, key);
@@ -787,24 +801,29 @@ export class SluiceDurableObject extends DurableObject {
 
   // A key's stored row as { state }, or null (the concurrency operations read and write their keys'
   // rows directly, the core serving as scratch space for one operation).
+  /** @param {string} ruleId @param {string} key @returns {{ state: Uint8Array | ArrayBuffer } | null} */
   #read(ruleId, key) {
     const state = this.#storedState(ruleId, key);
     return state === null ? null : { state };
   }
 
+  /** @param {string} ruleId @param {string} key @returns {Uint8Array | ArrayBuffer | null} */
   #storedState(ruleId, key) {
     const pending = this.#pending.get(`${ruleId}\n${key}`);
     if (pending !== undefined) return pending.state;
     if (!this.#persistent) return null;
     const { value } = this.#sql.exec(READ, ruleId, key).next();
-    return value === undefined ? null : value.state;
+    return value === undefined ? null : /** @type {ArrayBuffer} */ (value.state);
   }
 
+  /** @param {number} index @param {string} ruleId @param {string} key */
   #residentState(index, ruleId, key) {
-    this.resident([{ rule: { id: ruleId }, key }]);
+    // Its rule is registered already: its id is all resident reads of it.
+    this.resident(/** @type {Array<Pick<StoreCheck, "rule" | "key">>} */ ([{ rule: { id: ruleId }, key }]));
     return this.#rules.core.exportState(index, key);
   }
 
+  /** @param {string} ruleId @returns {number | undefined} */
   #indexOfId(ruleId) {
     for (const [id, index] of this.#rules.registered()) if (id === ruleId) return index;
     return undefined;
@@ -812,6 +831,7 @@ export class SluiceDurableObject extends DurableObject {
 
   // Whether rule `index`'s table evicted a key since its loaded set was last known good; notes the
   // count either way.
+  /** @param {string} ruleId @param {number} index @returns {boolean} */
   #evictedSince(ruleId, index) {
     const now = this.#rules.core.stats(index).evictions;
     const known = this.#evictions.get(ruleId);
@@ -822,6 +842,7 @@ export class SluiceDurableObject extends DurableObject {
   // A call's own keys fought over one bucket while loading: with so few keys per call and tables of
   // thousands, this needs an unlucky bucket. Load them all once more; if the table still cannot hold
   // them together, refuse the call (the client falls back) rather than decide on a forgotten state.
+  /** @param {ReadonlyArray<Pick<StoreCheck, "rule" | "key">>} checks @param {number[]} indices */
   #reloadAll(checks, indices) {
     const core = this.#rules.core;
     for (const { rule } of checks) this.#loaded.set(rule.id, new Set());
@@ -833,6 +854,7 @@ export class SluiceDurableObject extends DurableObject {
     return indices;
   }
 
+  /** @param {number} expiryMs @param {number} nowMs @returns {Promise<void>} */
   #scheduleSweep(expiryMs, nowMs) {
     const atMs = Math.max(expiryMs, nowMs + SWEEP_INTERVAL_MS);
     this.#alarmAtMs = atMs;
@@ -844,6 +866,7 @@ export class SluiceDurableObject extends DurableObject {
 
 // Imports stored bytes; false when the core refuses them (written by a core with another state
 // format): the key then starts over rather than failing every request until its row expires.
+/** @param {SluiceCore} core @param {number} index @param {string} key @param {Uint8Array | ArrayBuffer} state @returns {boolean} */
 function importable(core, index, key, state) {
   try {
     core.importState(index, key, new Uint8Array(state));
@@ -855,12 +878,14 @@ function importable(core, index, key, state) {
 }
 
 // A call's checks: 1 to MAX_CHECKS_PER_CALL of them.
+/** @param {unknown} checks */
 function checkCallChecks(checks) {
   if (!Array.isArray(checks) || checks.length < 1 || checks.length > MAX_CHECKS_PER_CALL) {
     throw new RangeError(`checks must be an array of 1 to ${MAX_CHECKS_PER_CALL} checks`);
   }
 }
 
+/** @param {readonly StoreCheck[]} checks @param {number} i @returns {boolean} */
 function isRepeat(checks, i) {
   for (let j = 0; j < i; j++) {
     if (checks[j].rule.id === checks[i].rule.id && checks[j].key === checks[i].key) return true;

@@ -12,6 +12,21 @@ import { nowMs as wallClockMs } from "../engine/clock.js";
 
 /** @import { SluiceDurableObject } from "./durable-object.js" */
 /** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { ObjectOutcome, UndoToken } from "./durable-object.js" */
+
+/**
+ * The object's methods this store calls, as its RPC stub offers them.
+ * @typedef {{
+ *   decide(checks: StoreCheck[], options: object): ObjectOutcome | Promise<ObjectOutcome>;
+ *   refill(checks: StoreCheck[], options: object): Promise<RefillAnswer>;
+ *   undo(tokens: readonly UndoToken[]): Promise<number>;
+ *   reset(checks: StoreCheck[]): Promise<unknown>;
+ * }} ObjectStub
+ */
+/** @typedef {{ get(id: DurableObjectId): ObjectStub, idFromName(name: string): DurableObjectId }} ObjectNamespace */
+/** The checks of one request that live in one object, with their indices in the request. @typedef {{ objectName: string, checks: StoreCheck[], indices: number[] }} Part */
+/** A decide's options as this store reads them: the lease fields (leases.js) pass through to the object. @typedef {StoreOptions & { lend?: unknown, giveBack?: unknown[] }} DecideOptions */
+/** What the object's refill answers (leases.js). @typedef {{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }} RefillAnswer */
 
 /**
  * @typedef {object} DurableStoreOptions
@@ -91,23 +106,27 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     roundTrips: 0,
   };
 
-  const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % shards}`;
+  /** @type {(key: string) => string} */
+  const objectName = shards === "key" ? (key) => `${name}/key/${key}` : (key) => `${name}/${shards}/${fnv1a(key) % /** @type {number} */ (shards)}`;
 
   // decideOptions.lend and .giveBack (leases.js) pass through to the object when every check lives
   // in one; a request spread over objects takes no lease.
-  function decide(checks, decideOptions = {}) {
-    const namespace = resolveBinding(binding, decideOptions.env, "durable store binding");
+  /** @param {readonly StoreCheck[]} checks @param {DecideOptions} decideOptions @returns {Promise<Outcome>} */
+  function decide(checks, decideOptions = /** @type {DecideOptions} */ ({})) {
+    const namespace = /** @type {ObjectNamespace} */ (resolveBinding(binding, decideOptions.env, "durable store binding"));
     const peek = decideOptions.peek === true;
     if (!Array.isArray(checks) || checks.length === 0) throw new RangeError("checks must be a non-empty array");
     const parts = partition(checks, objectName);
     const work = parts.length === 1 ? decideOne(namespace, parts[0], peek, decideOptions) : decideSpread(namespace, checks, parts, peek);
-    return withDeadline(work, timeoutMs, "the Durable Object");
+    // Given a promise, withDeadline answers a promise.
+    return /** @type {Promise<Outcome>} */ (withDeadline(work, timeoutMs, "the Durable Object"));
   }
 
   // A background lease refill (leases.js): the object lends without deciding a request. The checks
   // live in one object (leases.js only refills such requests).
+  /** @param {readonly StoreCheck[]} checks @param {DecideOptions} refillOptions @returns {Promise<RefillAnswer>} */
   function refill(checks, refillOptions) {
-    const namespace = resolveBinding(binding, refillOptions.env, "durable store binding");
+    const namespace = /** @type {ObjectNamespace} */ (resolveBinding(binding, refillOptions.env, "durable store binding"));
     const target = objectName(checks[0].key);
     const stub = /** @type {any} */ (namespace.get(namespace.idFromName(target)));
     const { peek: _, ...options } = objectOptions(false, refillOptions);
@@ -117,6 +136,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
   // One object decides the whole request. A plain charge asks for undo tokens, so that a charge whose
   // answer came after the caller gave up (and decided otherwise) can be taken back (takeBack); a lease
   // call cannot be undone (the object lends only to calls that are not undoable).
+  /** @param {ObjectNamespace} namespace @param {Part} part @param {boolean} peek @param {DecideOptions} decideOptions @returns {Promise<Outcome>} */
   function decideOne(namespace, part, peek, decideOptions) {
     const stub = namespace.get(namespace.idFromName(part.objectName));
     const options = objectOptions(peek, decideOptions);
@@ -133,11 +153,13 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     });
   }
 
+  /** @param {string} objectName @param {number} sentAtMs */
   function measured(objectName, sentAtMs) {
     roundTrips.sample(objectName, clock() - sentAtMs);
     counters.roundTrips++;
   }
 
+  /** @param {ObjectNamespace} namespace @param {readonly StoreCheck[]} checks @param {Part[]} parts @param {boolean} peek @returns {Promise<Outcome>} */
   async function decideSpread(namespace, checks, parts, peek) {
     counters.spreadRequests++;
     const stubs = parts.map((part) => namespace.get(namespace.idFromName(part.objectName)));
@@ -197,6 +219,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     return { undone, missed };
   }
 
+  /** @param {ObjectStub} stub @param {UndoToken[]} tokens */
   async function undoCharge(stub, tokens) {
     try {
       const undone = await stub.undo(tokens);
@@ -276,13 +299,16 @@ function objectOptions(peek, { lend, giveBack }) {
   return options;
 }
 
+/** @param {ObjectOutcome} outcome @returns {Outcome} */
 function asDurable(outcome) {
-  outcome.store = "durable";
-  return outcome;
+  /** @type {Outcome} */ (outcome).store = "durable";
+  return /** @type {Outcome} */ (outcome);
 }
 
 // Groups checks by the object their key lives in, keeping each check's index in the request.
+/** @param {readonly StoreCheck[]} checks @param {(key: string) => string} objectName @returns {Part[]} */
 function partition(checks, objectName) {
+  /** @type {Part[]} */
   const parts = [];
   for (let i = 0; i < checks.length; i++) {
     const { rule, key, cost } = checks[i];
@@ -303,6 +329,7 @@ function partition(checks, objectName) {
 // (sluice::Limiter::run): when allowed, the least remaining; when denied, the denying check with the
 // longest retry (Infinity longest); the first on ties. Checks of an object that admitted a denied
 // request report the charge that was then undone.
+/** @param {number} count @param {readonly Part[]} parts @param {readonly ObjectOutcome[]} outcomes @returns {Outcome} */
 function mergeOutcomes(count, parts, outcomes) {
   const decisions = new Array(count);
   let allowed = true;
@@ -325,6 +352,7 @@ function mergeOutcomes(count, parts, outcomes) {
 
 // FNV-1a over the key's UTF-16 code units: spreads keys over shards; not a security boundary (a client
 // choosing keys that land on one shard only loads that shard, it cannot share anyone's count).
+/** @param {string} text @returns {number} */
 function fnv1a(text) {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {

@@ -461,6 +461,7 @@ export function ttlSeconds(windowMs) {
   return Math.max(KV_MIN_TTL_SECONDS, Math.ceil((2 * windowMs) / 1000));
 }
 
+/** @param {unknown} value @param {string} field */
 function checkNonNegative(value, field) {
   if (typeof value !== "number" || !(value >= 0) || value === Infinity) {
     throw new SluiceConfigError(field, `must be a finite number of milliseconds >= 0; got ${describe(value)}`);
@@ -468,6 +469,7 @@ function checkNonNegative(value, field) {
 }
 
 // UTF-8 length without encoding (lone surrogates count as the 3-byte U+FFFD they become).
+/** @param {string} text @returns {number} */
 function utf8Length(text) {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
@@ -482,6 +484,7 @@ function utf8Length(text) {
   return bytes;
 }
 
+/** @param {string} text @returns {Promise<string>} */
 async function sha256Hex(text) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   let hex = "";

@@ -30,9 +30,27 @@ const MAX_PENDING_RETURNS = 256;
 // object's timeouts (smoothed round trip + 4 deviations, round-trip.js) at its rate here, or when its
 // lease ends within as long: the refill then lands before the units are spent, with a round trip to spare.
 const REFILL_AHEAD_TIMEOUTS = 2;
+// A regional object's first lease of a key is at least this fraction of its largest (topUp).
+const FIRST_REGIONAL_LEASE_DIVISOR = 8;
 
-/** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { Outcome, StoreCheck, StoreOptions, TimedStoreOptions } from "./store.js" */
 /** @import { DurableStore } from "./durable.js" */
+/** @import { GiveBack, Lease, ObjectOutcome } from "./durable-object.js" */
+/** @import { Demand } from "./demand.js" */
+
+/**
+ * A lease this isolate holds: `units` left to spend here until deadlineMs (this isolate's clock);
+ * `out` of them passed on to others (a regional object's sub-leases).
+ * @typedef {{ units: number, startMs: number, startsAtMs: number | undefined, deadlineMs: number, expiresAtMs: number, endsWithWindow: boolean, out: number }} HeldLease
+ */
+/**
+ * What this isolate knows of one key: its demand here, the leases it holds (earliest deadline first),
+ * what the object last said of it, and its refill on the way.
+ * @typedef {Demand & {
+ *   rule: StoreCheck["rule"], key: string, held: HeldLease[], remaining: number, resetAtMs: number,
+ *   askingUntilMs: number, refilling: Promise<void> | null, quietUntilMs: number,
+ * }} KeyEntry
+ */
 
 /**
  * The leases' counters (storeStats().leases).
@@ -166,16 +184,20 @@ export function createLeasedStore(options) {
   // (`held`: { units, startMs, deadlineMs, expiresAtMs, endsWithWindow }, earliest deadline first; a
   // lease lent ahead holds units from startMs on). Leases are never merged: each ends, and goes back,
   // by its own end (a sliding log takes units back by it).
+  /** @type {Map<string, KeyEntry>} */
   const keys = new Map();
   // object name -> [{ rule, key, units, expiresAtMs }] waiting for the next call to that object.
+  /** @type {Map<string, GiveBack[]>} */
   const returns = new Map();
   // Per object: its measured round trip, which says how early to ask for the next lease.
   const roundTrips = new RoundTrips();
 
+  /** @param {Pick<StoreCheck, "rule" | "key">} check @returns {string} */
   function idOf(check) {
     return `${check.rule.id}\n${check.key}`;
   }
 
+  /** @param {Pick<StoreCheck, "rule" | "key">} check @param {number} nowMs @param {number} count @returns {KeyEntry} */
   function entryOf(check, nowMs, count = 1) {
     const id = idOf(check);
     let entry = keys.get(id);
@@ -199,6 +221,7 @@ export function createLeasedStore(options) {
 
   // The units the key's live leases hold at nowMs (a lease lent ahead: once it has started); ended
   // leases go back (giveBackLater).
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function unitsHeld(entry, nowMs) {
     let units = 0;
     let ended = false;
@@ -223,6 +246,7 @@ export function createLeasedStore(options) {
   // charged to that window covers it (the other is stranded). `lease` bridges when its deadline has
   // passed here, units are left, and a lease lent ahead from the window its own ends at has not
   // started here: that lease, or null.
+  /** @param {KeyEntry} entry @param {HeldLease} lease @param {number} nowMs @returns {HeldLease | null} */
   function bridgeOf(entry, lease, nowMs) {
     if (!lease.endsWithWindow || lease.units === 0 || nowMs < lease.deadlineMs) return null;
     for (const next of entry.held) if (nowMs < next.startMs && next.startsAtMs === lease.expiresAtMs && next.units > 0) return next;
@@ -230,6 +254,7 @@ export function createLeasedStore(options) {
   }
 
   // The units a request can spend across a window's start (bridgeOf): the pair and how many.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {{ lease: HeldLease, next: HeldLease, units: number } | null} */
   function bridgeUnits(entry, nowMs) {
     for (const lease of entry.held) {
       const next = bridgeOf(entry, lease, nowMs);
@@ -239,6 +264,7 @@ export function createLeasedStore(options) {
   }
 
   // The units of leases lent ahead that have not started yet (they hold the key's next window).
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function unitsComing(entry, nowMs) {
     let units = 0;
     for (const lease of entry.held) if (nowMs < lease.startMs) units += lease.units;
@@ -246,6 +272,7 @@ export function createLeasedStore(options) {
   }
 
   // Spends `cost` units at nowMs, from the started lease that ends first.
+  /** @param {KeyEntry} entry @param {number} cost @param {number} nowMs */
   function spend(entry, cost, nowMs) {
     let left = cost;
     for (const lease of entry.held) {
@@ -260,6 +287,7 @@ export function createLeasedStore(options) {
 
   // An ended (or dropped) lease's unused units: back to the object with the next call to it. A bucket's
   // are not taken back (the bucket drains them by itself; sluice/lease.hpp): counted as stranded.
+  /** @param {Pick<KeyEntry, "rule" | "key">} entry @param {Pick<HeldLease, "units" | "expiresAtMs">} lease */
   function giveBackLater(entry, lease) {
     counters.leasesExpired++;
     const { units, expiresAtMs } = lease;
@@ -276,6 +304,7 @@ export function createLeasedStore(options) {
   }
 
   // Settles the give-backs a call carried: what the object took back, and what it could not.
+  /** @param {GiveBack[] | undefined} giveBack @param {readonly number[] | null | undefined} returned */
   function settleReturns(giveBack, returned) {
     if (giveBack === undefined) return;
     for (let i = 0; i < giveBack.length; i++) {
@@ -285,10 +314,12 @@ export function createLeasedStore(options) {
     }
   }
 
+  /** @param {GiveBack[] | undefined} giveBack */
   function strandReturns(giveBack) {
     if (giveBack !== undefined) for (const g of giveBack) counters.unitsStranded += g.units;
   }
 
+  /** @param {string} name @returns {GiveBack[] | undefined} */
   function takeReturns(name) {
     const giveBack = returns.get(name);
     if (giveBack !== undefined) returns.delete(name);
@@ -298,25 +329,30 @@ export function createLeasedStore(options) {
   // A key asks for one lease at a time. A call that never answers (lost on the way) must not stop it
   // asking for good: the ask lapses after twice the object's timeout (a late answer's lease is still
   // kept, timed from before its call was sent). Returns the ask's mark, for doneAsking.
+  /** @param {KeyEntry} entry @param {string} name @param {number} nowMs @returns {number} */
   function askFor(entry, name, nowMs) {
     entry.askingUntilMs = nowMs + 2 * roundTrips.timeoutMs(name);
     return entry.askingUntilMs;
   }
 
+  /** @param {KeyEntry} entry @param {number} asking */
   function doneAsking(entry, asking) {
     if (entry.askingUntilMs === asking) entry.askingUntilMs = 0;
   }
 
   // How many units to ask for: the key's rate here times the lease's length; none for a cold key.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function wish(entry, nowMs) {
     // A blocking rule is never leased: a denial must reach the object, where it blocks the key.
     if (nowMs < entry.askingUntilMs || !LENDING_ALGORITHMS.includes(entry.rule.algorithm) || entry.rule.blockMs !== undefined) return 0;
     return unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits);
   }
 
+  /** @param {readonly StoreCheck[]} checks @param {StoreOptions} decideOptions @returns {Outcome | null} */
   function decideLocally(checks, decideOptions) {
     if (decideOptions.peek === true) return null;
-    const { nowMs } = decideOptions;
+    // The chain and the limiter give every decide the isolate's clock.
+    const { nowMs } = /** @type {TimedStoreOptions} */ (decideOptions);
     const count = checks.length;
     const entries = new Array(count);
     let covered = true;
@@ -357,6 +393,7 @@ export function createLeasedStore(options) {
   // an answer could come back (REFILL_AHEAD_TIMEOUTS of the object's timeout). A lease that ends with
   // its key's window is renewed by one lent ahead from the next window (docs/leases.md): the ask says
   // how near a window's end the object should lend from the next one (aheadOf).
+  /** @param {KeyEntry} entry @param {number} nowMs @param {StoreOptions} decideOptions */
   function refillIfRunningOut(entry, nowMs, decideOptions) {
     if (!refillAhead || nowMs < entry.askingUntilMs || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
     if (!LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return;
@@ -408,6 +445,7 @@ export function createLeasedStore(options) {
     return Math.ceil(aheadOf(entry, nowMs) + roundTrips.timeoutMs(durable.objectOf(entry.key)));
   }
 
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function rateOf(entry, nowMs) {
     const elapsed = Math.max(nowMs - entry.since, leaseMs / 8);
     return Math.max(entry.lastRate, entry.seen / elapsed);
@@ -415,6 +453,7 @@ export function createLeasedStore(options) {
 
   // The background call: the object lends (and takes back what waits to go back), decides nothing.
   // `ahead`: asked near the key's window's end, for the next window's units (lease.hpp).
+  /** @param {KeyEntry} entry @param {number} wanted @param {number} sentAtMs @param {StoreOptions} decideOptions @param {boolean} [ahead] @returns {Promise<void>} */
   function refill(entry, wanted, sentAtMs, decideOptions, ahead = false) {
     const name = durable.objectOf(entry.key);
     const aheadMs = ahead ? windowAheadMs(entry, sentAtMs) : 0;
@@ -465,15 +504,18 @@ export function createLeasedStore(options) {
   }
 
   // Local when a lease covers the request, else a call to the object.
-  function decide(checks, decideOptions = {}) {
+  /** @param {readonly StoreCheck[]} checks @param {StoreOptions} decideOptions @returns {Outcome | Promise<Outcome>} */
+  function decide(checks, decideOptions = /** @type {StoreOptions} */ ({})) {
     return decideLocally(checks, decideOptions) ?? decideRemotely(checks, decideOptions);
   }
 
-  async function decideRemotely(checks, decideOptions = {}) {
+  /** @param {readonly StoreCheck[]} checks @param {StoreOptions} decideOptions @returns {Promise<Outcome>} */
+  async function decideRemotely(checks, decideOptions = /** @type {StoreOptions} */ ({})) {
     const { nowMs } = decideOptions;
     const peek = decideOptions.peek === true;
     const name = durable.objectOf(checks[0].key);
-    const oneObject = checks.every((c) => durable.objectOf(c.key) === name);
+    const oneObject = checks.every((/** @type {StoreCheck} */ c) => durable.objectOf(c.key) === name);
+    /** @type {Array<[KeyEntry, number]>} */
     const asked = [];
     let lend;
     if (!peek && oneObject && typeof nowMs === "number") {
@@ -492,9 +534,10 @@ export function createLeasedStore(options) {
     const giveBack = oneObject ? takeReturns(name) : undefined;
     counters.roundTrips++;
     const started = clock();
+    /** @type {ObjectOutcome & Outcome} */
     let outcome;
     try {
-      outcome = await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack }));
+      outcome = /** @type {ObjectOutcome & Outcome} */ (await durable.decide(checks, /** @type {StoreOptions} */ ({ ...decideOptions, lend, giveBack })));
     } catch (error) {
       strandReturns(giveBack);
       throw error;
@@ -504,7 +547,7 @@ export function createLeasedStore(options) {
     const tookMs = clock() - started;
     if (oneObject) roundTrips.sample(name, tookMs);
     settleReturns(giveBack, outcome.returned);
-    if (outcome.leases !== undefined) keep(checks, outcome, nowMs, nowMs + tookMs);
+    if (outcome.leases !== undefined) keep(checks, outcome, /** @type {number} */ (nowMs), /** @type {number} */ (nowMs) + tookMs); // lent only when nowMs is a number
     delete outcome.returned;
     delete outcome.leases;
     return outcome;
@@ -512,9 +555,10 @@ export function createLeasedStore(options) {
 
   // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent
   // (their ends) and from after its answer came (a lease lent ahead's start).
+  /** @param {readonly StoreCheck[]} checks @param {ObjectOutcome} outcome @param {number} sentAtMs @param {number} answeredAtMs */
   function keep(checks, outcome, sentAtMs, answeredAtMs) {
     for (let i = 0; i < checks.length; i++) {
-      const lease = outcome.leases[i];
+      const lease = /** @type {(Lease | null)[]} */ (outcome.leases)[i];
       if (lease === null || lease === undefined) continue;
       const entry = keys.get(idOf(checks[i]));
       keepLease(entry, lease, sentAtMs, answeredAtMs, sentAtMs + outcome.checks[i].resetMs);
@@ -525,6 +569,7 @@ export function createLeasedStore(options) {
   // ends here no later than at the object, whatever the two clocks read (only their rates must agree).
   // A lease lent ahead starts here startsInMs after answeredAtMs, a reading taken after the answer
   // came, so it starts here no earlier than the window it was charged to starts at the object.
+  /** @param {KeyEntry | undefined} entry @param {Omit<Lease, "endsWithWindow" | "startsAtMs" | "startsInMs"> & { endsWithWindow?: boolean, startsAtMs?: number, startsInMs?: number }} lease @param {number} sentAtMs @param {number} answeredAtMs @param {number} resetAtMs @returns {HeldLease | null} */
   function keepLease(entry, lease, sentAtMs, answeredAtMs, resetAtMs) {
     counters.leasesGranted++;
     counters.unitsLent += lease.units;
@@ -533,7 +578,7 @@ export function createLeasedStore(options) {
       counters.unitsStranded += lease.units;
       return null;
     }
-    const startsInMs = Number.isFinite(lease.startsInMs) && lease.startsInMs > 0 ? lease.startsInMs : 0;
+    const startsInMs = typeof lease.startsInMs === "number" && Number.isFinite(lease.startsInMs) && lease.startsInMs > 0 ? lease.startsInMs : 0;
     if (startsInMs > 0) counters.leasesAhead++;
     const held = {
       units: lease.units,
@@ -653,9 +698,11 @@ export function createLeasedStore(options) {
     }
     // The home object just said it has nothing to lend: no asking again until the quiet time is over.
     if (typeof durable.refill !== "function" || nowMs < entry.quietUntilMs) return false;
-    // A regional lease serves many isolates: at least a 64th of the largest (the home object still
-    // lends at most a quarter of what the key has left).
-    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / 64)));
+    // A regional lease serves many isolates: at least an eighth of the largest (one isolate's largest
+    // lease; the home object still lends at most a quarter of what the key has left). Smaller, the
+    // first lease ran short before the key's rate here was known (a rate is measured over at least an
+    // eighth of a lease), and the region crossed twice more in its first second to learn it.
+    const units = Math.min(maxLeaseUnits, Math.max(wanted, unitsWanted(entry, nowMs, leaseMs, maxLeaseUnits), Math.ceil(maxLeaseUnits / FIRST_REGIONAL_LEASE_DIVISOR)));
     await refill(entry, units, nowMs, decideOptions);
     return true;
   }
@@ -669,7 +716,7 @@ export function createLeasedStore(options) {
     const landing = [];
     for (const check of checks) {
       const entry = keys.get(idOf(check));
-      if (entry !== undefined && entry.refilling !== null && entry.held.every((lease) => lease.units < check.cost)) landing.push(entry.refilling);
+      if (entry !== undefined && entry.refilling !== null && entry.held.every((/** @type {HeldLease} */ lease) => lease.units < check.cost)) landing.push(entry.refilling);
     }
     return landing.length === 0 ? null : Promise.all(landing);
   }
@@ -685,7 +732,7 @@ export function createLeasedStore(options) {
     });
   }
 
-  /** resetInMs is when the key is back to its full quota, as the home object last said (0 if unknown). */
+  /** resetInMs is when the key is back to its full quota, as the home object last said (0 if unknown). @param {StoreCheck} check @param {number} nowMs @returns {number} */
   function resetInMs(check, nowMs) {
     const entry = keys.get(idOf(check));
     return entry === undefined ? 0 : Math.max(0, entry.resetAtMs - nowMs);

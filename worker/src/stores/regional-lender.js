@@ -1,7 +1,8 @@
 // The regional tier, the regional object's side: a Durable Object placed near a group of isolates (by
 // its locationHint) borrows a key's quota from the key's home object and lends it on to the isolates
 // near it, as Doorman's server tree does. A far isolate's refill is then a round trip to a nearby
-// object, and only the regional object crosses the planet, about once per lease per key.
+// object, and only the regional object crosses the planet: below the key's limit, at most once per
+// isolate lease length per key, its first lease included (test/js/planet-leases.test.js).
 //
 // It is exact for the same reason an isolate's lease is: every unit it passes on was charged to the
 // key at the home object when the home object lent it, and a part passed on never outlives the lease
@@ -44,11 +45,13 @@ export class RegionalLender {
     const home = createDurableStore({ binding: /** @type {any} */ (namespace), name: settings.name, shards: settings.shards });
     this.#leased = createLeasedStore({
       durable: home,
-      // Three times the isolates' length, renewed when an isolate's length (and a round trip) is left
-      // of it: a part passed on lasts an isolate's whole lease, and the regional lease still crosses
-      // the planet at most about once per isolate lease length.
-      leaseMs: Math.min(MAX_REGIONAL_LEASE_MS, settings.leaseMs * 3),
-      renewAheadMs: settings.leaseMs,
+      // Four times the isolates' length, renewed when half an isolate's length (and two timeouts) is
+      // left of it: a part passed on lasts at least half an isolate lease, and a renewal for time
+      // crosses the planet once per 3.5 isolate lease lengths less two timeouts. (At three lengths,
+      // renewed a whole length ahead, little was left between renewals once two timeouts of a 250 ms
+      // home were counted: they came to 2-3 s on a loaded host.)
+      leaseMs: Math.min(MAX_REGIONAL_LEASE_MS, settings.leaseMs * 4),
+      renewAheadMs: settings.leaseMs / 2,
       maxLeaseUnits: Math.min(1 << 20, settings.maxLeaseUnits * REGIONAL_UNITS_FACTOR),
     });
     this.#ctx = ctx;
@@ -101,10 +104,11 @@ export class RegionalLender {
   }
 
   // Tops the checks' keys up from the home object; false when nothing was asked (it has nothing to lend).
+  /** @param {readonly StoreCheck[]} checks @param {number} nowMs @returns {Promise<boolean>} */
   async #topUp(checks, nowMs) {
     let asked = false;
     await Promise.all(
-      checks.map(async (check) => {
+      checks.map(async (/** @type {StoreCheck} */ check) => {
         asked = (await this.#leased.topUp(check, check.cost, nowMs, { nowMs, ctx: this.#ctx })) || asked;
       }),
     );

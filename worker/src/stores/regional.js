@@ -10,7 +10,16 @@ import { createDurableStore } from "./durable.js";
 import { DEFAULT_LEASE_MS, DEFAULT_MAX_LEASE_UNITS } from "./leases.js";
 import { LOCATION_HINTS, checkLocationHint } from "./location-hints.js";
 
-/** @import { StoreCheck, StoreOptions } from "./store.js" */
+/** @import { Outcome, StoreCheck, StoreOptions } from "./store.js" */
+/** @import { ObjectOutcome } from "./durable-object.js" */
+/** @import { DurableStore, RefillAnswer } from "./durable.js" */
+/**
+ * A regional object's methods this store calls, as its RPC stub offers them.
+ * @typedef {{
+ *   decideInRegion(checks: StoreCheck[], call: Record<string, unknown>): Promise<ObjectOutcome>;
+ *   refillInRegion(checks: StoreCheck[], call: Record<string, unknown>): Promise<RefillAnswer>;
+ * }} RegionalStub
+ */
 
 
 /**
@@ -32,6 +41,7 @@ import { LOCATION_HINTS, checkLocationHint } from "./location-hints.js";
  * object near this isolate. Wrap it with createLeasedStore: its decisions come from the leases the
  * regional object passes on, and its refills cross only to the regional object.
  * @param {RegionalStoreOptions} options
+ * @returns {DurableStore}
  */
 export function createRegionalStore(options = /** @type {any} */ ({})) {
   const { binding, locationHint, shards = 1, name = "sluice", timeoutMs = Infinity, leaseMs = DEFAULT_LEASE_MS, maxLeaseUnits = DEFAULT_MAX_LEASE_UNITS } = options;
@@ -50,18 +60,19 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     return hint;
   }
 
-  /** objectOf names the object this isolate calls for `key`: its regional object, or the home one. */
+  /** objectOf names the object this isolate calls for `key`: its regional object, or the home one. @param {string} key @returns {string} */
   function objectOf(key) {
     const hint = hintNow();
     return hint === undefined ? home.objectOf(key) : `${name}/region/${hint}/${home.objectOf(key)}`;
   }
 
   // The regional stub of the checks' home object, or null when there is none for this call.
+  /** @param {readonly StoreCheck[]} checks @param {unknown} env @returns {RegionalStub | null} */
   function regionalStub(checks, env) {
     const hint = hintNow();
     if (hint === undefined) return null;
     const homeName = home.objectOf(checks[0].key);
-    if (!checks.every((check) => home.objectOf(check.key) === homeName)) return null;
+    if (!checks.every((/** @type {StoreCheck} */ check) => home.objectOf(check.key) === homeName)) return null;
     const namespace = /** @type {any} */ (resolveBinding(binding, env, "durable store binding"));
     return namespace.get(namespace.idFromName(`${name}/region/${hint}/${homeName}`), { locationHint: hint });
   }
@@ -78,8 +89,9 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     const call = { ...settings, peek: decideOptions.peek === true };
     if (decideOptions.lend !== undefined) call.lend = { wanted: decideOptions.lend.wanted };
     if (decideOptions.giveBack !== undefined && decideOptions.giveBack.length > 0) call.giveBack = decideOptions.giveBack;
-    const work = stub.decideInRegion(plain(checks), call).then((outcome) => ({ ...outcome, store: "durable" }));
-    return withDeadline(work, timeoutMs, "the regional Durable Object");
+    const work = stub.decideInRegion(plain(checks), call).then((/** @type {ObjectOutcome} */ outcome) => /** @type {Outcome} */ ({ ...outcome, store: "durable" }));
+    // Given a promise, withDeadline answers a promise.
+    return /** @type {Promise<Outcome>} */ (withDeadline(work, timeoutMs, "the regional Durable Object"));
   }
 
   /**
@@ -92,7 +104,7 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     /** @type {Record<string, unknown>} */
     const call = { ...settings, lend: { wanted: refillOptions.lend.wanted } };
     if (refillOptions.giveBack !== undefined && refillOptions.giveBack.length > 0) call.giveBack = refillOptions.giveBack;
-    return withDeadline(stub.refillInRegion(plain(checks), call), timeoutMs, "the regional Durable Object");
+    return /** @type {Promise<RefillAnswer>} */ (withDeadline(stub.refillInRegion(plain(checks), call), timeoutMs, "the regional Durable Object"));
   }
 
   return {
@@ -118,6 +130,7 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
 }
 
 // Only the fields the object reads cross the RPC.
+/** @param {readonly StoreCheck[]} checks @returns {StoreCheck[]} */
 function plain(checks) {
   return checks.map(({ rule, key, cost }) => ({ rule, key, cost }));
 }

@@ -32,6 +32,7 @@ import { createMemoryStore } from "./memory.js";
 /** @import { RedisStore, RedisStoreCounters } from "./redis.js" */
 /** @import { Store } from "./store.js" */
 /** @import { LeaseCounters, LeaseOptions, LeasedStore } from "./leases.js" */
+/** @import { LeasedRedisStore } from "./redis-leases.js" */
 
 /** @typedef {"memory" | "durable" | "kv" | "redis" | StoreKind | Store} StoreOption */
 
@@ -118,9 +119,10 @@ import { createMemoryStore } from "./memory.js";
  * @property {FallbackChainCounters} counters Decisions per store ("failMode" when none could), fallbacks, pre-filtered
  *   denials, errors and timeouts per store.
  * @property {DurableStoreCounters | null} durable The Durable Object client's counters (requests spread over objects, undone charges), or null.
- * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number } | null} roundTrip
- *   Durable only: what its round-trip estimator knows (objects tracked, answers measured, the smoothed round trip over all
- *   objects, its variation, and the timeout an object not yet measured gets), or null.
+ * @property {{ endpoints: number, samples: number, srttMs: number, rttvarMs: number, timeoutMs: number, recent: import("./recent-round-trips.js").RecentSpread } | null} roundTrip
+ *   Durable and Redis: what the round-trip estimator of its exact store knows (objects or URLs tracked, answers
+ *   measured, the smoothed round trip over all of them, its variation, the timeout one not yet measured gets, and
+ *   the median, 99th percentile and largest of the last round trips), or null.
  * @property {KvStoreCounters | null} kv The KV store's counters (reads, writes, failures), or null when the chain has no KV.
  * @property {RedisStoreCounters | null} redis The Redis store's counters (decisions, round trips, conflicts, clock refusals), or null.
  * @property {{ leaseMs: number, maxLeaseUnits: number, maxKeys: number, refill: boolean, locationHint?: string }} [lease] Durable with `lease` only: its settings
@@ -175,7 +177,7 @@ export const STORE_NAMES = Object.freeze(["memory", ...REMOTE_NAMES]);
 let isolateMemory = null;
 /**
  * Every remote chain built in this isolate, with its parts, for storeStats() (remote.js adds them).
- * @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | null; redis: RedisStore | null }>}
+ * @type {Array<{ settings: any; chain: FallbackChain; durable: DurableStore | null; kv: KvStore | null; leased: LeasedStore | LeasedRedisStore | null; redis: RedisStore | null }>}
  */
 export const builtChains = [];
 
@@ -228,6 +230,7 @@ export function storeName(store) {
 }
 
 // The string of a remote store whose module has not run: say which import brings it.
+/** @param {string} name @returns {SluiceConfigError} */
 function unregistered(name) {
   const also = name === "durable" ? " (exporting SluiceDurableObject from \"sluice/durable-object\" registers 'durable' too)" : "";
   return new SluiceConfigError(
@@ -283,7 +286,7 @@ export function storeStats() {
     ...settings,
     counters: structuredClone(chain.counters),
     durable: durable === null ? null : { ...durable.counters },
-    roundTrip: durable === null ? null : durable.roundTrip.summary,
+    roundTrip: durable !== null ? durable.roundTrip.summary : redis !== null ? redis.roundTrip : null,
     leases: leased === null ? null : { ...leased.counters },
     redis: redis === null ? null : { ...redis.counters },
     kv: kv === null ? null : { ...kv.counters },

@@ -46,13 +46,20 @@ function need(part, kind) {
   return part;
 }
 
+/** @param {unknown} value @returns {value is Record<string, unknown>} */
 function isPlainObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/**
+ * The binding names of store `kind`: its own (durable, or redisUrl and redisToken) and kv's; the
+ * callers read only those of the kind they passed.
+ * @typedef {Readonly<Record<"durable" | "kv" | "redisUrl" | "redisToken", string>>} BindingNames
+ */
+/** @param {unknown} bindings @param {keyof typeof DEFAULT_FALLBACK} kind @returns {BindingNames} */
 function normalizeBindings(bindings, kind) {
   const defaults = kind === "redis" ? { kv: DEFAULT_BINDINGS.kv, ...DEFAULT_REDIS_BINDINGS } : DEFAULT_BINDINGS;
-  if (bindings === undefined) return defaults;
+  if (bindings === undefined) return /** @type {BindingNames} */ (defaults);
   const known = Object.keys(defaults).join(", ");
   if (!isPlainObject(bindings)) throw new SluiceConfigError("bindings", `must be an object { ${known.replaceAll(",", "?,")}? }; got ${describe(bindings)}`);
   for (const [name, value] of Object.entries(bindings)) {
@@ -65,9 +72,10 @@ function normalizeBindings(bindings, kind) {
       throw new SluiceConfigError(`bindings.${name}`, `must be the name of a binding in env; got ${describe(value)}`);
     }
   }
-  return Object.freeze({ ...defaults, ...bindings });
+  return /** @type {BindingNames} */ (Object.freeze({ ...defaults, ...bindings }));
 }
 
+/** @param {unknown} fallback @param {keyof typeof DEFAULT_FALLBACK} kind @returns {readonly string[]} */
 function normalizeFallback(fallback, kind) {
   if (fallback === undefined) return DEFAULT_FALLBACK[kind];
   const allowed = FALLBACK_ORDER.filter((name) => name !== kind);
@@ -82,6 +90,7 @@ function normalizeFallback(fallback, kind) {
   return Object.freeze([...fallback]);
 }
 
+/** @template T @param {string} id @param {() => T} build @returns {T} */
 function shared(id, build) {
   let store = built.get(id);
   if (store === undefined) {

@@ -17,6 +17,7 @@
 // a round trip and is sampled; a call that never answers backs the timeout off (doubles it, as RFC
 // 6298 section 5.5 does) until an answer comes.
 import { SluiceConfigError, describe } from "../engine/errors.js";
+import { RecentRoundTrips } from "./recent-round-trips.js";
 
 /**
  * @typedef {object} RoundTripOptions
@@ -144,6 +145,8 @@ export class RoundTrips {
   /** @type {Map<string, RoundTripEstimator>} */
   #endpoints = new Map();
   #all;
+  // The last round trips of every endpoint together, for their spread.
+  #recent = new RecentRoundTrips();
 
   /** @param {Readonly<Required<RoundTripOptions>>} [settings] @param {number} [maxEndpoints] */
   constructor(settings = DEFAULT_ROUND_TRIP, maxEndpoints = 1024) {
@@ -170,6 +173,7 @@ export class RoundTrips {
   sample(endpoint, rttMs) {
     this.#of(endpoint).sample(rttMs);
     this.#all.sample(rttMs);
+    if (rttMs >= 0 && rttMs !== Infinity) this.#recent.add(rttMs);
   }
 
   /**
@@ -180,10 +184,13 @@ export class RoundTrips {
     this.#of(endpoint).timedOut();
   }
 
-  /** What the estimators know, for storeStats(): endpoints tracked, samples, the smoothed round trip over all. */
+  /**
+   * What the estimators know, for storeStats(): endpoints tracked, samples, the smoothed round trip
+   * over all, and the spread of the last round trips (recent-round-trips.js).
+   */
   get summary() {
     const { srttMs, rttvarMs } = this.#all.smoothed;
-    return { endpoints: this.#endpoints.size, samples: this.#all.samples, srttMs, rttvarMs, timeoutMs: this.#all.timeoutMs };
+    return { endpoints: this.#endpoints.size, samples: this.#all.samples, srttMs, rttvarMs, timeoutMs: this.#all.timeoutMs, recent: this.#recent.spread };
   }
 
   /** @param {string} endpoint */

@@ -174,11 +174,11 @@ export function createRegion(options) {
     namespace(binding, { ctx } = {}) {
       const namespace = /** @type {any} */ (binding);
       return /** @type {N} */ ({
-        idFromName: (objectName) => namespace.idFromName(objectName),
-        idFromString: (id) => namespace.idFromString(id),
-        newUniqueId: (opts) => namespace.newUniqueId(opts),
-        get: (id, opts) => wrapStub(namespace.get(id, opts), travel, ctx),
-        getByName: (objectName, opts) => wrapStub(namespace.get(namespace.idFromName(objectName), opts), travel, ctx),
+        idFromName: (/** @type {string} */ objectName) => namespace.idFromName(objectName),
+        idFromString: (/** @type {string} */ id) => namespace.idFromString(id),
+        newUniqueId: (/** @type {unknown} */ opts) => namespace.newUniqueId(opts),
+        get: (/** @type {DurableObjectId} */ id, /** @type {unknown} */ opts) => wrapStub(namespace.get(id, opts), travel, ctx),
+        getByName: (/** @type {string} */ objectName, /** @type {unknown} */ opts) => wrapStub(namespace.get(namespace.idFromName(objectName), opts), travel, ctx),
       });
     },
 
@@ -237,13 +237,14 @@ export async function restartObject(namespace, objectName) {
 
 // A stub whose method calls travel. The stub is an RPC proxy: every property read of a method is a
 // remote call, so methods are invoked through Reflect.apply on a fresh read, never `.apply`/`.bind`.
+/** @param {Record<string, unknown>} stub @param {(call: () => unknown, ctx: { waitUntil(promise: Promise<unknown>): void } | undefined) => Promise<unknown>} travel @param {{ waitUntil(promise: Promise<unknown>): void } | undefined} ctx @returns {object} */
 function wrapStub(stub, travel, ctx) {
   return new Proxy(
     {},
     {
       get(_, property) {
         if (typeof property === "symbol" || PASS_THROUGH.has(property)) return property === "id" || property === "name" ? stub[property] : undefined;
-        return (...args) => travel(() => Reflect.apply(stub[property], stub, args), ctx);
+        return (/** @type {unknown[]} */ ...args) => travel(() => Reflect.apply(/** @type {Function} */ (stub[property]), stub, args), ctx);
       },
     },
   );

@@ -6,6 +6,9 @@ import { Lease, holdUntilDone, newHolder } from "./lease.js";
 import { normalizeConcurrencyOptions } from "./options.js";
 import { createConcurrencyStore } from "./stores.js";
 
+/** @import { ConcurrencyOptions } from "./options.js" */
+/** @import { ExecutionContextLike } from "./stores.js" */
+
 /**
  * @typedef {object} ConcurrencyDecision
  * @property {boolean} allowed whether the request holds its units
@@ -18,22 +21,26 @@ import { createConcurrencyStore } from "./stores.js";
  */
 
 /**
- * @typedef {object} Acquisition
- * @property {boolean} allowed
- * @property {boolean} skipped `skip` said not to count this request
- * @property {ConcurrencyDecision} [decision]
- * @property {Lease} [lease] the held units, when allowed and not skipped
+ * What acquire answers: skipped (`skip` said not to count this request), refused (with the
+ * decision), or allowed with the decision and the held units (`lease`).
+ * @typedef {{ allowed: true, skipped: true, decision?: undefined, lease?: undefined }
+ *   | { allowed: false, skipped: false, decision: ConcurrencyDecision, lease?: undefined }
+ *   | { allowed: true, skipped: false, decision: ConcurrencyDecision, lease: Lease }} Acquisition
  */
 
+/** @type {Acquisition} */
 const SKIPPED = Object.freeze({ allowed: true, skipped: true });
 
-/** createConcurrencyEngine validates `options` and returns { settings, counters, acquire, hold, limitedResponse }. */
+/** createConcurrencyEngine validates `options` and returns { settings, counters, acquire, hold, limitedResponse }. @param {ConcurrencyOptions} options */
 export function createConcurrencyEngine(options) {
   const settings = normalizeConcurrencyOptions(options);
   const store = createConcurrencyStore(settings);
 
   /**
    * acquire counts one request; `args` are what key, cost and skip functions receive.
+   * @param {readonly unknown[]} args
+   * @param {unknown} env
+   * @param {ExecutionContextLike | undefined} ctx
    * @returns {Promise<Acquisition>}
    */
   async function acquire(args, env, ctx) {
@@ -51,9 +58,10 @@ export function createConcurrencyEngine(options) {
     return { allowed: true, skipped: false, decision, lease };
   }
 
-  /** limitedResponse is the refusal of a denied decision: the configured status, Retry-After, a JSON body. */
+  /** limitedResponse is the refusal of a denied decision: the configured status, Retry-After, a JSON body. @param {ConcurrencyDecision} decision @returns {Response} */
   function limitedResponse(decision) {
     const seconds = settings.retryAfterSec ?? (Number.isFinite(decision.retryAfterMs) ? Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) : null);
+    /** @type {Record<string, string>} */
     const headers = { "content-type": "application/json", "cache-control": "no-store" };
     if (seconds !== null) headers["retry-after"] = String(seconds);
     const body = { error: "too many concurrent requests", code: settings.code, limit: decision.limit, retryAfter: seconds };
@@ -67,6 +75,9 @@ export function createConcurrencyEngine(options) {
     /**
      * hold returns the response whose end (body read, cancelled or failed; socket closed) releases
      * `lease`; a held WebSocket's client messages go through the `messages` limiter, if any.
+     * @param {Response} response
+     * @param {Lease} lease
+     * @returns {Response}
      */
     hold(response, lease) {
       if (settings.messages === null || response.status !== 101) return holdUntilDone(response, lease);

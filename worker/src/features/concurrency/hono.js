@@ -16,7 +16,7 @@ import { executionContextOf } from "../../engine/execution-context.js";
 /** Context methods whose response carries content the handler already built in full. */
 const CONTENT_BUILDERS = /** @type {const} */ (["body", "text", "json", "html"]);
 
-/** isBuiltContent: a body of a string or bytes (not a stream, not a promise) is complete when passed. */
+/** isBuiltContent: a body of a string or bytes (not a stream, not a promise) is complete when passed. @param {unknown} data @returns {boolean} */
 function isBuiltContent(data) {
   return typeof data === "string" || data instanceof ArrayBuffer || ArrayBuffer.isView(data);
 }

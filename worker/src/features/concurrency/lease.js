@@ -2,6 +2,9 @@
 // (response body finished, cancelled or failed; WebSocket closed; handler threw).
 import { relayWebSocket } from "../websocket/relay.js";
 
+/** @import { ConcurrencyDecision } from "./engine.js" */
+/** @import { ConcurrencyStore, ExecutionContextLike } from "./stores.js" */
+
 // Holder ids are drawn 64 at a time: one getRandomValues call per request was a measurable part of
 // the middleware's cost (figure 8), and a batch is as random as single draws.
 const holderIds = new Uint32Array(64);
@@ -19,6 +22,7 @@ export function newHolder() {
   }
 }
 
+/** @param {ExecutionContextLike | undefined} ctx @param {Promise<unknown>} promise */
 function waitUntil(ctx, promise) {
   if (ctx !== undefined && ctx !== null && typeof ctx.waitUntil === "function") ctx.waitUntil(promise);
 }
@@ -39,9 +43,13 @@ export class Lease {
   #keptOpen = false;
   /** @type {ReturnType<typeof setInterval> | null} */
   #timer = null;
+  /** @type {Promise<void> | null} */
   #released = null;
-  #resolveDone;
+  // Replaced in the constructor by the promise's resolve (its executor runs at once).
+  /** @type {(value?: unknown) => void} */
+  #resolveDone = () => {};
 
+  /** @param {ConcurrencyStore} store @param {ConcurrencyDecision} decision @param {string} key @param {number} holder @param {number} renewEveryMs @param {unknown} env @param {ExecutionContextLike | undefined} ctx */
   constructor(store, decision, key, holder, renewEveryMs, env, ctx) {
     this.#store = store;
     this.#env = env;

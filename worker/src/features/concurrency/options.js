@@ -55,7 +55,9 @@ const FIELDS = ["key", "max", "leaseSec", "cost", "name", "keyCapacity", "store"
  * Any surface's options, as normalizeConcurrencyOptions takes them.
  * @typedef {ConcurrencyCommonOptions<any[]> & { onLimited?: (...args: any[]) => any }} ConcurrencyOptions
  */
+/** @typedef {import("../websocket/message-limit.js").MessageLimiter} MessageLimiter */
 
+/** @param {unknown} value @param {string} field @param {number} min @param {number} max @returns {number} */
 function wholeNumber(value, field, min, max) {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new SluiceConfigError(field, `must be a whole number from ${min} to ${max}; got ${describe(value)}`);
@@ -63,6 +65,7 @@ function wholeNumber(value, field, min, max) {
   return value;
 }
 
+/** @param {unknown} value @param {string} field @param {number} max @returns {number} */
 function secondsAsMs(value, field, max) {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
     throw new SluiceConfigError(field, `must be a positive number of seconds; got ${describe(value)}`);
@@ -74,23 +77,26 @@ function secondsAsMs(value, field, max) {
 }
 
 // As many keys as fit DEFAULT_TABLE_BYTES (at most DEFAULT_KEY_CAPACITY): a large max holds fewer keys.
+/** @param {number} max @returns {number} */
 function defaultKeyCapacity(max) {
   let capacity = DEFAULT_KEY_CAPACITY;
   while (capacity > MIN_DEFAULT_KEYS && tableBytes("concurrency", max, capacity) > DEFAULT_TABLE_BYTES) capacity = Math.floor(capacity * 0.9);
   return Math.max(capacity, MIN_DEFAULT_KEYS);
 }
 
+/** @template {Function} F @param {F | undefined} value @param {string} field @returns {F | undefined} */
 function optionalFunction(value, field) {
   if (value !== undefined && typeof value !== "function") throw new SluiceConfigError(field, `must be a function; got ${describe(value)}`);
   return value;
 }
 
+/** @param {unknown} value @returns {MessageLimiter | null} */
 function messageLimiter(value) {
   if (value === undefined) return null;
-  if (value === null || typeof value !== "object" || typeof value.connection !== "function") {
+  if (value === null || typeof value !== "object" || typeof (/** @type {{ connection?: unknown }} */ (value).connection) !== "function") {
     throw new SluiceConfigError("messages", `must be a message limiter from createMessageLimiter(); got ${describe(value)}`);
   }
-  return value;
+  return /** @type {MessageLimiter} */ (value);
 }
 
 /**
@@ -125,7 +131,7 @@ export function normalizeConcurrencyOptions(options) {
   const store = options.store ?? "memory";
   if (store !== "memory" && store !== "durable") throw new SluiceConfigError("store", `must be 'memory' or 'durable'; got ${describe(store)}`);
   for (const field of ["binding", "timeoutMs", "fallback"]) {
-    if (store === "memory" && options[field] !== undefined) throw new SluiceConfigError(field, "applies to store 'durable'; this limiter's store is 'memory'");
+    if (store === "memory" && options[/** @type {"binding" | "timeoutMs" | "fallback"} */ (field)] !== undefined) throw new SluiceConfigError(field, "applies to store 'durable'; this limiter's store is 'memory'");
   }
   const binding = options.binding ?? "SLUICE_DO";
   checkBinding(binding, "binding", ["idFromName", "get"]);

@@ -9,10 +9,18 @@ import { concurrencyInIsolate } from "../../engine/isolate.js";
 import { isBound, resolveBinding } from "../../stores/binding.js";
 import { withDeadline } from "../../stores/deadline.js";
 
+/** @import { ConcurrencyDecision } from "./engine.js" */
+/** @import { SluiceDurableObject } from "../../stores/durable-object.js" */
+/** @typedef {ReturnType<typeof import("./options.js").normalizeConcurrencyOptions>} ConcurrencySettings */
+/** @typedef {"acquire" | "release" | "renew"} ConcurrencyOp */
+/** @typedef {{ waitUntil?: (promise: Promise<unknown>) => void }} ExecutionContextLike */
+/** What createConcurrencyStore returns. @typedef {ReturnType<typeof createConcurrencyStore>} ConcurrencyStore */
+
 /**
  * createConcurrencyStore returns { acquire, release, renew, counters } for normalized `settings`.
  * acquire(key, holder, cost, env, ctx) resolves to the core's decision with `store`: "durable",
  * "memory", or "none" when nothing could count and failMode decided (allowed: failMode === "open").
+ * @param {ConcurrencySettings} settings
  */
 export function createConcurrencyStore(settings) {
   const { rule, store, binding, timeoutMs, fallback, failMode, clock } = settings;
@@ -30,20 +38,24 @@ export function createConcurrencyStore(settings) {
     leasesLost: 0,
   };
 
+  /** @param {ConcurrencyOp} op @param {string} key @param {number} holder @param {number} cost @returns {ConcurrencyDecision} */
   const inMemory = (op, key, holder, cost) => concurrencyInIsolate(op, rule, key, holder, cost, Math.floor(clock()));
 
+  /** @param {string} key @param {unknown} env */
   function object(key, env) {
-    const namespace = resolveBinding(binding, env, "concurrency store binding");
+    const namespace = /** @type {DurableObjectNamespace<SluiceDurableObject>} */ (resolveBinding(binding, env, "concurrency store binding"));
     // One object per key: a key's holders are counted in one place, and keys spread over objects.
     return namespace.get(namespace.idFromName(`sluice/concurrency/${rule.id}/${key}`));
   }
 
+  /** @param {ConcurrencyOp} op @param {string} key @param {number} holder @param {number} cost @param {unknown} env @returns {Promise<ConcurrencyDecision>} */
   async function inObject(op, key, holder, cost, env) {
     const decision = await withDeadline(object(key, env).concurrency(op, { rule, key, holder, cost }), timeoutMs, "the Durable Object");
-    decision.store = "durable";
-    return decision;
+    /** @type {ConcurrencyDecision} */ (decision).store = "durable";
+    return /** @type {ConcurrencyDecision} */ (decision);
   }
 
+  /** @param {ExecutionContextLike | undefined} ctx @param {string} key @param {number} holder @param {unknown} env */
   function failed(ctx, key, holder, env) {
     // The object may have taken the units before failing or timing out: give them back, best effort,
     // so they do not wait out the lease.
@@ -54,6 +66,7 @@ export function createConcurrencyStore(settings) {
   // A binding env lacks is a deployment mistake, not an outage: falling back for it would count in each
   // isolate's memory (N isolates admitting N x max), and failMode "open" would admit everyone. So it
   // fails every acquisition, naming the field; a binding that is present but fails still falls back.
+  /** @param {unknown} env */
   function checkBound(env) {
     if (!isBound(binding, env)) {
       throw new SluiceConfigError(
@@ -63,6 +76,7 @@ export function createConcurrencyStore(settings) {
     }
   }
 
+  /** @param {string} key @param {number} holder @param {number} cost @param {unknown} env @param {ExecutionContextLike | undefined} ctx @returns {Promise<ConcurrencyDecision>} */
   async function acquire(key, holder, cost, env, ctx) {
     if (store === "memory") return inMemory("acquire", key, holder, cost);
     checkBound(env);
@@ -82,6 +96,7 @@ export function createConcurrencyStore(settings) {
   }
 
   // Release and renew never throw: a failure is counted, and the lease runs out on its own.
+  /** @param {"release" | "renew"} op @param {ConcurrencyDecision["store"]} where @param {string} key @param {number} holder @param {unknown} env @returns {Promise<ConcurrencyDecision | null>} */
   async function update(op, where, key, holder, env) {
     if (where === "none") return null;
     try {
@@ -96,7 +111,7 @@ export function createConcurrencyStore(settings) {
   return {
     counters,
     acquire,
-    release: (where, key, holder, env) => update("release", where, key, holder, env),
-    renew: (where, key, holder, env) => update("renew", where, key, holder, env),
+    release: (/** @type {ConcurrencyDecision["store"]} */ where, /** @type {string} */ key, /** @type {number} */ holder, /** @type {unknown} */ env) => update("release", where, key, holder, env),
+    renew: (/** @type {ConcurrencyDecision["store"]} */ where, /** @type {string} */ key, /** @type {number} */ holder, /** @type {unknown} */ env) => update("renew", where, key, holder, env),
   };
 }

@@ -12,6 +12,7 @@ import { cidrMatcher } from "../../http/addresses.js";
 import { requestOf } from "../../http/keys.js";
 
 /** @import { KeyInput } from "../../http/keys.js" */
+/** A list, compiled: its CIDR blocks' matcher (null: none), country codes and AS numbers. @typedef {{ ips: { matches: (text: string | null) => boolean } | null, countries: Set<string>, asns: Set<number> }} CompiledList */
 
 /**
  * What one list names.
@@ -74,11 +75,12 @@ function matchIn(list, name, address, country, asn) {
   return null;
 }
 
+/** @param {unknown} raw @param {string} path @returns {CompiledList | null} */
 function compileList(raw, path) {
   if (raw === undefined) return null;
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new SluiceConfigError(path, `must be an object { ips, countries, asns }; got ${describe(raw)}`);
   for (const field of Object.keys(raw)) if (!LIST_FIELDS.includes(field)) throw new SluiceConfigError(`${path}.${field}`, `is not an option (known: ${LIST_FIELDS.join(", ")})`);
-  const { ips = [], countries = [], asns = [] } = raw;
+  const { ips = [], countries = [], asns = [] } = /** @type {{ ips?: unknown[], countries?: unknown[], asns?: number[] }} */ (raw); // each entry is checked below
   for (const [field, value] of [["ips", ips], ["countries", countries], ["asns", asns]]) {
     if (!Array.isArray(value)) throw new SluiceConfigError(`${path}.${field}`, `must be an array; got ${describe(value)}`);
     if (value.length > MAX_LIST_ENTRIES) throw new SluiceConfigError(`${path}.${field}`, `holds ${value.length} entries; at most ${MAX_LIST_ENTRIES}`);
@@ -92,12 +94,14 @@ function compileList(raw, path) {
     }
     matcher = /** @type {{ matches: (text: string | null) => boolean }} */ (cidrMatcher(ips));
   }
+  /** @type {Set<string>} */
   const codes = new Set();
   countries.forEach((code, i) => {
     const upper = typeof code === "string" ? code.toUpperCase() : code;
     if (typeof upper !== "string" || !COUNTRY.test(upper)) throw new SluiceConfigError(`${path}.countries[${i}]`, `must be a two-letter country code such as "NZ"; got ${describe(code)}`);
     codes.add(upper);
   });
+  /** @type {Set<number>} */
   const numbers = new Set();
   asns.forEach((asn, i) => {
     if (!Number.isInteger(asn) || asn < 0 || asn > 4_294_967_295) throw new SluiceConfigError(`${path}.asns[${i}]`, `must be an AS number (a whole number up to 4294967295); got ${describe(asn)}`);

@@ -17,7 +17,7 @@ import { storeKey } from "../../http/keys.js";
 import { normalizeLockoutOptions } from "./options.js";
 import { withDeadline } from "../../stores/deadline.js";
 
-/** @import { Store } from "../../stores/store.js" */
+/** @import { NormalizedRule, Store, StoreCheck } from "../../stores/store.js" */
 
 /**
  * @typedef {object} LockoutAttempt
@@ -37,15 +37,23 @@ import { withDeadline } from "../../stores/deadline.js";
  * @property {boolean} counted False when no store could count the failure (failMode decided).
  */
 
+/**
+ * What the engine keeps of an attempt until it is settled: its scopes' keys (null without an account),
+ * the request's env and ctx for the stores, and an explicit verdict (fail() or succeed()).
+ * @typedef {{ keys: string[] | null, env: any, ctx: any, verdict: "failure" | "success" | null, settled: boolean }} AttemptState
+ */
+
 const PEEK = true;
 const LOCKED_BODY_ERROR = "too many failed attempts";
 
+/** @param {() => number} clock @returns {number} */
 function currentTime(clock) {
   const now = Math.floor(clock());
   if (!(now >= 0)) throw new RangeError(`sluice: clock() returned ${String(now)}; it must return milliseconds since the epoch`);
   return now;
 }
 
+/** @param {unknown} value @returns {string | undefined} */
 function textOf(value) {
   if (value === undefined || value === null) return undefined;
   const text = typeof value === "string" ? value : String(value);
@@ -53,6 +61,7 @@ function textOf(value) {
 }
 
 // "|" joins the parts of a scope's key and "%" escapes, so no account can pass for another with a client.
+/** @param {string} text @returns {string} */
 function escapePart(text) {
   return /[%|]/.test(text) ? text.replace(/%/g, "%25").replace(/\|/g, "%7C") : text;
 }
@@ -61,6 +70,7 @@ function escapePart(text) {
  * createLockoutEngine validates `options` and returns the engine the middleware and createLockout
  * share: { settings, check(args, env, ctx), settle(attempt, status), refusedResponse(attempt) }, where
  * `args` are what key functions receive ([c] in Hono, [request, env, ctx] otherwise).
+ * @param {unknown} options
  */
 export function createLockoutEngine(options) {
   const settings = normalizeLockoutOptions(options);
@@ -74,7 +84,7 @@ export function createLockoutEngine(options) {
     /** Clearing failures (after a lock, or a success) failed or timed out: they age out of their window instead. */
     resetFailures: 0,
   };
-  /** @type {WeakMap<LockoutAttempt, { keys: string[], env: unknown, ctx: unknown, verdict: string | null, settled: boolean }>} */
+  /** @type {WeakMap<LockoutAttempt, AttemptState>} */
   const state = new WeakMap();
 
   /**
@@ -97,7 +107,7 @@ export function createLockoutEngine(options) {
   /**
    * Clears `checks` ({ rule, key }): bounded, and a failure is counted, never thrown into the
    * response (the failures then age out of their window; a lock is never cleared this way).
-   * @param {Array<{ rule: any, key: string }>} checks
+   * @param {Array<{ rule: NormalizedRule, key: string }>} checks @param {any} env @param {any} ctx
    */
   async function clear(checks, env, ctx) {
     try {
@@ -109,11 +119,12 @@ export function createLockoutEngine(options) {
     }
   }
 
-  /** @param {any} env @param {any} ctx */
+  /** @param {any} env @param {any} ctx @param {NormalizedRule} rule @param {string} key */
   function decideOne(rule, key, env, ctx) {
     return store.decide([{ rule, key, cost: 1 }], { nowMs: currentTime(clock), env, ctx });
   }
 
+  /** @param {Omit<LockoutAttempt, "fail" | "succeed">} fields @param {AttemptState} internal @returns {LockoutAttempt} */
   function newAttempt(fields, internal) {
     const attempt = {
       ...fields,
@@ -138,6 +149,7 @@ export function createLockoutEngine(options) {
     if (found === null) {
       return newAttempt({ allowed: false, reason: "missing_account", account: null, retryAfterMs: 0, store: null }, { keys: null, env, ctx, verdict: null, settled: true });
     }
+    /** @type {StoreCheck[]} */
     const checks = [];
     scopes.forEach((scope, i) => {
       const key = found.keys[i];
@@ -159,6 +171,7 @@ export function createLockoutEngine(options) {
 
   // A failure in one scope: charged; when it reaches maxFailures (or finds them reached), the scope
   // is locked and its failures cleared. Returns whether it locked, or null when nothing could count it.
+  /** @param {(typeof scopes)[number]} scope @param {string} key @param {any} env @param {any} ctx @returns {Promise<boolean | null>} */
   async function chargeFailure(scope, key, env, ctx) {
     const failures = await decideOne(scope.failures, key, env, ctx);
     if (failures.store === "none") return null;
@@ -174,6 +187,7 @@ export function createLockoutEngine(options) {
     return true;
   }
 
+  /** @param {AttemptState} internal @param {number} status @returns {"failure" | "success" | "neutral"} */
   function classify(internal, status) {
     if (internal.verdict !== null) return internal.verdict;
     if (failureStatuses.includes(status)) return "failure";
@@ -191,7 +205,9 @@ export function createLockoutEngine(options) {
     if (internal.settled) return { outcome: "neutral", locked: [], counted: false };
     internal.settled = true;
     const outcome = classify(internal, status);
-    const { keys, env, ctx } = internal;
+    const { env, ctx } = internal;
+    // An attempt without an account (keys null) was settled when it was made.
+    const keys = /** @type {string[]} */ (internal.keys);
     if (outcome === "failure") {
       const results = await Promise.all(scopes.map((scope, i) => chargeFailure(scope, keys[i], env, ctx)));
       return {
@@ -201,6 +217,7 @@ export function createLockoutEngine(options) {
       };
     }
     if (outcome === "success" && resetOnSuccess) {
+      /** @type {Array<{ rule: NormalizedRule, key: string }>} */
       const checks = [];
       scopes.forEach((scope, i) => {
         checks.push({ rule: scope.failures, key: keys[i] });
@@ -215,6 +232,8 @@ export function createLockoutEngine(options) {
    * refusedResponse is the answer to an attempt that may not proceed: 429 with Retry-After while
    * locked, 400 without an account. What a locked response says depends only on how long the lock
    * lasts: never on whether the account exists, nor on which scope is locked.
+   * @param {LockoutAttempt} attempt
+   * @returns {Response}
    */
   function refusedResponse(attempt) {
     if (attempt.reason === "missing_account") {

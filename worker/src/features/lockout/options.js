@@ -21,7 +21,8 @@ import { STORE_FIELDS, resolveStore, storeName } from "../../stores/registry.js"
 
 /** @import { KeyFunction, KeyHelper, KeySource } from "../../http/keys.js" */
 /** @import { BreakerOptions } from "../../stores/breaker.js" */
-/** @import { Store } from "../../stores/store.js" */
+/** @import { NormalizedRule, Store } from "../../stores/store.js" */
+/** Lock lengths that grow: each lock `factor` times the one before, up to maxLockMs, counted over windowMs. @typedef {{ factor: number, maxLockMs: number, windowMs: number }} Backoff */
 
 /**
  * The options of lockout() and createLockout(); every one but `key` has a default (docs/lockout.md).
@@ -88,6 +89,7 @@ const ACCOUNT_FIELDS = ["maxFailures", "windowSec", "lockSec"];
 const BACKOFF_FIELDS = ["factor", "maxLockSec", "windowSec"];
 
 // Seconds as whole milliseconds (the core's unit); its upper bound is the core's (normalizeRuleSpec).
+/** @param {unknown} value @param {string} field @returns {number} */
 function durationMs(value, field) {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
     throw new SluiceConfigError(field, `must be a positive number of seconds; got ${describe(value)}`);
@@ -99,6 +101,7 @@ function durationMs(value, field) {
 
 // A rule of the lockout, built and bounded by the host like any rule; a refusal of the core names the
 // lockout's own option (`field`), not the rule's.
+/** @param {string} name @param {number} limit @param {number} windowMs @param {number} keyCapacity @param {string} field @returns {NormalizedRule} */
 function lockoutRule(name, limit, windowMs, keyCapacity, field) {
   try {
     return normalizeRuleSpec({ name, algorithm: "sliding-log", limit, windowMs, keyCapacity });
@@ -108,6 +111,7 @@ function lockoutRule(name, limit, windowMs, keyCapacity, field) {
   }
 }
 
+/** @param {unknown} backoff @returns {Backoff | null} */
 function normalizeBackoff(backoff) {
   if (backoff === undefined || backoff === false) return null;
   const given = backoff === true ? {} : backoff;
@@ -123,6 +127,7 @@ function normalizeBackoff(backoff) {
 
 // The lock lengths of one scope: lockMs, then each `factor` times the one before, up to maxLockMs.
 // Configuration only: the core decides when a lock ends.
+/** @param {number} lockMs @param {Backoff | null} backoff @returns {number[]} */
 function lockLengths(lockMs, backoff) {
   if (backoff === null) return [lockMs];
   if (backoff.maxLockMs <= lockMs) return [lockMs];
@@ -133,7 +138,10 @@ function lockLengths(lockMs, backoff) {
   return lengths;
 }
 
-/** @param {"client" | "account"} scope */
+/**
+ * @param {"client" | "account"} scope @param {number} maxFailures @param {number} windowMs @param {number} lockMs
+ * @param {Backoff | null} backoff @param {string} name @param {number} keyCapacity @param {string} where
+ */
 function normalizeScope(scope, maxFailures, windowMs, lockMs, backoff, name, keyCapacity, where) {
   const prefix = `${name}.${scope}`;
   const lengths = lockLengths(lockMs, backoff);
@@ -148,12 +156,14 @@ function normalizeScope(scope, maxFailures, windowMs, lockMs, backoff, name, key
   });
 }
 
+/** @param {unknown} client @returns {KeyFunction | null} */
 function normalizeClient(client) {
   if (client === undefined) return ip();
   if (client === false) return null;
   return toKeyFunction(client, "client");
 }
 
+/** @param {Record<string, any>} options @returns {Store} */
 function normalizeStore(options) {
   if (storeName(options.store) === "kv") {
     throw new SluiceConfigError("store", "cannot be 'kv' for lockout: KV is eventually consistent (a lock set in one location is unseen in another for up to a minute) and cannot clear a count; use 'durable' or 'memory'");
@@ -161,6 +171,7 @@ function normalizeStore(options) {
   if (Array.isArray(options.fallback) && options.fallback.includes("kv")) {
     throw new SluiceConfigError(`fallback[${options.fallback.indexOf("kv")}]`, "cannot be 'kv' for lockout: KV cannot clear a count nor show a lock everywhere at once; give [\"memory\"] or []");
   }
+  /** @type {Record<string, unknown>} */
   const given = {};
   for (const field of STORE_FIELDS) if (options[field] !== undefined) given[field] = options[field];
   const named = given.store ?? LOCKOUT_STORE_DEFAULTS.store;
@@ -172,6 +183,7 @@ function normalizeStore(options) {
   return store;
 }
 
+/** @param {unknown} statuses @returns {readonly number[]} */
 function normalizeFailureStatuses(statuses) {
   if (statuses === undefined) return DEFAULT_FAILURE_STATUSES;
   if (!Array.isArray(statuses)) throw new SluiceConfigError("failureStatuses", `must be an array of HTTP statuses from 400 to 599; got ${describe(statuses)}`);
@@ -179,11 +191,12 @@ function normalizeFailureStatuses(statuses) {
   return Object.freeze([...statuses]);
 }
 
+/** @param {unknown} normalize @returns {((account: string) => string | null) | null} */
 function normalizeNormalize(normalize) {
   if (normalize === undefined || normalize === true) return normalizeAccount;
   if (normalize === false) return null;
   if (typeof normalize !== "function") throw new SluiceConfigError("normalize", `must be false or a function from the account name to its canonical form; got ${describe(normalize)}`);
-  return normalize;
+  return /** @type {(account: string) => string | null} */ (normalize);
 }
 
 /**
@@ -191,6 +204,7 @@ function normalizeNormalize(normalize) {
  * settings: { account (key function), client (key function or null), scopes, failureStatuses,
  * resetOnSuccess, normalize, code, store, clock }. scopes lists, per scope ("client": per account and
  * client; "account": per account from every client), { scope, maxFailures, failures, locks, lockouts }.
+ * @param {unknown} options
  */
 export function normalizeLockoutOptions(options) {
   if (!isPlainObject(options)) throw new SluiceConfigError("options", `must be an object; got ${describe(options)}`);

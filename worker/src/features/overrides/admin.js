@@ -13,16 +13,16 @@ const BEARER = /^Bearer +(\S+) *$/i;
 const MIN_TOKEN_CHARS = 32;
 const MAX_BODY_BYTES = 4096;
 
-/** tokensEqual compares two tokens in time that depends on neither (both hashed first). */
+/** tokensEqual compares two tokens in time that depends on neither (both hashed first). @param {string} presented @param {string} expected @returns {Promise<boolean>} */
 async function tokensEqual(presented, expected) {
-  const encode = (text) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  const encode = (/** @type {string} */ text) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   const [a, b] = (await Promise.all([encode(presented), encode(expected)])).map((d) => new Uint8Array(d));
   let difference = 0;
   for (let i = 0; i < a.length; i++) difference |= a[i] ^ b[i];
   return difference === 0;
 }
 
-const json = (body, status = 200) => Response.json(body, { status, headers: { "cache-control": "no-store" } });
+const json = (/** @type {unknown} */ body, status = 200) => Response.json(body, { status, headers: { "cache-control": "no-store" } });
 
 /**
  * overridesAdmin returns the admin API's fetch handler.

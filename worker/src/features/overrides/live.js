@@ -37,6 +37,7 @@ export function liveOverrides(options = {}) {
   /** @type {Promise<void> | null} */
   let inFlight = null;
 
+  /** @param {any} env The Worker's env, as refresh gets it (the binding is looked up by name and checked). @returns {Promise<void>} */
   async function fetchTable(env) {
     const namespace = env?.[binding];
     if (namespace === undefined || typeof namespace.idFromName !== "function") {
@@ -82,7 +83,7 @@ export function liveOverrides(options = {}) {
   });
 }
 
-/** isLiveTable reports whether `value` came from liveOverrides(). @param {unknown} value */
+/** isLiveTable reports whether `value` came from liveOverrides(). @param {unknown} value @returns {value is ReturnType<typeof liveOverrides>} */
 export function isLiveTable(value) {
   return value !== null && typeof value === "object" && /** @type {any} */ (value)[LIVE_TABLE] === true;
 }

@@ -15,7 +15,7 @@ const SCHEMA = `
 /** The audit keeps the latest changes only. */
 const AUDIT_ROWS = 1000;
 
-/** fingerprint is the first 16 hex digits of SHA-256(text): enough to tell overrides apart, nothing to reuse. */
+/** fingerprint is the first 16 hex digits of SHA-256(text): enough to tell overrides apart, nothing to reuse. @param {string} text @returns {Promise<string>} */
 export async function fingerprint(text) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   return [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -68,7 +68,7 @@ export class SluiceOverridesObject extends DurableObject {
     }
     const version = this.#version() + 1;
     this.sql.exec("INSERT INTO sluice_overrides (kind, text, lim) VALUES (?, ?, ?) ON CONFLICT (kind, text) DO UPDATE SET lim = excluded.lim", kind, text, override.limit);
-    await this.#audit(version, actor, "put", kind, text, override.limit);
+    await this.#audit(version, actor, "put", kind, /** @type {string} */ (text), override.limit); // normalizeOverrides checked it
     return { ok: true, version };
   }
 
@@ -92,6 +92,7 @@ export class SluiceOverridesObject extends DurableObject {
     return this.sql.exec("SELECT version, at, actor, action, kind, fingerprint, lim FROM sluice_overrides_audit ORDER BY version DESC LIMIT 100").toArray();
   }
 
+  /** @param {number} version @param {unknown} actor @param {"put" | "remove"} action @param {string} kind @param {string} text @param {number | null} limit */
   async #audit(version, actor, action, kind, text, limit) {
     const entry = { version, at: Date.now(), actor: String(actor).slice(0, 64), action, kind, fingerprint: await fingerprint(text), limit };
     this.sql.exec("INSERT INTO sluice_overrides_meta (name, value) VALUES ('version', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value", version);

@@ -89,7 +89,7 @@ export async function chargeAfter(evaluate, args, env, ctx, response, cost, pend
   }
 }
 
-/** withoutHeader is `response` without header `name` (the origin's cost is not the client's business). */
+/** withoutHeader is `response` without header `name` (the origin's cost is not the client's business). @param {Response} response @param {string} name @returns {Response} */
 export function withoutHeader(response, name) {
   const headers = new Headers(response.headers);
   headers.delete(name);

@@ -68,7 +68,12 @@ export function responseCounting(options) {
   return { counts: counts ?? (() => true), cost, pendingCost, limiterOptions };
 }
 
-/** @param {Record<string, any>} options */
+/**
+ * Which responses count (null: all), from countWhen or skipSuccessfulRequests / skipFailedRequests,
+ * and the limiter's own options (the rest).
+ * @param {Record<string, any>} options
+ * @returns {{ counts: ((response: Response, args: readonly unknown[]) => boolean | Promise<boolean>) | null, limiterOptions: Record<string, any> }}
+ */
 function countingOf(options) {
   const { countWhen, skipSuccessfulRequests, skipFailedRequests, ...limiterOptions } = options;
   for (const [field, value] of [["skipSuccessfulRequests", skipSuccessfulRequests], ["skipFailedRequests", skipFailedRequests]]) {
@@ -80,12 +85,12 @@ function countingOf(options) {
   if (countWhen !== undefined && (skipSuccessfulRequests !== undefined || skipFailedRequests !== undefined)) {
     throw new SluiceConfigError("countWhen", "cannot be given with skipSuccessfulRequests or skipFailedRequests: give one way of choosing");
   }
-  if (skipSuccessfulRequests === true) return { counts: (response) => response.status >= 400, limiterOptions };
-  if (skipFailedRequests === true) return { counts: (response) => response.status < 400, limiterOptions };
+  if (skipSuccessfulRequests === true) return { counts: (/** @type {Response} */ response) => response.status >= 400, limiterOptions };
+  if (skipFailedRequests === true) return { counts: (/** @type {Response} */ response) => response.status < 400, limiterOptions };
   if (countWhen === undefined) return { counts: null, limiterOptions };
   if (typeof countWhen === "function") {
     return {
-      counts: async (response, args) => {
+      counts: async (/** @type {Response} */ response, /** @type {readonly unknown[]} */ args) => {
         const verdict = await countWhen(response, ...args);
         if (typeof verdict !== "boolean") throw new TypeError(`sluice: countWhen returned ${String(verdict)}; it must return true or false`);
         return verdict;
@@ -102,6 +107,6 @@ function countingOf(options) {
   if (!Array.isArray(countWhen.status) || countWhen.status.length < 1 || countWhen.status.length > 32) {
     throw new SluiceConfigError("countWhen.status", `must be a list of 1 to 32 statuses or ranges; got ${describe(countWhen.status)}`);
   }
-  const ranges = countWhen.status.map((value, i) => statusRange(value, `countWhen.status[${i}]`));
-  return { counts: (response) => ranges.some(([low, high]) => response.status >= low && response.status <= high), limiterOptions };
+  const ranges = countWhen.status.map((/** @type {unknown} */ value, /** @type {number} */ i) => statusRange(value, `countWhen.status[${i}]`));
+  return { counts: (/** @type {Response} */ response) => ranges.some((/** @type {[number, number]} */ [low, high]) => response.status >= low && response.status <= high), limiterOptions };
 }

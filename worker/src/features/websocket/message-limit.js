@@ -10,6 +10,8 @@ import { SluiceConfigError, describe } from "../../engine/errors.js";
 import { declareTables, decideInIsolate, exportKeyState, importKeyState, memoryTable } from "../../engine/isolate.js";
 import { normalizeRuleSpec } from "../../engine/options.js";
 
+/** @import { NormalizedRule, StoreCheck } from "../../stores/store.js" */
+
 const FIELDS = ["name", "perConnection", "perKey", "onLimited", "closeAfter", "closeCode", "closeReason", "errorFrame", "clock"];
 const RULE_FIELDS = ["limit", "windowSec", "windowMs", "algorithm", "keyCapacity"];
 
@@ -44,9 +46,7 @@ const RULE_FIELDS = ["limit", "windowSec", "windowMs", "algorithm", "keyCapacity
 
 /**
  * What a gate answers the client through: a WebSocket, or Hono's WSContext.
- * @typedef {object} MessageSocket
- * @property {(data: string) => void} send
- * @property {(code?: number, reason?: string) => void} close
+ * @typedef {{ send(data: string): void, close(code?: number, reason?: string): void }} MessageSocket
  */
 
 /**
@@ -65,6 +65,7 @@ const RULE_FIELDS = ["limit", "windowSec", "windowMs", "algorithm", "keyCapacity
  * @property {{ admitted: number; dropped: number; closed: number }} counters
  */
 
+/** @param {unknown} spec @param {string} field @param {string} name @returns {NormalizedRule | null} */
 function ruleOf(spec, field, name) {
   if (spec === undefined) return null;
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
@@ -84,6 +85,7 @@ function randomId() {
   return `ws:${words[0].toString(36)}${words[1].toString(36)}${words[2].toString(36)}`;
 }
 
+/** @param {{ retryAfterMs: number }} decision @returns {string} */
 function defaultErrorFrame(decision) {
   return JSON.stringify({ error: "rate_limited", retryAfter: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) });
 }
@@ -138,6 +140,7 @@ export function createMessageLimiter(options) {
     let violations = snapshot?.violations ?? 0;
     let closed = false;
     if (perConnection !== null && snapshot?.connectionState) importKeyState(perConnection, id, new Uint8Array(snapshot.connectionState));
+    /** @type {StoreCheck[]} */
     const checks = [];
     if (perConnection !== null) checks.push({ rule: perConnection, key: id, cost: 1 });
     if (perKey !== null) checks.push({ rule: perKey, key, cost: 1 });

@@ -3,11 +3,12 @@
 // from the client, and the gateway proxies its upstream's sockets. Runs in workerd (WebSocketPair).
 
 // Codes a close() may send; the others (1005 no status, 1006 abnormal, 1015 TLS) are only ever received.
+/** @param {number} code @returns {boolean} */
 function sendableCode(code) {
   return code === 1000 || (code >= 1001 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
 }
 
-/** closeSocket closes `socket` with `code` and `reason` where the runtime allows it, else with 1000; never throws. */
+/** closeSocket closes `socket` with `code` and `reason` where the runtime allows it, else with 1000; never throws. @param {{ close(code?: number, reason?: string): void }} socket @param {number} code @param {string} reason */
 export function closeSocket(socket, code, reason = "") {
   try {
     if (sendableCode(code)) socket.close(code, reason);
@@ -19,7 +20,7 @@ export function closeSocket(socket, code, reason = "") {
 
 /**
  * @typedef {object} RelayHooks
- * @property {(data: string | ArrayBuffer, client: {send: Function, close: Function}) => boolean} [onClientMessage]
+ * @property {(data: string | ArrayBuffer, client: { send(data: string): void, close(code: number, reason: string): void }) => boolean} [onClientMessage]
  *   called for every frame from the client; return false to drop it. `client` answers the client: its
  *   send() reaches the client only, its close(code, reason) closes both sides
  * @property {(code: number, reason: string) => void} [onClose] called once, when either side closes or errs
@@ -41,6 +42,7 @@ export function relayWebSocket(inner, hooks = {}) {
   inner.accept();
   server.accept();
   let closed = false;
+  /** @param {number} code @param {string} reason */
   const finish = (code, reason) => {
     if (closed) return;
     closed = true;
@@ -56,8 +58,8 @@ export function relayWebSocket(inner, hooks = {}) {
   // What a hook answers the client through: a close ends the relay at once, without waiting for the
   // client to answer the close frame.
   const toClient = {
-    send: (data) => server.send(data),
-    close: (code, reason) => {
+    send: (/** @type {string} */ data) => server.send(data),
+    close: (/** @type {number} */ code, /** @type {string} */ reason) => {
       closeSocket(server, code, reason);
       closeSocket(inner, code, reason);
       finish(code, reason);
