@@ -132,6 +132,7 @@ Status Limiter::lend_from_log(RuleTable& rt, uint32_t slot, uint64_t hash, int64
                               int64_t now_ms, Lease* out) {
   const Rule& rule = rt.rule;
   *out = Lease{};
+  out->starts_at_ms = now_ms;  // a log's lease is usable at once (it lends nothing ahead)
   if (slot == KeyTable::kMissing) {
     // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
     const Start start = start_of(rt, hash, now_ms, false);

@@ -127,6 +127,16 @@ TEST_CASE("a fixed window lends its next window ahead near its end, usable from 
   REQUIRE(limiter.give_back(rule, key, 10, 65'000, &returned) == Status::kOk);
   CHECK(returned == 10);
   CHECK(check(limiter, rule, key, 60'002).remaining == 73);
+  // A sliding log and a bucket lend nothing ahead, whatever ahead_ms: their leases start at once.
+  const uint32_t log = add(limiter, Algorithm::kSlidingLog, 100, 60'000);
+  REQUIRE(check(limiter, log, key, 59'000).allowed);
+  REQUIRE(limiter.lend(log, key, 40, 5'000, 59'500, &lease, 1'000) == Status::kOk);
+  CHECK(lease.units > 0);
+  CHECK(lease.starts_at_ms == 59'500);
+  const uint32_t bucket = add(limiter, Algorithm::kTokenBucket, 100, 60'000);
+  REQUIRE(limiter.lend(bucket, key, 10, 5'000, 59'500, &lease, 1'000) == Status::kOk);
+  CHECK(lease.units > 0);
+  CHECK(lease.starts_at_ms == 59'500);
   // Without ahead_ms nothing is lent ahead: from window 1, until its end.
   REQUIRE(limiter.lend(rule, key, 4, 5'000, 119'900, &lease) == Status::kOk);
   CHECK(lease.starts_at_ms == 119'900);
