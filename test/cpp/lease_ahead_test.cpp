@@ -127,6 +127,21 @@ TEST_CASE("a fixed window lends its next window ahead near its end, usable from 
   REQUIRE(limiter.give_back(rule, key, 10, 65'000, &returned) == Status::kOk);
   CHECK(returned == 10);
   CHECK(check(limiter, rule, key, 60'002).remaining == 73);
+  // What is lent ahead delays retries and the reset: a request of 80 does not fit beside the 25 lent
+  // into window 1, so it is admitted at window 2's start, not 1's; one of 75 at 1's.
+  Decision d;
+  Limiter fresh(SipHashKey{1, 2});
+  const uint32_t r = add(fresh, Algorithm::kFixedWindow, 100, 60'000);
+  REQUIRE(fresh.lend(r, key, 40, 5'000, 59'500, &lease, 1'000) == Status::kOk);
+  REQUIRE(lease.units == 25);
+  REQUIRE(fresh.check_one(r, key, 100, 59'600, true, &d) == Status::kOk);
+  REQUIRE(d.allowed);
+  REQUIRE(fresh.check_one(r, key, 80, 59'600, false, &d) == Status::kOk);
+  CHECK_FALSE(d.allowed);
+  CHECK(d.retry_after_ms == 120'000 - 59'600);
+  CHECK(d.reset_ms == 120'000 - 59'600);
+  REQUIRE(fresh.check_one(r, key, 75, 59'600, false, &d) == Status::kOk);
+  CHECK(d.retry_after_ms == 60'000 - 59'600);
   // A sliding log and a bucket lend nothing ahead, whatever ahead_ms: their leases start at once.
   const uint32_t log = add(limiter, Algorithm::kSlidingLog, 100, 60'000);
   REQUIRE(check(limiter, log, key, 59'000).allowed);

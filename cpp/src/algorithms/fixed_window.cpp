@@ -30,11 +30,15 @@ Decision decide_in(const Rule& rule, const View& v, int64_t now, int64_t cost) {
   d.allowed = v.count + cost <= rule.limit;
   const int64_t used = d.allowed ? v.count + cost : v.count;
   d.remaining = rule.limit - used;
-  d.reset_ms = window_end - now;
+  // Units lent ahead are the next window's count from its start: the key is back to full quota, and a
+  // request that does not fit beside them admitted, a window later.
+  d.reset_ms = (v.ahead > 0 ? window_end + rule.window_ms : window_end) - now;
   if (d.allowed) {
     d.retry_after_ms = 0;
+  } else if (cost > rule.limit) {
+    d.retry_after_ms = kNever;
   } else {
-    d.retry_after_ms = cost > rule.limit ? kNever : window_end - now;
+    d.retry_after_ms = (v.ahead + cost <= rule.limit ? window_end : window_end + rule.window_ms) - now;
   }
   return d;
 }

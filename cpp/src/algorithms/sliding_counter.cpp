@@ -55,8 +55,11 @@ Decision decide_in(const Rule& rule, const View& v, int64_t now, int64_t cost) {
   const int64_t current_after = d.allowed ? v.current + cost : v.current;
   d.remaining = detail::min64(detail::floor_div(budget - weighted(rule, v, current_after), rule.window_ms),
                               detail::max64(0, room - current_after));
-  // Back to full quota once neither window's count weighs any more.
-  if (current_after > 0) {
+  // Back to full quota once neither window's count weighs any more (units lent ahead are the next
+  // window's count, which weighs until the end of the window after it).
+  if (v.ahead > 0) {
+    d.reset_ms = window_start + 3 * rule.window_ms - now;
+  } else if (current_after > 0) {
     d.reset_ms = window_start + 2 * rule.window_ms - now;
   } else if (v.previous > 0) {
     d.reset_ms = window_start + rule.window_ms - now;
