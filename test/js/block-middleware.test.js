@@ -10,6 +10,7 @@ await import("../../worker/src/stores/kinds/durable.js");
 const { Hono } = await import("hono");
 const { rateLimit, ip } = await import("../../worker/src/hono.js");
 const { createLimiter, SluiceConfigError } = await import("../../worker/src/sluice.js");
+const { kvStore } = await import("../../worker/src/stores/kinds/kv.js");
 
 const T0 = Date.UTC(2030, 0, 1);
 const from = (address) => ({ headers: { "cf-connecting-ip": address } });
@@ -73,6 +74,8 @@ test("block options are refused naming the field", () => {
   assert.equal(refused({ blockMs: 1000, countDenied: true }), "blockMs");
   assert.equal(refused({ rules: [{ limit: 1, windowSec: 1 }, { limit: 5, windowSec: 60, blockSec: "60" }] }), "rules[1].blockSec");
   assert.equal(refused({ blockMs: 1000, store: "kv" }), "blockMs");
+  // The same for the store as an imported value (it used to be accepted, and KV throttled instead).
+  assert.equal(refused({ blockMs: 1000, store: kvStore }), "blockMs");
   assert.equal(refused({ blockSec: 60 }), "(accepted)");
   // The durable store's default fallback chain holds KV, which throttles a blocking rule during an outage.
   assert.equal(refused({ blockSec: 60, store: "durable" }), "(accepted)");

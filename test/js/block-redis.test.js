@@ -36,6 +36,9 @@ test("a burst over four isolates admits exactly the limit, then every isolate re
   );
   assert.equal(results.filter((r) => r.outcome.allowed).length, 10);
   assert.ok(results.every((r) => r.outcome.store === "redis"));
+  // Requests the compare-and-set could not set went in the key's log (redis-append-script.js); a
+  // peek's compare-and-set folds the log into the key's state.
+  await stores.send(0, { op: "decide", store, checks, nowMs: Date.now(), peek: true });
   // What Redis holds for the key is the blocked form (first word ~until, negative), not a log of 10 entries.
   const response = await fetch(bridge.url, {
     method: "POST",

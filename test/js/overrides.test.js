@@ -6,14 +6,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 const { Hono } = await import("hono");
-const { rateLimit, apiKey } = await import("../../worker/src/hono.js");
+const { rateLimit, apiKey, overrideList } = await import("../../worker/src/hono.js");
 const { SluiceConfigError } = await import("../../worker/src/sluice.js");
 
 const T0 = Date.UTC(2030, 0, 1);
 
 function app(overrides) {
   const app = new Hono();
-  app.get("/api", rateLimit({ key: apiKey("x-api-key"), limit: 4, windowSec: 60, algorithm: "fixed-window", clock: () => T0, overrides }), (c) => c.text("ok"));
+  app.get("/api", rateLimit({ key: apiKey("x-api-key"), limit: 4, windowSec: 60, algorithm: "fixed-window", clock: () => T0, overrides: overrideList(overrides) }), (c) => c.text("ok"));
   return app;
 }
 
@@ -51,7 +51,7 @@ test("an overridden key's responses say its own limit", async () => {
 test("overrides are refused naming the field", () => {
   const refused = (overrides, extra = {}) => {
     try {
-      rateLimit({ key: apiKey(), limit: 4, windowSec: 60, overrides, ...extra });
+      rateLimit({ key: apiKey(), limit: 4, windowSec: 60, overrides: overrideList(overrides), ...extra });
     } catch (error) {
       assert.ok(error instanceof SluiceConfigError, String(error));
       return error.field;
@@ -68,4 +68,19 @@ test("overrides are refused naming the field", () => {
   assert.equal(refused([{ key: "a", limit: 2 ** 40 }]), "overrides");
   assert.equal(refused([{ key: "a", limit: 2 }], { limit: () => 3 }), "overrides");
   assert.equal(refused([{ key: "a", limit: 2 }, { prefix: "b", limit: 400 }]), "(accepted)");
+});
+
+test("a list of overrides not wrapped in overrideList() is refused naming overrides and overrideList; inside rules, the rule's path", () => {
+  const refusal = (options) => {
+    try {
+      rateLimit({ key: apiKey(), ...options });
+    } catch (error) {
+      assert.ok(error instanceof SluiceConfigError, String(error));
+      return [error.field, /overrideList\(/.test(error.message)];
+    }
+    return ["(accepted)", false];
+  };
+  assert.deepEqual(refusal({ limit: 4, windowSec: 60, overrides: [{ key: "a", limit: 2 }] }), ["overrides", true]);
+  assert.deepEqual(refusal({ rules: [{ limit: 4, windowSec: 60 }, { limit: 9, windowSec: 1, overrides: [{ key: "a", limit: 2 }] }] }), ["rules[1].overrides", true]);
+  assert.deepEqual(refusal({ rules: [{ limit: 4, windowSec: 60, overrides: overrideList([{ key: "a", limit: 0 }]) }] }), ["rules[0].overrides[0].limit", false]);
 });

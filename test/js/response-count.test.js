@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 const { Hono } = await import("hono");
-const { rateLimit, ip } = await import("../../worker/src/hono.js");
+const { rateLimit, rateLimitOnResponse, ip } = await import("../../worker/src/hono.js");
 const { SluiceConfigError, createResponseLimiter } = await import("../../worker/src/sluice.js");
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -14,7 +14,7 @@ const from = (address, password) => ({ method: "POST", headers: { "cf-connecting
 function loginApp(options) {
   let runs = 0;
   const app = new Hono();
-  app.post("/login", rateLimit({ key: ip(), limit: 3, windowSec: 60, algorithm: "fixed-window", clock: () => T0, ...options }), (c) => {
+  app.post("/login", rateLimitOnResponse({ key: ip(), limit: 3, windowSec: 60, algorithm: "fixed-window", clock: () => T0, ...options }), (c) => {
     runs++;
     return c.req.header("x-password") === "right" ? c.text("welcome") : c.text("no", 401);
   });
@@ -53,7 +53,7 @@ test("skipSuccessfulRequests counts responses of 400 and above, skipFailedReques
 
 test("a predicate decides, and a handler that throws counts as the 500 Hono answers", async () => {
   const app = new Hono();
-  const limit = rateLimit({ key: ip(), limit: 2, windowSec: 60, clock: () => T0, countWhen: (response) => response.status >= 500 });
+  const limit = rateLimitOnResponse({ key: ip(), limit: 2, windowSec: 60, clock: () => T0, countWhen: (response) => response.status >= 500 });
   app.get("/boom", limit, () => {
     throw new Error("upstream down");
   });
@@ -77,7 +77,7 @@ test("with a block duration, the refusal that exceeds the failures blocks the ke
 test("counting options are refused naming the field", () => {
   const refused = (options) => {
     try {
-      rateLimit({ key: ip(), limit: 3, windowSec: 60, ...options });
+      rateLimitOnResponse({ key: ip(), limit: 3, windowSec: 60, ...options });
     } catch (error) {
       assert.ok(error instanceof SluiceConfigError, String(error));
       return error.field;
@@ -117,7 +117,7 @@ test("createResponseLimiter: check before the handler, settle after; only matchi
 // Cost from the origin (features/response-count/cost.js).
 function costApp(costHeader, options = {}) {
   const app = new Hono();
-  const limiter = rateLimit({ key: ip(), limit: 100, windowSec: 60, algorithm: "fixed-window", clock: () => T0, costFrom: { header: "x-sluice-cost", max: 50, default: 5 }, ...options });
+  const limiter = rateLimitOnResponse({ key: ip(), limit: 100, windowSec: 60, algorithm: "fixed-window", clock: () => T0, costFrom: { header: "x-sluice-cost", max: 50, default: 5 }, ...options });
   app.get("/query", limiter, (c) => {
     const value = costHeader(c);
     return value === undefined ? c.text("rows") : c.text("rows", 200, { "x-sluice-cost": value });
@@ -148,7 +148,7 @@ test("an origin's hostile or oversized cost header is bounded: above max charges
 test("costFrom options are refused naming the field", () => {
   const refused = (costFrom, extra = {}) => {
     try {
-      rateLimit({ key: ip(), limit: 3, windowSec: 60, costFrom, ...extra });
+      rateLimitOnResponse({ key: ip(), limit: 3, windowSec: 60, costFrom, ...extra });
     } catch (error) {
       assert.ok(error instanceof SluiceConfigError, String(error));
       return error.field;
@@ -162,4 +162,21 @@ test("costFrom options are refused naming the field", () => {
   assert.equal(refused("x-cost"), "costFrom");
   assert.equal(refused({ header: "x-cost" }, { cost: 2 }), "costFrom");
   assert.equal(refused({ header: "x-cost" }), "(accepted)");
+});
+
+test("rateLimit refuses the options of counting on the response, naming rateLimitOnResponse; rateLimitOnResponse needs one", () => {
+  const refusal = (build) => {
+    try {
+      build();
+    } catch (error) {
+      assert.ok(error instanceof SluiceConfigError, String(error));
+      return [error.field, /rateLimitOnResponse/.test(error.message)];
+    }
+    return ["(accepted)", false];
+  };
+  const base = { key: ip(), limit: 3, windowSec: 60 };
+  for (const [field, value] of [["countWhen", { status: [401] }], ["skipFailedRequests", true], ["skipSuccessfulRequests", true], ["costFrom", { header: "x-cost" }]]) {
+    assert.deepEqual(refusal(() => rateLimit({ ...base, [field]: value })), [field, true], field);
+  }
+  assert.deepEqual(refusal(() => rateLimitOnResponse(base)), ["countWhen", true]);
 });

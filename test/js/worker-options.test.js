@@ -230,6 +230,7 @@ test("store: 'redis' builds with its defaults: secrets from env, no fallback, fa
     lateApplied: 0,
     undone: 0,
     undoMissed: 0,
+    appends: 0,
     overdue: 0,
   });
   assert.equal(built[0].durable, null);

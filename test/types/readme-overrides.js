@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { rateLimit, apiKey } from "sluice/hono";
+import { rateLimit, apiKey, overrideList } from "sluice/hono";
 
 const app = new Hono();
 app.use(
@@ -8,9 +8,9 @@ app.use(
     key: apiKey("x-api-key"),
     limit: 100,
     windowSec: 60,
-    overrides: [
+    overrides: overrideList([
       { key: "key:partner-acme", limit: 1000 },
       { prefix: "key:tenant-noisy-", limit: 25 },
-    ],
+    ]),
   }),
 );

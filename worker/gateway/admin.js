@@ -11,6 +11,7 @@ export const MIN_TOKEN_LENGTH = 32;
 const BEARER = /^Bearer +(\S+) *$/i;
 const encoder = new TextEncoder();
 
+/** @param {string} text @returns {Promise<Uint8Array>} */
 async function sha256(text) {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
@@ -18,6 +19,9 @@ async function sha256(text) {
 /**
  * Whether two tokens are equal, in time that depends on neither: both are hashed first (so their
  * lengths do not show), and the digests are compared without an early exit.
+ * @param {string} presented
+ * @param {string} expected
+ * @returns {Promise<boolean>}
  */
 export async function tokensEqual(presented, expected) {
   const [a, b] = await Promise.all([sha256(presented), sha256(expected)]);

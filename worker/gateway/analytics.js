@@ -8,17 +8,20 @@
 //                  double1 = 1, double2 = remaining, double3 = limit, double4 = near limit (0/1),
 //                  double5 = decided by a fallback store (0/1)
 
+/** @import { GatewayRoute } from "./config.js" */
+/** @import { RuleVerdict } from "./decide.js" */
+
 // Analytics Engine bounds the points one invocation may write (250 today, 25 in earlier limits); a
 // route has at most 16 rules, so one request point plus one per rule stays under either.
 export const MAX_POINTS_PER_REQUEST = 25;
 
-/** The dataset binding named by the configuration, or null when the Worker has none. */
+/** The dataset binding named by the configuration, or null when the Worker has none. @param {any} env @param {string} bindingName @returns {AnalyticsEngineDataset | null} */
 export function analyticsDataset(env, bindingName) {
   const dataset = env?.[bindingName];
   return typeof dataset?.writeDataPoint === "function" ? dataset : null;
 }
 
-/** The data points of one request: `summary` is the gateway's log record of it. */
+/** The data points of one request: `summary` is the gateway's log record of it. @param {GatewayRoute} route @param {readonly RuleVerdict[]} verdicts @param {Record<string, any>} summary @returns {AnalyticsEngineDataPoint[]} */
 export function analyticsPoints(route, verdicts, summary) {
   const points = [
     {
@@ -46,6 +49,10 @@ export function analyticsPoints(route, verdicts, summary) {
 /**
  * Writes `points` to `dataset` once the response is out. A failed write is reported to `onError`
  * (counted and logged by the gateway), never thrown into the request.
+ * @param {AnalyticsEngineDataset} dataset
+ * @param {readonly AnalyticsEngineDataPoint[]} points
+ * @param {{ waitUntil?: (promise: Promise<unknown>) => void } | undefined} ctx
+ * @param {(error: unknown) => void} onError
  */
 export function writeLater(dataset, points, ctx, onError) {
   const write = () => {

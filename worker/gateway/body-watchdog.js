@@ -11,6 +11,7 @@
 
 /** UpstreamBodyStalled is the error a cut-off body ends with. */
 export class UpstreamBodyStalled extends Error {
+  /** @param {number} timeoutMs */
   constructor(timeoutMs) {
     super(`the upstream sent nothing for ${timeoutMs} ms in the middle of its body`);
     this.name = "UpstreamBodyStalled";
@@ -29,6 +30,7 @@ export class SilenceWatchdog {
   #timer = null;
   #done = false;
 
+  /** @param {number} timeoutMs @param {() => void} onSilence */
   constructor(timeoutMs, onSilence) {
     this.#timeoutMs = timeoutMs;
     this.#onSilence = onSilence;
@@ -51,6 +53,7 @@ export class SilenceWatchdog {
     this.#timer = null;
   }
 
+  /** @param {number} ms */
   #arm(ms) {
     this.#timer = setTimeout(() => this.#check(), ms);
   }
@@ -71,6 +74,10 @@ export class SilenceWatchdog {
 /**
  * watchBody returns a stream of `body`'s chunks that errors with UpstreamBodyStalled, cancels `body`
  * and calls `onStall()` once, when a read of `body` has not answered within `timeoutMs`.
+ * @param {ReadableStream} body
+ * @param {number} timeoutMs
+ * @param {() => void} onStall
+ * @returns {ReadableStream}
  */
 export function watchBody(body, timeoutMs, onStall) {
   return relayChunks(body, { timeoutMs, onStall, masker: null });

@@ -77,11 +77,13 @@ export function isStrippedByDefault(name) {
   return STRIPPED_SET.has(name) || name.startsWith("cf-") || name.includes("_");
 }
 
+/** @param {string} name @returns {boolean} */
 export function isNeverForwarded(name) {
   return NEVER_FORWARDED.has(name);
 }
 
 // Headers the sender named in `Connection` are hop-by-hop too (RFC 9110, 7.6.1).
+/** @param {Headers} headers @returns {Set<string> | null} */
 function connectionListed(headers) {
   const value = headers.get("connection");
   if (value === null) return null;
@@ -91,6 +93,10 @@ function connectionListed(headers) {
 /**
  * The headers of the upstream request: `upstream` is a validated route upstream, `secret` the value of
  * its credential (or null when it has none).
+ * @param {Headers} incoming
+ * @param {import("./config.js").GatewayUpstream} upstream
+ * @param {string | null} secret
+ * @returns {Headers}
  */
 export function upstreamRequestHeaders(incoming, upstream, secret) {
   const listed = connectionListed(incoming);
@@ -109,7 +115,9 @@ export function upstreamRequestHeaders(incoming, upstream, secret) {
   }
   if (upstream.auth !== null) {
     const { header, scheme } = upstream.auth;
-    headers.set(header, scheme === "" ? secret : `${scheme} ${secret}`);
+    // A route with auth has its secret (gateway.js refuses the request when it is not set).
+    const value = /** @type {string} */ (secret);
+    headers.set(header, scheme === "" ? value : `${scheme} ${value}`);
   }
   return headers;
 }
@@ -119,6 +127,11 @@ export function upstreamRequestHeaders(incoming, upstream, secret) {
  * through `mask` (which hides the upstream credential), with cache-control per the route's policy:
  * `no-store` on every error status, the configured directive (or the upstream's own, for "upstream")
  * on success.
+ * @param {Headers} upstreamHeaders
+ * @param {number} status
+ * @param {string} cacheControl
+ * @param {(value: string) => string} mask
+ * @returns {Headers}
  */
 export function clientResponseHeaders(upstreamHeaders, status, cacheControl, mask) {
   const listed = connectionListed(upstreamHeaders);

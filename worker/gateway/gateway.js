@@ -390,7 +390,7 @@ export function createGateway(config, options = {}) {
     const dataset = handled.route === undefined ? null : analyticsDataset(env, analytics.binding);
     if (dataset !== null) {
       const verdicts = handled.verdict?.verdicts ?? [];
-      writeLater(dataset, analyticsPoints(handled.route, verdicts, record), ctx, () => metrics.countAnalyticsError());
+      writeLater(dataset, analyticsPoints(/** @type {GatewayRoute} */ (handled.route), verdicts, record), ctx, () => metrics.countAnalyticsError());
     }
     return handled.response;
   }

@@ -22,7 +22,11 @@ import { createGatewayLimiter } from "../src/engine/limiter.js";
 import { cf, cookie, query } from "../src/http/characteristics.js";
 import { verifiedClaim } from "../src/http/jwt.js";
 import { accuracyProbe } from "../src/features/accuracy/probe.js";
+import { overrideList } from "../src/features/overrides/overrides.js";
 import { ConfigError, fieldPath } from "./validate.js";
+
+/** @import { GatewayRoute, GatewayRule } from "./config.js" */
+/** @import { KeyFunction } from "../src/http/keys.js" */
 
 const RULE_FIELD = /^rules\[(\d+)\]\.(.+)$/;
 
@@ -63,6 +67,7 @@ export function keyParts({ ip: ipOptions = {}, jwt = null } = {}) {
 
 // A refusal of the host's, named where the configuration says it: a rule's field under its route, a
 // store option under `stores`.
+/** @param {SluiceConfigError} error @param {readonly GatewayRule[]} rules @param {GatewayRoute} route @param {string} store @returns {ConfigError} */
 function configError(error, rules, route, store) {
   const ruleField = RULE_FIELD.exec(error.field);
   if (ruleField !== null) {
@@ -91,11 +96,12 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   const keyPart = keyParts({ ip: ipOptions, jwt });
   // Rules of one route with the same key share one key function, so it runs once per request.
   const keyFunctions = new Map();
+  /** @param {GatewayRule} rule @param {GatewayRoute} route @returns {KeyFunction} */
   function keyFunction(rule, route) {
     const id = `${route.index}\u0000${rule.key.join("\u0000")}`;
     let key = keyFunctions.get(id);
     if (key === undefined) {
-      const parts = rule.key.map((part) => keyPart(part, route));
+      const parts = rule.key.map((/** @type {string} */ part) => keyPart(part, route));
       key = parts.length === 1 ? parts[0] : compose(...parts);
       keyFunctions.set(id, key);
     }
@@ -103,6 +109,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
   }
 
   // One probe per route and store: `probes` collects them for the gateway's /metrics.
+  /** @param {GatewayRoute} route @param {string} store */
   function probeFor(route, store) {
     const probe = accuracyProbe(/** @type {any} */ (accuracy));
     probes.push({ route: route.prefix, store, probe });
@@ -122,7 +129,7 @@ export function createLimiterFactory({ stores = {}, clock = nowMs, ip: ipOptions
         windowMs: rule.windowMs,
         ...(rule.burst > 0 ? { burst: rule.burst } : {}),
         ...(rule.blockMs !== undefined ? { blockMs: rule.blockMs } : {}),
-        ...(rule.overrides !== undefined ? { overrides: rule.overrides } : {}),
+        ...(rule.overrides !== undefined ? { overrides: overrideList(rule.overrides) } : {}),
         keyCapacity: rule.keyCapacity,
         key: keyFunction(rule, route),
       })),

@@ -23,7 +23,7 @@ export function platformRay(request) {
   return match !== null && match[1] === colo ? value : null;
 }
 
-/** The record a request starts with; the gateway fills it in as the request proceeds. */
+/** The record a request starts with; the gateway fills it in as the request proceeds. @param {Request} request @returns {Record<string, any>} */
 export function newLogRecord(request) {
   return {
     event: "sluice.request",
@@ -43,6 +43,7 @@ export function newLogRecord(request) {
 /**
  * Each rule as the log shows it: its effective mode, what it did, what it left, and which store
  * decided (a rule whose store is "durable" decided by "memory" fell back; "none": failMode decided).
+ * @param {readonly import("./decide.js").RuleVerdict[]} verdicts
  */
 export function logRules(verdicts) {
   return verdicts.map((verdict) => ({
@@ -54,13 +55,14 @@ export function logRules(verdicts) {
   }));
 }
 
-/** The request's decision word, from decide.js's result. */
+/** The request's decision word, from decide.js's result. @param {Pick<import("./decide.js").RouteVerdict, "blocked" | "verdicts" | "checked">} verdict @returns {string} */
 export function requestDecision({ blocked, verdicts, checked }) {
   if (blocked) return "denied";
   if (checked.length === 0) return "bypassed";
-  return verdicts.some((verdict) => verdict.event === "would_have_denied") ? "would_have_denied" : "admitted";
+  return verdicts.some((/** @type {import("./decide.js").RuleVerdict} */ verdict) => verdict.event === "would_have_denied") ? "would_have_denied" : "admitted";
 }
 
+/** @param {string} line */
 export function defaultLog(line) {
   console.log(line);
 }

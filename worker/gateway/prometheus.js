@@ -6,16 +6,17 @@ export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** A label value as the format quotes it: backslash, double quote and line feed escaped. */
+/** A label value as the format quotes it: backslash, double quote and line feed escaped. @param {string} value @returns {string} */
 export function escapeLabelValue(value) {
   return String(value).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
-/** HELP text as the format carries it: backslash and line feed escaped (quotes stay). */
+/** HELP text as the format carries it: backslash and line feed escaped (quotes stay). @param {string} text @returns {string} */
 export function escapeHelp(text) {
   return text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
 }
 
+/** @param {number} value @returns {string} */
 export function formatValue(value) {
   if (Number.isNaN(value)) return "NaN";
   if (value === Infinity) return "+Inf";
@@ -23,6 +24,7 @@ export function formatValue(value) {
   return String(value);
 }
 
+/** @param {Record<string, string>} labels @returns {string} */
 function formatLabels(labels) {
   const pairs = Object.entries(labels).map(([name, value]) => {
     if (!LABEL_NAME.test(name) || name.startsWith("__")) throw new Error(`invalid Prometheus label name ${name}`);
@@ -31,7 +33,7 @@ function formatLabels(labels) {
   return pairs.length === 0 ? "" : `{${pairs.join(",")}}`;
 }
 
-/** The exposition of `families`: [{ name, help, type, samples: [{ labels, value }] }]. */
+/** The exposition of `families`: [{ name, help, type, samples: [{ labels, value }] }]. @param {ReadonlyArray<{ name: string, help: string, type: string, samples: ReadonlyArray<{ labels: Record<string, string>, value: number }> }>} families @returns {string} */
 export function exposition(families) {
   const lines = [];
   for (const { name, help, type, samples } of families) {

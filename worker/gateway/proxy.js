@@ -13,14 +13,17 @@ import { GatewayError, errorResponse } from "./errors.js";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./forwarding.js";
 import { responseBody } from "./response-body.js";
 
+/** @import { GatewayUpstream } from "./config.js" */
+
 // Statuses whose response must not have a body (the Response constructor refuses one).
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
+/** @param {GatewayUpstream} upstream @param {any} env @returns {{ fetch: typeof fetch }} */
 function fetcherFor(upstream, env) {
   return upstream.service === null ? globalThis : env[upstream.service];
 }
 
-/** Whether the Response constructor accepts `status` and a client can be given it as a final answer. */
+/** Whether the Response constructor accepts `status` and a client can be given it as a final answer. @param {number} status @returns {boolean} */
 function isRelayable(status) {
   return Number.isInteger(status) && status >= 200 && status <= 599;
 }
@@ -35,6 +38,8 @@ function isRelayable(status) {
  * "bad_response" (a status that cannot be relayed: response is sluice's 502).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
  * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
+ * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void }} request
+ * @returns {Promise<{ response: Response, upstreamStatus: number | null, upstreamLatencyMs: number | null, failure: string | null }>}
  */
 export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {} }) {
   const controller = new AbortController();

@@ -6,10 +6,12 @@
 // (configuration refuses two prefixes that differ only in case).
 
 // ASCII only: a Unicode case mapping may change a string's length, and the remainder is sliced by it.
+/** @param {string} text @returns {string} */
 function asciiLowerCase(text) {
   return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 
+/** @param {string} prefix @param {string} lowerPath @param {string} pathname @returns {string | null} */
 function remainderAfter(prefix, lowerPath, pathname) {
   if (prefix === "/") return pathname;
   if (lowerPath === prefix) return "";

@@ -23,6 +23,9 @@ import {
   show,
 } from "./validate.js";
 
+/** @import { RawJson } from "./validate.js" */
+/** What sameRule compares of a rate-limit or lockout rule. @typedef {{ kind?: string, id: string, keyCapacity?: number, store: string, lease?: unknown, key: readonly string[] }} RuleLike */
+
 export const STORES = Object.freeze(["memory", "durable", "kv", "redis"]);
 export const KEY_PARTS = Object.freeze(["ip", "user", "route", "apiKey:<header>", "cf:<field>", "cookie:<name>", "query:<name>", "jwt:<claim>"]);
 const NAMED_KEY_PARTS = ["ip", "user", "route"];
@@ -38,10 +41,11 @@ const API_KEY_PART = /^apiKey:(.*)$/;
 const CHARACTERISTIC_PART = /^(cf|cookie|query|jwt):/;
 
 // A key is one part or a list of parts; parts combine into one key (ip + route: per client per route).
+/** @param {RawJson} raw @param {string} path @returns {string[]} */
 export function validateKey(raw, path) {
   const parts = typeof raw === "string" ? [raw] : expectArray(raw, path, { min: 1, max: 4 });
   const seen = new Set();
-  return parts.map((part, i) => {
+  return parts.map((/** @type {RawJson} */ part, /** @type {number} */ i) => {
     const partPath = typeof raw === "string" ? path : fieldPath(path, i);
     expectString(part, partPath);
     const apiKey = API_KEY_PART.exec(part);
@@ -65,6 +69,8 @@ export function validateKey(raw, path) {
 /**
  * The validated, frozen rule at `path` (e.g. `routes[0].rules[1]`): the host's NormalizedRule (id,
  * name, algorithm, limit, windowMs, burst, keyCapacity) plus key, store, mode and rollout.
+ * @param {RawJson} raw
+ * @param {string} path
  */
 export function validateRule(raw, path) {
   expectObject(raw, path);
@@ -72,6 +78,7 @@ export function validateRule(raw, path) {
   expectString(raw.name, fieldPath(path, "name"), { pattern: RULE_NAME, description: RULE_NAME_DESCRIPTION });
   // The host would default it; a gateway rule says which algorithm it runs.
   if (raw.algorithm === undefined) throw new ConfigError(fieldPath(path, "algorithm"), `is required: one of ${ALGORITHMS.join(", ")}`);
+  /** @type {Record<string, RawJson>} */
   const spec = {};
   for (const field of LIMITER_FIELDS) if (raw[field] !== undefined) spec[field] = raw[field];
   const { overrides, ...counted } = spec;
@@ -114,7 +121,7 @@ export function storeGroupOf(rule) {
   return rule.lease === undefined ? rule.store : `${rule.store}|${JSON.stringify(rule.lease)}`;
 }
 
-/** Two rules that would share limiter state (same name) must be the same rule. */
+/** Two rules that would share limiter state (same name) must be the same rule. @param {RuleLike} a @param {RuleLike} b @returns {boolean} */
 export function sameRule(a, b) {
   return (
     a.kind === b.kind &&
@@ -129,6 +136,7 @@ export function sameRule(a, b) {
 // cf:<field> (request.cf, set by Cloudflare), cookie:<name>, query:<name>, jwt:<claim> (a claim of the
 // token verified with the configuration's `jwt` settings): checked as the library's helpers check them
 // (http/characteristics.js, http/jwt.js), so the error names the configuration's field.
+/** @param {string} part @param {string} path @returns {string} */
 function validateCharacteristic(part, path) {
   const [kind, name] = [part.slice(0, part.indexOf(":")), part.slice(part.indexOf(":") + 1)];
   if (kind === "cf" && !Object.hasOwn(CF_FIELDS, name)) throw new ConfigError(path, `cf:<field> takes one of ${Object.keys(CF_FIELDS).join(", ")}; got ${show(part)}`);

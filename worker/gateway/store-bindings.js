@@ -50,7 +50,7 @@ export function routeBindingNeeds({ routes, stores }) {
       if (rule.store === "redis") {
         for (const name of ["redisUrl", "redisToken"]) {
           const configured = /** @type {Record<string, string> | undefined} */ (stores.redis?.bindings)?.[name];
-          needs.push({ binding: configured ?? DEFAULT_REDIS_BINDINGS[name], source: `stores.redis.bindings.${name}`, store: "redis", field });
+          needs.push({ binding: configured ?? DEFAULT_REDIS_BINDINGS[/** @type {"redisUrl" | "redisToken"} */ (name)], source: `stores.redis.bindings.${name}`, store: "redis", field });
         }
         return;
       }

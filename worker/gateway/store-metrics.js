@@ -24,6 +24,8 @@ export function storeFamilies(stats) {
   const perStore = { circuitOpenedBy: new Map(), circuitSkippedBy: new Map() };
   const perRedisChain = Object.fromEntries(Object.keys(REDIS_FAMILIES).map((counter) => [counter, new Map()]));
   const perLeasedChain = Object.fromEntries(Object.keys(LEASE_FAMILIES).map((counter) => [counter, new Map()]));
+  /** One sample per distinct label set, summed. @typedef {Map<string, { labels: Record<string, string>, value: number }>} Samples */
+  /** @param {Samples} map @param {Record<string, string>} labels @param {number} value */
   const add = (map, labels, value) => {
     const id = JSON.stringify(labels);
     const entry = map.get(id);
@@ -33,27 +35,27 @@ export function storeFamilies(stats) {
   for (const { store, bindings, counters, leases, redis } of stats) {
     const chain = `${store}:${chainBinding(store, bindings)}`;
     for (const [by, value] of Object.entries(counters.decided)) add(decided, { chain, decided_by: by }, value);
-    for (const [kind, byStore] of [["error", counters.errors], ["timeout", counters.timeouts]]) {
+    for (const [kind, byStore] of /** @type {Array<[string, Record<string, number>]>} */ ([["error", counters.errors], ["timeout", counters.timeouts]])) {
       for (const [name, value] of Object.entries(byStore)) add(failures, { chain, store: name, kind }, value);
     }
-    for (const [counter, map] of Object.entries(perChain)) add(map, { chain }, counters[counter]);
+    for (const [counter, map] of Object.entries(perChain)) add(map, { chain }, counters[/** @type {keyof typeof perChain} */ (counter)]);
     // Decisions a fallback weaker than the primary took (alert on these: the limit was not exact).
     for (const [by, value] of Object.entries(counters.weakened ?? {})) add(weakened, { chain, decided_by: by }, value);
     // Primary calls the chain stopped waiting for, by what became of them.
     for (const [outcome, value] of Object.entries(counters.late ?? {})) add(late, { chain, outcome }, value);
     // Every store of a chain has its own breaker: which one opened, which one was skipped.
     for (const [counter, map] of Object.entries(perStore)) {
-      for (const [name, value] of Object.entries(counters[counter] ?? {})) add(map, { chain, store: name }, value);
+      for (const [name, value] of Object.entries(counters[/** @type {keyof typeof perStore} */ (counter)] ?? {})) add(map, { chain, store: name }, value);
     }
     if (redis !== null && redis !== undefined) {
-      for (const [counter, map] of Object.entries(perRedisChain)) add(map, { chain }, redis[counter]);
+      for (const [counter, map] of Object.entries(perRedisChain)) add(map, { chain }, redis[/** @type {keyof typeof redis} */ (counter)]);
     }
     // A durable chain with `lease` set: how its isolate decided from leases (stores/leases.js).
     if (leases !== null && leases !== undefined) {
-      for (const [counter, map] of Object.entries(perLeasedChain)) add(map, { chain }, leases[counter]);
+      for (const [counter, map] of Object.entries(perLeasedChain)) add(map, { chain }, leases[/** @type {keyof typeof leases} */ (counter)]);
     }
   }
-  const samples = (map) => [...map.values()];
+  const samples = (/** @type {Samples} */ map) => [...map.values()];
   return [
     {
       name: "sluice_store_decisions_total",
@@ -127,6 +129,7 @@ export function storeFamilies(stats) {
 }
 
 // The binding that names a chain: the object's namespace, the KV namespace, or Redis's URL variable.
+/** @param {string} store @param {Record<string, string>} bindings @returns {string} */
 function chainBinding(store, bindings) {
   if (store === "durable") return bindings.durable;
   if (store === "redis") return bindings.redisUrl;

@@ -14,7 +14,7 @@ import { GatewayError, errorResponse } from "./errors.js";
 import { upstreamRequestHeaders } from "./forwarding.js";
 import { buildWebSocketLimits } from "./websocket-config.js";
 
-/** isWebSocketUpgrade reports whether `request` asks to upgrade to a WebSocket. */
+/** isWebSocketUpgrade reports whether `request` asks to upgrade to a WebSocket. @param {Request} request @returns {boolean} */
 export function isWebSocketUpgrade(request) {
   return request.method === "GET" && request.headers.get("upgrade")?.toLowerCase() === "websocket";
 }

@@ -8,8 +8,7 @@ import { withHeaders } from "./http/headers.js";
 import { createEngine, responseHeaders } from "./engine/limiter.js";
 import { limitedResponse } from "./http/responses.js";
 import { executionContextOf } from "./engine/execution-context.js";
-import { responseCounting } from "./features/response-count/options.js";
-import { countingMiddleware } from "./features/response-count/hono.js";
+import { middlewareHandle } from "./engine/middleware-handle.js";
 
 import { user as keyOfUser } from "./http/keys.js";
 
@@ -18,16 +17,17 @@ export { cf, cookie, query } from "./http/characteristics.js";
 export { verifiedClaim } from "./http/jwt.js";
 export { accessList } from "./features/lists/hono.js";
 export { liveOverrides } from "./features/overrides/live.js";
+export { overrideList } from "./features/overrides/overrides.js";
 export { SluiceConfigError } from "./engine/errors.js";
 export { accuracyProbe } from "./features/accuracy/probe.js";
 export { lockout } from "./features/lockout/hono.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 export { concurrency } from "./features/concurrency/hono.js";
+export { rateLimitOnResponse } from "./features/response-count/hono.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "./engine/options.js" */
 /** @import { KeyPart } from "./http/keys.js" */
-/** @import { ResponseCountOptions } from "./features/response-count/options.js" */
 
 // The types users of sluice/hono need, re-exported from the modules that define them.
 /** @typedef {import("./features/concurrency/engine.js").ConcurrencyDecision} ConcurrencyDecision */
@@ -40,6 +40,8 @@ export { concurrency } from "./features/concurrency/hono.js";
 /** @typedef {import("./engine/limiter.js").CheckedDecision} CheckedDecision */
 /** @typedef {import("./engine/limiter.js").RateLimitDecision} RateLimitDecision */
 /** @typedef {import("./engine/options.js").HeaderMode} HeaderMode */
+/** @typedef {import("./features/overrides/overrides.js").Override} Override */
+/** @typedef {import("./features/overrides/overrides.js").OverrideList} OverrideList */
 /** @typedef {import("./engine/options.js").LimitFunction} LimitFunction */
 /** @template {unknown[]} [Args=any[]] @typedef {import("./engine/options.js").RuleOptions<Args>} RuleOptions */
 /** @typedef {import("./engine/options.js").RuleQuota} RuleQuota */
@@ -68,16 +70,9 @@ export function user(identify) {
 
 /**
  * What the function rateLimit returns carries besides being a middleware: the limiter's peek, get and
- * reset, given a context (or anything its key functions accept), for tests and admin routes.
- * `peek(c)`: the decision the middleware would take now, charging nothing. `get(c)`: the counters of
- * the request's keys as they stand (a cost of 1, peeked). `reset(c)`: forgets the request's keys.
+ * reset, given a context, for tests and admin routes (engine/middleware-handle.js).
  * @template {Env} [E=Env]
- * @typedef {object} RateLimitHandle
- * @property {(c: Context<E>) => Promise<import("./engine/limiter.js").RateLimitDecision>} peek
- * @property {(c: Context<E>) => Promise<CheckedDecision>} get
- * @property {(c: Context<E>) => Promise<void>} reset
- * @property {import("./features/response-count/cost.js").CostCounters | null} costCounters With costFrom: how the
- *   responses' costs were read (from the header, clamped to max, missing, invalid, exhausting the key); else null.
+ * @typedef {import("./engine/middleware-handle.js").RateLimitHandle<E>} RateLimitHandle
  */
 
 /**
@@ -89,9 +84,15 @@ export function user(identify) {
  */
 
 /**
- * The middleware's options: key, cost and skip functions receive the context.
+ * The middleware's options: key, cost and skip functions receive the context. (Counting on the
+ * response is rateLimitOnResponse's, with RateLimitOnResponseOptions.)
  * @template {Env} [E=Env]
- * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} RateLimitOptions
+ * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} RateLimitOptions
+ */
+/**
+ * rateLimitOnResponse's options: rateLimit's, with countWhen, skipSuccessfulRequests, skipFailedRequests or costFrom.
+ * @template {Env} [E=Env]
+ * @typedef {import("./features/response-count/hono.js").RateLimitOnResponseOptions<E>} RateLimitOnResponseOptions
  */
 
 /**
@@ -100,18 +101,20 @@ export function user(identify) {
  *
  * The parameter spells RateLimitOptions<E> out: through the alias, TypeScript infers the context of
  * user((c) => ...) in `key` as Context<never>, and refuses it.
- * With countWhen, skipSuccessfulRequests or skipFailedRequests, the rules count only the responses
- * that match: checked before the handler, charged after it (features/response-count/hono.js).
+ * Every request counts, before the handler. To count only the responses that match (countWhen,
+ * skipSuccessfulRequests, skipFailedRequests) or what the response says it cost (costFrom), use
+ * rateLimitOnResponse: rateLimit refuses those options, naming it, so that an app that does not count
+ * on the response does not bundle that code.
  * @template {Env} [E=Env]
- * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} options
+ * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E>} options
  * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
  */
 export function rateLimit(options) {
-  const { counts, cost, pendingCost, limiterOptions } = responseCounting(options);
-  const { settings, evaluate, get, reset } = createEngine(limiterOptions, "hono");
+  const engine = createEngine(options, "hono");
+  const { settings, evaluate } = engine;
   const { onLimited } = settings;
   /** @type {MiddlewareHandler<E>} */
-  const middleware = counts !== null ? countingMiddleware({ settings, evaluate, counts, cost, pendingCost }) : async function rateLimit(c, next) {
+  const middleware = async function rateLimit(c, next) {
 
     const decision = await evaluate([c], c.env, executionContextOf(c));
     if (decision.skipped) return next();
@@ -130,11 +133,6 @@ export function rateLimit(options) {
     if (response !== c.res) c.res = response;
   };
   /** @type {RateLimitHandle<E>} */
-  const handle = {
-    peek: (c) => evaluate([c], c.env, executionContextOf(c), true),
-    get: (c) => get([c], c.env, executionContextOf(c)),
-    reset: (c) => reset([c], c.env, executionContextOf(c)),
-    costCounters: cost === null ? null : cost.counters,
-  };
+  const handle = middlewareHandle(engine, null);
   return Object.assign(middleware, handle);
 }

@@ -20,6 +20,7 @@ export { accuracyProbe } from "./features/accuracy/probe.js";
 export { createLockout } from "./features/lockout/lockout.js";
 export { createResponseLimiter } from "./features/response-count/limiter.js";
 export { liveOverrides } from "./features/overrides/live.js";
+export { overrideList } from "./features/overrides/overrides.js";
 export { overridesAdmin } from "./features/overrides/admin.js";
 export { jsonField, normalizeAccount } from "./http/account.js";
 
@@ -48,6 +49,8 @@ export { jsonField, normalizeAccount } from "./http/account.js";
 /** @template {unknown[]} [Args=any[]] @typedef {import("./http/keys.js").KeySource<Args>} KeySource */
 /** @typedef {import("./engine/isolate.js").IsolateStats} IsolateStats */
 /** @typedef {import("./features/accuracy/probe.js").AccuracyProbe} AccuracyProbe */
+/** @typedef {import("./features/overrides/overrides.js").Override} Override */
+/** @typedef {import("./features/overrides/overrides.js").OverrideList} OverrideList */
 /** @typedef {import("./features/accuracy/probe.js").AccuracyCounters} AccuracyCounters */
 /** @typedef {import("./features/accuracy/probe.js").AccuracyOptions} AccuracyOptions */
 /** @typedef {import("./stores/registry.js").StoreStats} StoreStats */

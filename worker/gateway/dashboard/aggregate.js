@@ -50,7 +50,7 @@ export const HISTORY_EVENTS = Object.freeze(["admitted", "denied", "would_have_d
  * @property {{ key: string, rule: string, denials: number, lastMs: number }[]} limitedNow
  */
 
-const sampleId = (name, labels) => `${name}\u0000${JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)))}`;
+const sampleId = (/** @type {string} */ name, /** @type {Record<string, string>} */ labels) => `${name}\u0000${JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)))}`;
 
 export class DeploymentCounters {
   /** @param {any} [state] What toJSON() returned, to restore. */
@@ -197,6 +197,7 @@ export class DeploymentCounters {
     };
   }
 
+  /** @param {any} state What toJSON() returned (stored JSON, as the constructor takes it). */
   #restore(state) {
     for (const [id, lastMs, seq, values, gauges] of state.isolates ?? []) this.isolates.set(id, { lastMs, seq, values: new Map(values), gauges: new Map(gauges ?? []) });
     this.retired = new Map(state.retired ?? []);
@@ -207,6 +208,7 @@ export class DeploymentCounters {
   }
 
   // Adds the keys an isolate saw denied since its previous report.
+  /** @param {unknown} limited @param {number} nowMs */
   #addLimited(limited, nowMs) {
     for (const entry of Array.isArray(limited) ? limited : []) {
       const [key, denials, rule] = entry ?? [];
@@ -221,6 +223,7 @@ export class DeploymentCounters {
     }
   }
 
+  /** @param {number} minute @param {string} rule @param {number} event @param {number} delta */
   #addToMinute(minute, rule, event, delta) {
     let rules = this.minutes.get(minute);
     if (rules === undefined) this.minutes.set(minute, (rules = new Map()));
@@ -229,6 +232,7 @@ export class DeploymentCounters {
     counts[event] += delta;
   }
 
+  /** @param {number} nowMs */
   #prune(nowMs) {
     const oldestMinute = Math.floor(nowMs / 60_000) - HISTORY_MINUTES + 1;
     for (const minute of this.minutes.keys()) if (minute < oldestMinute) this.minutes.delete(minute);
@@ -246,9 +250,10 @@ export class DeploymentCounters {
 }
 
 // The index in HISTORY_EVENTS of a per-rule family (sluice_rule_<event>_total), or -1.
+/** @param {string} name @returns {number} */
 function ruleEvent(name) {
   const match = /^sluice_rule_(.+)_total$/.exec(name);
   return match === null ? -1 : HISTORY_EVENTS.indexOf(match[1]);
 }
 
-const ruleSeries = (labels) => JSON.stringify([labels.route ?? "", labels.rule ?? "", labels.mode ?? ""]);
+const ruleSeries = (/** @type {Record<string, string | undefined>} */ labels) => JSON.stringify([labels.route ?? "", labels.rule ?? "", labels.mode ?? ""]);

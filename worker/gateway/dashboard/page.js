@@ -9,7 +9,7 @@ import { dashboardClient } from "./client.js";
 export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** The headers of every dashboard response. */
+/** The headers of every dashboard response. @param {string} contentType @returns {Record<string, string>} */
 export function securityHeaders(contentType) {
   return {
     "content-type": contentType,
@@ -23,8 +23,9 @@ export function securityHeaders(contentType) {
   };
 }
 
-const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (/** @type {unknown} */ text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** @param {string} base @param {string} title @param {string} body @returns {string} */
 function page(base, title, body) {
   return `<!doctype html>
 <html lang="en">
@@ -42,7 +43,7 @@ ${body}
 `;
 }
 
-/** The login form; `problem` (a fixed sentence of serve.js) is shown above it. */
+/** The login form; `problem` (a fixed sentence of serve.js) is shown above it. @param {string} base @param {string} problem @returns {string} */
 export function loginPage(base, problem = "") {
   return page(
     base,
@@ -60,7 +61,7 @@ ${problem === "" ? "" : `<p class="problem" role="alert">${escapeHtml(problem)}<
   );
 }
 
-/** The dashboard's shell: client.js fills #content. */
+/** The dashboard's shell: client.js fills #content. @param {string} base @returns {string} */
 export function dashboardPage(base) {
   return page(
     base,

@@ -126,7 +126,7 @@ export function dashboardObject(env, binding) {
   return namespace.get(namespace.idFromName(DASHBOARD_OBJECT));
 }
 
-/** `kind#<12 hex>`: the key's kind and an HMAC of the whole key under `token`. */
+/** `kind#<12 hex>`: the key's kind and an HMAC of the whole key under `token`. @param {string} key @param {string} token @returns {Promise<string>} */
 async function redact(key, token) {
   const colon = key.indexOf(":");
   const kind = colon > 0 && colon <= 16 && /^[a-z0-9_-]+$/i.test(key.slice(0, colon)) ? key.slice(0, colon) : "key";

@@ -73,19 +73,23 @@ export async function serveDashboard(request, subpath, env, admin, hooks) {
   return errorResponse(GatewayError.NO_ROUTE);
 }
 
+/** @param {string} body @param {string} contentType @param {string} method @returns {Response} */
 function asset(body, contentType, method) {
   return new Response(method === "HEAD" ? null : body, { headers: { ...securityHeaders(contentType), "cache-control": "no-cache" } });
 }
 
+/** @param {string} body @param {number} status @returns {Response} */
 function html(body, status = 200) {
   return new Response(body, { status, headers: securityHeaders("text/html; charset=utf-8") });
 }
 
+/** @param {string} allow @returns {Response} */
 function notAllowed(allow) {
   return errorResponse(GatewayError.METHOD_NOT_ALLOWED, { headers: { allow } });
 }
 
 // The `token` field of a urlencoded form body of at most MAX_LOGIN_BYTES, or null.
+/** @param {Request} request @returns {Promise<string | null>} */
 async function formToken(request) {
   const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded") return null;

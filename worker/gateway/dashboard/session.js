@@ -14,12 +14,13 @@ export const SESSION_MS = 8 * 3600_000;
 const LABEL = "sluice dashboard session v1";
 const encoder = new TextEncoder();
 
+/** @param {string} token @returns {Promise<CryptoKey>} */
 async function macKey(token) {
   const derived = await crypto.subtle.digest("SHA-256", encoder.encode(`${LABEL}\u0000${token}`));
   return crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
 }
 
-const hex = (bytes) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+const hex = (/** @type {ArrayBuffer} */ bytes) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /**
  * The Set-Cookie value of a new session for `token`, valid until nowMs + SESSION_MS.
@@ -61,7 +62,7 @@ export function sameOrigin(request) {
   return origin !== null && origin === new URL(request.url).origin;
 }
 
-/** The value of cookie `name` in a Cookie header, or null (the first one, as browsers send the most specific first). */
+/** The value of cookie `name` in a Cookie header, or null (the first one, as browsers send the most specific first). @param {string} header @param {string} name @returns {string | null} */
 function cookie(header, name) {
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");

@@ -13,8 +13,9 @@
 // counter in it stay, and only that request sees the error. No request can make the host forget counts.
 // #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
 import wasmModule from "#sluice-wasm";
-import { SluiceCore, SluiceError, Status } from "../../../wasm-bindings/sluice.js";
-import { MAX_RULES, RuleCore } from "../stores/rule-core.js";
+import { CoreBase, SluiceError, Status } from "../../../wasm-bindings/core-base.js";
+import { coreAcquire, coreExportState, coreImportState, coreRelease, coreRenew, coreStats } from "../../../wasm-bindings/sluice.js";
+import { MAX_RULES, RuleTable } from "../stores/rule-table.js";
 
 /** @import { Outcome as CoreOutcome, RuleSpec, TableStats } from "../../../wasm-bindings/sluice.js" */
 /** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck } from "../stores/store.js" */
@@ -41,7 +42,7 @@ const STATE = Symbol.for("sluice.isolate");
  * What the isolate keeps on globalThis[STATE].
  * @typedef {object} IsolateState
  * @property {number} version STATE_VERSION of the module that created it.
- * @property {RuleCore} rules
+ * @property {RuleTable<CoreBase>} rules
  * @property {Map<string, IsolateTable>} declaredTables `${owner}\0${rule id}` -> the table, as declared at construction.
  * @property {Omit<IsolateStats, "lastFailure" | "memoryBytes" | "rules">} counters
  * @property {string | null} lastFailure
@@ -75,9 +76,11 @@ function isolateState() {
   const state = {
     version: STATE_VERSION,
     // Created on first use, inside a request: workerd refuses random numbers (the hash seed) at global scope.
-    rules: new RuleCore(asRuleSpec, () => {
+    // A CoreBase: the operations beyond deciding (concurrency, state bytes, statistics) are functions
+    // of it (wasm-bindings/sluice.js), so an app bundles only those its features reach.
+    rules: new RuleTable(asRuleSpec, () => {
       counters.instancesCreated++;
-      return SluiceCore.instantiate(wasmModule);
+      return CoreBase.instantiate(wasmModule);
     }),
     declaredTables: new Map(), // `${owner}\0${rule id}` -> the table, as declared at construction
     counters,
@@ -195,7 +198,7 @@ export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
     const [index] = state.rules.indicesOf([{ rule }]);
     const core = state.rules.core;
     const decision =
-      op === "acquire" ? core.acquire(index, key, holder, cost, nowMs) : op === "release" ? core.release(index, key, holder, nowMs) : core.renew(index, key, holder, nowMs);
+      op === "acquire" ? coreAcquire(core, index, key, holder, cost, nowMs) : op === "release" ? coreRelease(core, index, key, holder, nowMs) : coreRenew(core, index, key, holder, nowMs);
     return { ...decision, store: "memory" };
   } catch (error) {
     if (isInstanceFailure(error)) discardCore(state, error);
@@ -213,7 +216,7 @@ export function concurrencyInIsolate(op, rule, key, holder, cost, nowMs) {
 export function exportKeyState(rule, key) {
   const state = isolateState();
   const [index] = state.rules.indicesOf([{ rule }]);
-  return state.rules.core.exportState(index, key);
+  return coreExportState(state.rules.core, index, key);
 }
 
 /**
@@ -227,7 +230,7 @@ export function importKeyState(rule, key, bytes) {
   const state = isolateState();
   const [index] = state.rules.indicesOf([{ rule }]);
   try {
-    state.rules.core.importState(index, key, bytes);
+    coreImportState(state.rules.core, index, key, bytes);
     return true;
   } catch (error) {
     if (error instanceof SluiceError && error.status === Status.INVALID_STATE) return false;
@@ -368,7 +371,7 @@ const VALIDATION_SEED = new Uint32Array(4);
  */
 export function validateRule(rule) {
   const { algorithm, limit, windowMs, burst, countDenied = false, blockMs = 0 } = rule;
-  SluiceCore.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, countDenied, blockMs, keyCapacity: 1 });
+  CoreBase.instantiate(wasmModule, { seed: VALIDATION_SEED }).addRule({ algorithm, limit, windowMs, burst, countDenied, blockMs, keyCapacity: 1 });
 }
 
 /**
@@ -384,7 +387,7 @@ export function isolateStats() {
     const core = state.rules.core;
     for (const [id, index] of state.rules.registered()) {
       try {
-        rules.push({ id, ...core.stats(index) });
+        rules.push({ id, ...coreStats(core, index) });
       } catch {
         rules.push({ id, unavailable: true });
       }

@@ -17,7 +17,7 @@
  */
 
 /** @type {readonly Mode[]} */
-export const MODES = Object.freeze(["enforce", "shadow", "bypass"]);
+export const MODES = /* @__PURE__ */ Object.freeze(["enforce", "shadow", "bypass"]);
 
 /**
  * The 32-bit FNV-1a hash of the UTF-8 bytes of `text`, as an unsigned integer.

@@ -1,6 +1,6 @@
 // Options of rateLimit() and createLimiter(), validated and normalized once, at construction. Every
 // mistake throws a SluiceConfigError naming the option; nothing here is left to fail per request.
-import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../../wasm-bindings/sluice.js";
+import { ALGORITHMS, MAX_CHECKS_PER_CALL, SluiceError } from "../../../wasm-bindings/core-base.js";
 import { normalizeBypass } from "./bypass.js";
 import { suggestion } from "./peer-options.js";
 import { nowMs } from "./clock.js";
@@ -8,11 +8,11 @@ import { SluiceConfigError, describe } from "./errors.js";
 import { HEADER_MODES, policyHeader } from "../http/headers.js";
 import { declareTables, slotBytes, tableBytes, validateRule } from "./isolate.js";
 import { toKeyFunction } from "../http/keys.js";
-import { STORE_FIELDS, resolveStore } from "../stores/registry.js";
-import { normalizeOverrides } from "../features/overrides/overrides.js";
+import { STORE_FIELDS, resolveStore, storeName } from "../stores/registry.js";
+import { overrideListNormalizer } from "../features/overrides/overrides.js";
 import { isLiveTable } from "../features/overrides/live.js";
 
-/** @import { AlgorithmName } from "../../../wasm-bindings/sluice.js" */
+/** @import { AlgorithmName } from "../../../wasm-bindings/core-base.js" */
 /** @import { KeyFunction, KeySource } from "../http/keys.js" */
 /** @import { LimiterStoreOptions } from "../stores/registry.js" */
 /** @import { NormalizedRule, Store } from "../stores/store.js" */
@@ -41,10 +41,10 @@ import { isLiveTable } from "../features/overrides/live.js";
  *   quota would be whole again, if later), then starts at its full quota. Default: no block, only the excess is denied.
  *   Not with countDenied, store "kv" or leases. Give at most one of blockSec and blockMs.
  * @property {number} [blockMs] The block duration in milliseconds (see blockSec).
- * @property {import("../features/overrides/overrides.js").Override[] | ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} [overrides]
- *   Per-key limits: `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with it, as the rule's key
- *   function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a table changed without a
- *   redeploy. Each distinct limit counts apart. Not with a limit function.
+ * @property {import("../features/overrides/overrides.js").OverrideList | ReturnType<typeof import("../features/overrides/live.js").liveOverrides>} [overrides]
+ *   Per-key limits: overrideList([...]) with `{ key, limit }` for an exact key, `{ prefix, limit }` for keys starting with
+ *   it, as the rule's key function produces them (the exact key wins, then the longest prefix); or liveOverrides(), a
+ *   table changed without a redeploy. Each distinct limit counts apart. Not with a limit function.
  */
 
 /**
@@ -454,7 +454,14 @@ function normalizeRule(spec, path, instance, declare) {
       return undefined;
     };
   } else if (overrides !== undefined) {
-    const normalized = normalizeOverrides(overrides, `${path}overrides`);
+    const normalize = overrideListNormalizer(overrides);
+    if (normalize === undefined) {
+      throw new SluiceConfigError(
+        `${path}overrides`,
+        `must be overrideList([{ key | prefix, limit }, ...]) or liveOverrides() (import them from "sluice" or "sluice/hono"); got ${describe(overrides)}`,
+      );
+    }
+    const normalized = normalize(`${path}overrides`);
     resolved.set(rule.limit, rule);
     normalized.limits.forEach((limit, i) => {
       try {
@@ -597,7 +604,7 @@ export function normalizeOptions(options, surface) {
   const entries = specs.map(({ spec, path }) => normalizeRule(spec, path, instance, declare));
   // KV keeps fixed-window counts, not the core's state: it cannot keep a block. (As the fallback of a
   // durable or redis store, during their outage, it throttles a blocking rule instead: stores/kv.js.)
-  if (options.store === "kv") {
+  if (storeName(options.store) === "kv") {
     entries.forEach(({ rule }, i) => {
       if (rule.blockMs === undefined) return;
       const path = options.rules === undefined ? "" : `rules[${i}].`;

@@ -6,7 +6,9 @@ const KEY = "key (ip(), user(fn), apiKey(), ...)";
 const WINDOW = "windowSec (or windowMs)";
 const ON_LIMITED = "onLimited";
 const HEADERS = 'headers ("draft-6", "draft-7", "draft-8", "legacy", ...)';
-const NONE = "nothing: sluice charges when it decides, before the handler runs";
+// Counting on the response has a middleware and a limiter of its own, so that only apps that use it
+// bundle it: rateLimit and createLimiter name them for its options.
+const ON_RESPONSE = 'rateLimitOnResponse({ ... }) from "sluice/hono" (or createResponseLimiter from "sluice"), which counts on the response';
 
 /** @type {Readonly<Record<string, string>>} */
 const PEER_OPTIONS = Object.freeze({
@@ -30,8 +32,10 @@ const PEER_OPTIONS = Object.freeze({
   timeout: "timeoutMs",
   prefix: "name",
   keyPrefix: "name",
-  skipFailedRequests: NONE,
-  skipSuccessfulRequests: NONE,
+  skipFailedRequests: ON_RESPONSE,
+  skipSuccessfulRequests: ON_RESPONSE,
+  countWhen: ON_RESPONSE,
+  costFrom: ON_RESPONSE,
   blockDuration: "lockout()",
 });
 

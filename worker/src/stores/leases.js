@@ -418,6 +418,7 @@ export function createLeasedStore(options) {
 
   // When the key's window ends here, as far as this isolate knows: the end of a started lease the
   // object cut at its window's end (no later than the window's end at the object); Infinity if none.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function windowEndOf(entry, nowMs) {
     let end = Infinity;
     for (const lease of entry.held) if (lease.endsWithWindow && nowMs >= lease.startMs) end = Math.min(end, lease.deadlineMs);
@@ -426,12 +427,14 @@ export function createLeasedStore(options) {
 
   // How long before the answer is needed to ask: REFILL_AHEAD_TIMEOUTS of the object's timeout (its
   // measured round trip, round-trip.js).
+  /** @param {KeyEntry} entry @returns {number} */
   function refillAheadMs(entry) {
     return REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(durable.objectOf(entry.key));
   }
 
   // How long before a lease ends to ask for the next one: the refill's lead, plus the gap to the next
   // request (asked only when a request comes, the next may come a whole gap, 1 / rate, later).
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function aheadOf(entry, nowMs) {
     const rate = rateOf(entry, nowMs);
     const gapMs = rate > 0 ? 1 / rate : Infinity;
@@ -441,6 +444,7 @@ export function createLeasedStore(options) {
   // The object lends from the next window when the key's window ends within this long of its clock
   // (lease.hpp): aheadOf, plus one timeout, since the isolate knows the window's end only from a lease's
   // deadline, which is early by that call's trip.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function windowAheadMs(entry, nowMs) {
     return Math.ceil(aheadOf(entry, nowMs) + roundTrips.timeoutMs(durable.objectOf(entry.key)));
   }

@@ -165,3 +165,27 @@ export class KeyTurns {
     return Promise.race([Promise.all(ahead), overdue]).then(() => clearTimeout(/** @type {any} */ (timer)));
   }
 }
+
+/**
+ * One batch under way: its keys, its requests (growing with absorbed ones), and the releases that let
+ * this isolate's next calls on the keys go.
+ * @template R
+ * @typedef {{ keys: readonly string[], batch: R[], releases: Array<() => void> }} BatchUnderWay
+ */
+
+/**
+ * releaseAll lets this isolate's next calls on the batch's keys go (before any request is answered).
+ * @param {BatchUnderWay<unknown>} under
+ */
+export function releaseAll(under) {
+  for (const release of under.releases) release();
+}
+
+/**
+ * contextOf is the context a batch's calls run in: its first request's that has one.
+ * @template {{ ctx?: import("./store.js").WaitUntilContext }} R
+ * @param {BatchUnderWay<R>} under
+ */
+export function contextOf(under) {
+  return under.batch.find((request) => request.ctx !== undefined)?.ctx;
+}

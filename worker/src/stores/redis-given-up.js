@@ -36,6 +36,22 @@
 export class GivenUpCalls {
   /** @type {WeakMap<object, { call: GivenUpCall, index: number }>} */
   #byOutcome = new WeakMap();
+  /** @type {WeakSet<object>} late outcomes of requests appended to a key's log (redis-append-step.js) */
+  #appended = new WeakSet();
+
+  /**
+   * appended records a late outcome whose charge went in a key's log: it cannot be taken back (entries
+   * after it were decided on it), and takeBack counts it as missed.
+   * @param {object} outcome
+   */
+  appended(outcome) {
+    this.#appended.add(outcome);
+  }
+
+  /** @param {object} outcome @returns {boolean} whether its charge went in a key's log */
+  wasAppended(outcome) {
+    return this.#appended.has(outcome);
+  }
 
   /**
    * giveUp records a call given up on; `answer` is the promise of its reply and `appliedOf(reply)` reads

@@ -143,35 +143,35 @@ const REMOTE_FIELDS = STORE_FIELDS.filter((field) => field !== "store");
  * The binding names wrangler.toml declares for the Durable Object and the KV namespace.
  * @type {Readonly<{ durable: string; kv: string }>}
  */
-export const DEFAULT_BINDINGS = Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
+export const DEFAULT_BINDINGS = /* @__PURE__ */ Object.freeze({ durable: "SLUICE_DO", kv: "SLUICE_KV" });
 /**
  * For store: "redis", the env variables (wrangler secrets) holding the REST URL and token.
  * @type {Readonly<{ redisUrl: string; redisToken: string }>}
  */
-export const DEFAULT_REDIS_BINDINGS = Object.freeze({ redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
+export const DEFAULT_REDIS_BINDINGS = /* @__PURE__ */ Object.freeze({ redisUrl: "UPSTASH_REDIS_REST_URL", redisToken: "UPSTASH_REDIS_REST_TOKEN" });
 /**
  * What decides, in order, when the named store cannot. None for the exact stores: a fallback store
  * counts per isolate (memory) or approximately (KV), so it would turn an exact limit into a looser one
  * exactly when a region is far or cut off; failMode decides instead.
  * @type {Readonly<{ durable: readonly []; kv: readonly ["memory"]; redis: readonly [] }>}
  */
-export const DEFAULT_FALLBACK = Object.freeze({
-  durable: /** @type {readonly []} */ (Object.freeze([])),
-  kv: /** @type {readonly ["memory"]} */ (Object.freeze(["memory"])),
-  redis: /** @type {readonly []} */ (Object.freeze([])),
+export const DEFAULT_FALLBACK = /* @__PURE__ */ Object.freeze({
+  durable: /** @type {readonly []} */ (/* @__PURE__ */ Object.freeze([])),
+  kv: /** @type {readonly ["memory"]} */ (/* @__PURE__ */ Object.freeze(["memory"])),
+  redis: /** @type {readonly []} */ (/* @__PURE__ */ Object.freeze([])),
 });
 /**
  * What happens when no store of the chain can decide, by default: the exact stores deny (a limit that
  * cannot be checked is not exceeded), KV admits (it is approximate already).
  * @type {Readonly<{ durable: "closed"; kv: "open"; redis: "closed" }>}
  */
-export const DEFAULT_FAIL_MODES = Object.freeze({ durable: "closed", kv: "open", redis: "closed" });
+export const DEFAULT_FAIL_MODES = /* @__PURE__ */ Object.freeze({ durable: "closed", kv: "open", redis: "closed" });
 const REMOTE_NAMES = ["durable", "kv", "redis"];
 /**
  * The stores a limiter's `store` option names (docs/stores.md has a row for each).
  * @type {readonly string[]}
  */
-export const STORE_NAMES = Object.freeze(["memory", ...REMOTE_NAMES]);
+export const STORE_NAMES = /* @__PURE__ */ Object.freeze(["memory", ...REMOTE_NAMES]);
 
 /** @type {MemoryStore | null} */
 let isolateMemory = null;

@@ -1,104 +1,25 @@
-// A SluiceCore whose rules are registered lazily, by the stable id of a normalized rule, so that any
-// isolate or Durable Object can be handed a rule it has never seen and count it the same way. The
-// isolate's own instance (isolate.js), each Durable Object and each KV store's views use one.
+// A RuleTable (rule-table.js) of SluiceCores: the cores of each Durable Object, each KV store's views
+// and the Redis store, which lend, export and import state as well as decide.
 // #sluice-wasm is the compiled core, found the way this runtime can load it (package.json "imports").
 import sluiceWasm from "#sluice-wasm";
 import { SluiceCore } from "../../../wasm-bindings/sluice.js";
+import { RuleTable } from "./rule-table.js";
 
 /** @import { RuleSpec } from "../../../wasm-bindings/sluice.js" */
 /** @import { NormalizedRule } from "./store.js" */
 
-// The core holds at most this many rules (sluice::Limiter::kMaxRules).
-export const MAX_RULES = /** @type {const} */ (64);
+export { MAX_RULES } from "./rule-table.js";
 
 /**
  * RuleCore maps normalized rules to rule indices of one SluiceCore, created on first use.
- *
- * `specOf(rule)` turns a normalized rule into what SluiceCore.addRule takes; it is where a store says
- * how big a key table it wants (and, for KV, which algorithm approximates the rule).
- * When a 65th distinct rule arrives, or the owner discards a failed core, the next use gets a fresh
- * core. Whatever the old core held is gone: `generation` changes, so owners that keep their truth
- * outside the core (the Durable Object, the KV views) know to reload it.
+ * @extends {RuleTable<SluiceCore>}
  */
-export class RuleCore {
-  /** @type {(rule: NormalizedRule) => RuleSpec} */
-  #specOf;
-  /** @type {() => SluiceCore} */
-  #createCore;
-  /** @type {SluiceCore | null} */
-  #core = null;
-  /** @type {Map<string, number>} */
-  #indexById = new Map();
-  #generation = 0;
-
+export class RuleCore extends RuleTable {
   /**
    * @param {(rule: NormalizedRule) => RuleSpec} specOf
    * @param {() => SluiceCore} [createCore]
    */
   constructor(specOf, createCore = () => SluiceCore.instantiate(sluiceWasm)) {
-    this.#specOf = specOf;
-    this.#createCore = createCore;
-  }
-
-  /** core is the current SluiceCore (created now if there is none); it changes when `generation` does. */
-  /** @type {SluiceCore} */
-  get core() {
-    if (this.#core === null) this.#core = this.#createCore();
-    return /** @type {SluiceCore} */ (this.#core);
-  }
-
-  /** live reports whether a core exists, without creating one. */
-  /** @type {boolean} */
-  get live() {
-    return this.#core !== null;
-  }
-
-  /** generation counts the cores dropped so far; a change means every key state was forgotten. */
-  /** @type {number} */
-  get generation() {
-    return this.#generation;
-  }
-
-  /** registered lists [rule id, index] of the rules registered in the current core. */
-  /** @returns {IterableIterator<[string, number]>} */
-  registered() {
-    return this.#indexById.entries();
-  }
-
-  /**
-   * indicesOf registers every rule of `checks` not yet known and returns their indices, in order,
-   * all valid in the same core (it may replace the core first to make room).
-   * @param {ReadonlyArray<{ rule: NormalizedRule }>} checks
-   * @returns {number[]}
-   */
-  indicesOf(checks) {
-    let unknown = 0;
-    for (let i = 0; i < checks.length; i++) {
-      if (!this.#indexById.has(checks[i].rule.id)) unknown++;
-    }
-    if (unknown > 0 && this.#indexById.size + unknown > MAX_RULES) this.discard();
-    const indices = new Array(checks.length);
-    for (let i = 0; i < checks.length; i++) indices[i] = this.#indexOf(checks[i].rule);
-    return indices;
-  }
-
-  /** discard drops the core and its rules; the next use creates a fresh core. */
-  discard() {
-    this.#core = null;
-    this.#indexById.clear();
-    this.#generation++;
-  }
-
-  /** @param {NormalizedRule} rule @returns {number} */
-  #indexOf(rule) {
-    let index = this.#indexById.get(rule.id);
-    if (index === undefined) {
-      if (typeof rule.id !== "string" || rule.id === "") {
-        throw new TypeError(`rule.id must be a non-empty string; got ${String(rule.id)}`);
-      }
-      index = this.core.addRule(this.#specOf(rule));
-      this.#indexById.set(rule.id, index);
-    }
-    return index;
+    super(specOf, createCore);
   }
 }

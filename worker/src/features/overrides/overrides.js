@@ -10,6 +10,44 @@ import { SluiceConfigError, describe } from "../../engine/errors.js";
  * @typedef {{ key: string, prefix?: undefined, limit: number } | { prefix: string, key?: undefined, limit: number }} Override
  */
 
+// The tag of an overrideList() value: the engine finds its normalizer through it, so that only an app
+// that imports overrideList bundles this module's validation.
+const OVERRIDE_LIST = Symbol.for("sluice.overrideList");
+
+/**
+ * A rule's overrides from configuration, as overrideList() gives them to the `overrides` option.
+ * @typedef {{ readonly [OVERRIDE_LIST]: (path: string) => NormalizedOverrides }} OverrideList
+ */
+/**
+ * @typedef {{ overrideOf: (keyText: unknown) => number | undefined, limits: number[] }} NormalizedOverrides
+ */
+
+/**
+ * overrideList is the value of a rule's `overrides` option for per-key limits from configuration:
+ *
+ *   rateLimit({ key: apiKey(), limit: 100, windowSec: 60, overrides: overrideList([{ key: "key:acme", limit: 1000 }]) })
+ *
+ * An override names an exact key or a prefix of keys, as the rule's key function produces them; the
+ * exact key wins, then the longest prefix. The list is validated when the limiter is built, naming the
+ * option (`overrides[0].limit`, `rules[1].overrides`).
+ * @param {readonly Override[]} overrides
+ * @returns {OverrideList}
+ */
+export function overrideList(overrides) {
+  return Object.freeze({ [OVERRIDE_LIST]: (/** @type {string} */ path) => normalizeOverrides(overrides, path) });
+}
+
+/**
+ * overrideListNormalizer is the normalizer of an overrideList() value, or undefined for anything else.
+ * @param {unknown} value
+ * @returns {((path: string) => NormalizedOverrides) | undefined}
+ */
+export function overrideListNormalizer(value) {
+  if (value === null || typeof value !== "object") return undefined;
+  const normalize = /** @type {any} */ (value)[OVERRIDE_LIST];
+  return typeof normalize === "function" ? normalize : undefined;
+}
+
 /** The most overrides one rule takes (they are looked up per request: a map and a short list). */
 export const MAX_OVERRIDES = 1000;
 /** The most distinct override limits one rule takes: each is a table in the core. */
@@ -20,6 +58,7 @@ export const MAX_OVERRIDE_LIMITS = 7;
  * override gives that key, or undefined; and the distinct limits, to be made rules up front.
  * @param {unknown} overrides
  * @param {string} path e.g. "overrides" or "rules[1].overrides"
+ * @returns {NormalizedOverrides}
  */
 export function normalizeOverrides(overrides, path) {
   if (!Array.isArray(overrides) || overrides.length < 1 || overrides.length > MAX_OVERRIDES) {

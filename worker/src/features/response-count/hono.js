@@ -10,15 +10,53 @@
 // them, so up to limit + (requests in flight at once) matching responses can be produced in a window;
 // the charges beyond the limit are denied (a blocking rule then blocks the key). Sequential requests,
 // across isolates on the durable store, are exact.
+import { SluiceConfigError } from "../../engine/errors.js";
 import { withHeaders } from "../../http/headers.js";
-import { responseHeaders } from "../../engine/limiter.js";
+import { createEngine, responseHeaders } from "../../engine/limiter.js";
 import { limitedResponse } from "../../http/responses.js";
 import { executionContextOf } from "../../engine/execution-context.js";
+import { middlewareHandle } from "../../engine/middleware-handle.js";
+import { responseCounting } from "./options.js";
 
-/** @import { Context, MiddlewareHandler } from "hono" */
+/** @import { Context, Env, MiddlewareHandler } from "hono" */
+/** @import { CommonOptions } from "../../engine/options.js" */
+/** @import { RateLimitHandle } from "../../engine/middleware-handle.js" */
+/** @import { OnLimitedOption } from "../../hono.js" */
+/** @import { ResponseCountOptions } from "./options.js" */
 
 /**
- * countingMiddleware is rateLimit's middleware for rules that count on the response.
+ * rateLimitOnResponse's options: rateLimit's, with countWhen, skipSuccessfulRequests, skipFailedRequests
+ * or costFrom (one of them is required).
+ * @template {Env} [E=Env]
+ * @typedef {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} RateLimitOnResponseOptions
+ */
+
+/**
+ * rateLimitOnResponse is rateLimit for rules that count only the responses that match (countWhen,
+ * skipSuccessfulRequests, skipFailedRequests) or charge what the response says the request cost
+ * (costFrom): checked before the handler, charged after it. Options are validated here; an invalid one
+ * throws a SluiceConfigError naming it. The decision is c.get("rateLimit").
+ *
+ *   app.post("/login", rateLimitOnResponse({ key: ip(), limit: 5, windowSec: 600, countWhen: { status: [401] } }), login);
+ * @template {Env} [E=Env]
+ * @param {CommonOptions<[c: Context<E>]> & OnLimitedOption<E> & ResponseCountOptions<[c: Context<E>]>} options
+ * @returns {MiddlewareHandler<E> & RateLimitHandle<E>}
+ */
+export function rateLimitOnResponse(options) {
+  const { counts, cost, pendingCost, limiterOptions } = responseCounting(options);
+  if (counts === null) {
+    throw new SluiceConfigError("countWhen", "is missing: rateLimitOnResponse counts only the responses that match, or what they cost (costFrom); else use rateLimit");
+  }
+  const engine = createEngine(limiterOptions, "hono");
+  /** @type {MiddlewareHandler<E>} */
+  const middleware = countingMiddleware({ settings: engine.settings, evaluate: engine.evaluate, counts, cost, pendingCost });
+  /** @type {RateLimitHandle<E>} */
+  const handle = middlewareHandle(engine, cost === null ? null : cost.counters);
+  return Object.assign(middleware, handle);
+}
+
+/**
+ * countingMiddleware is rateLimitOnResponse's middleware.
  * @param {{ settings: any, evaluate: (args: readonly unknown[], env: any, ctx: any, peek?: boolean) => Promise<any>, counts: (response: Response, args: unknown[]) => boolean | Promise<boolean>, cost: null | ReturnType<typeof import("./cost.js").normalizeCostFrom>, pendingCost: WeakMap<object, number> }} engine
  * @returns {MiddlewareHandler}
  */
