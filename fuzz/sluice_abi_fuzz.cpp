@@ -345,7 +345,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       write_key0(key, &length);
       const uint32_t wanted = in.ConsumeIntegralInRange<uint32_t>(0, 20);
       const double lease_ms = static_cast<double>(in.ConsumeIntegralInRange<int64_t>(1, 2 * r.window_ms));
-      const int32_t units = sluice_lend(r.id, length, wanted, lease_ms, t);
+      // Near a window's end a window rule may lend from the next window (usable from its start).
+      const double ahead_ms = static_cast<double>(in.ConsumeIntegralInRange<int64_t>(0, 2 * r.window_ms));
+      const int32_t units = sluice_lend(r.id, length, wanted, lease_ms, t, ahead_ms);
       if (r.block_ms != 0) {
         INVARIANT(units == -10, "a blocking rule lent (%d)", units);  // kInvalidArgument: it does not lend
         continue;
@@ -353,7 +355,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       INVARIANT(units >= 0 && units <= static_cast<int32_t>(wanted), "lend returned %d for %u wanted", units, wanted);
       if (units == 0) continue;
       const int64_t expires = static_cast<int64_t>(f64_at(SLUICE_IO_OUTCOME_OFFSET + 8));
-      INVARIANT(expires > now && expires <= now + static_cast<int64_t>(lease_ms), "a lease ends at %lld", (long long)expires);
+      const int64_t starts = static_cast<int64_t>(f64_at(SLUICE_IO_OUTCOME_OFFSET + 24));
+      const int64_t next_window = (now / r.window_ms + 1) * r.window_ms;
+      const bool windowed = r.algorithm == 0 || r.algorithm == 2;
+      INVARIANT(starts == now || (windowed && starts == next_window && next_window - now <= static_cast<int64_t>(ahead_ms)),
+                "a lease lent at %lld starts at %lld", (long long)now, (long long)starts);
+      INVARIANT(expires > starts && expires <= starts + static_cast<int64_t>(lease_ms), "a lease ends at %lld", (long long)expires);
       // The sliding log's lease starts now and lasts at most a quarter window.
       if (r.algorithm == 1) {
         const int64_t longest = std::min(static_cast<int64_t>(lease_ms), r.window_ms / 4);
@@ -370,7 +377,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const bool late = in.ConsumeBool();
       int64_t& clock = key_clock[{r.id, key}];
       clock = clock > now ? clock : now;
-      admitted[{r.id, key}].push_back({late ? expires - 1 : clock, units - returned});
+      admitted[{r.id, key}].push_back({late ? expires - 1 : std::max(clock, starts), units - returned});
     } else {
       INVARIANT(sluice_stats(r.id) == 0, "stats failed");
       const double keys = f64_at(SLUICE_IO_OUTCOME_OFFSET), slots = f64_at(SLUICE_IO_OUTCOME_OFFSET + 8);

@@ -4,7 +4,7 @@
 // the public SluiceCore: an app that only limits rates (the isolate's memory store) bundles this file
 // alone. Keys are copied into the module's I/O area; nothing is allocated in linear memory per call.
 /** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = /** @type {const} */ (6);
+export const ABI_VERSION = /** @type {const} */ (7);
 /** The most UTF-8 bytes a key may have. */
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 /** The most checks one checkAll takes. */

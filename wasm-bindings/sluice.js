@@ -145,11 +145,14 @@ export function coreStats(core, rule) {
 }
 
 /**
- * coreLend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (SluiceCore.lend).
+ * coreLend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (SluiceCore.lend);
+ * a fixed window or sliding counter whose window ends within `aheadMs` lends from the next window,
+ * usable from `startsAtMs`.
  * @param {CoreBase} core @param {number} rule @param {string | Uint8Array} key @param {number} wanted
- * @param {number} leaseMs @param {number} nowMs @returns {{units: number, expiresAtMs: number, remaining: number}}
+ * @param {number} leaseMs @param {number} nowMs @param {number} [aheadMs]
+ * @returns {{units: number, expiresAtMs: number, remaining: number, startsAtMs: number}}
  */
-export function coreLend(core, rule, key, wanted, leaseMs, nowMs) {
+export function coreLend(core, rule, key, wanted, leaseMs, nowMs, aheadMs = 0) {
   const id = inside.ruleId(core, rule);
   const length = inside.writeKey(core, key);
   if (!Number.isInteger(wanted) || wanted < 0 || wanted > 0x80000000) {
@@ -157,13 +160,13 @@ export function coreLend(core, rule, key, wanted, leaseMs, nowMs) {
   }
   if (typeof nowMs !== "number") throw timeError(nowMs);
   inside.forgetHash(core);
-  const result = inside.exports(core).sluice_lend(id, length, wanted, leaseMs, nowMs);
+  const result = inside.exports(core).sluice_lend(id, length, wanted, leaseMs, nowMs, aheadMs);
   if (result === -Status.INVALID_ARGUMENT) {
-    throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (${LENDING_ALGORITHMS.join(", ")}), leaseMs >= 1 and a valid nowMs; got leaseMs ${String(leaseMs)}, nowMs ${String(nowMs)}`);
+    throw new SluiceError(Status.INVALID_ARGUMENT, `lend needs a rule that can lend (${LENDING_ALGORITHMS.join(", ")}), leaseMs >= 1, aheadMs >= 0 and a valid nowMs; got leaseMs ${String(leaseMs)}, aheadMs ${String(aheadMs)}, nowMs ${String(nowMs)}`);
   }
   inside.check(core, result, "lend");
   const f = inside.f64(core);
-  return { units: f[0], expiresAtMs: f[1], remaining: f[2] };
+  return { units: f[0], expiresAtMs: f[1], remaining: f[2], startsAtMs: f[3] };
 }
 
 /**
@@ -286,16 +289,20 @@ export class SluiceCore extends CoreBase {
   /**
    * lend lends up to `wanted` units of a key's quota for at most `leaseMs` from `nowMs` (rules of
    * LENDING_ALGORITHMS; see docs/leases.md): what is left / 4 at most, charged to the key now (a
-   * bucket's as if spent when the lease ends, a sliding log's as admitted when it ends). Returns { units, expiresAtMs, remaining }; units 0 when the key is too near its limit.
+   * bucket's as if spent when the lease ends, a sliding log's as admitted when it ends). A fixed window
+   * or sliding counter whose window ends within `aheadMs` lends from the next window instead, usable
+   * from `startsAtMs` (that window's start; otherwise nowMs). Returns { units, expiresAtMs, remaining,
+   * startsAtMs }; units 0 when the key is too near its limit.
    * @param {number} rule
    * @param {string | Uint8Array} key
    * @param {number} wanted
    * @param {number} leaseMs
    * @param {number} nowMs
-   * @returns {{units: number, expiresAtMs: number, remaining: number}}
+   * @param {number} [aheadMs] Default 0: never from the next window.
+   * @returns {{units: number, expiresAtMs: number, remaining: number, startsAtMs: number}}
    */
-  lend(rule, key, wanted, leaseMs, nowMs) {
-    return coreLend(this, rule, key, wanted, leaseMs, nowMs);
+  lend(rule, key, wanted, leaseMs, nowMs, aheadMs = 0) {
+    return coreLend(this, rule, key, wanted, leaseMs, nowMs, aheadMs);
   }
 
   /**

@@ -279,21 +279,24 @@ int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint
 }
 
 SLUICE_EXPORT(sluice_lend)
-int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms) {
+int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms, double ahead_ms) {
   g_key0.valid = false;
   if (g_limiter == nullptr) return fail(Status::kInvalidArgument);
   if (key_length > sluice::kMaxKeyBytes) return fail(Status::kKeyTooLong);
   int64_t now = 0;
   int64_t lease = 0;
-  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now) || !to_int64(lease_ms, 1, sluice::kMaxWindowMs, &lease)) {
+  int64_t ahead = 0;
+  if (!to_int64(now_ms, 0, sluice::kMaxTimeMs, &now) || !to_int64(lease_ms, 1, sluice::kMaxWindowMs, &lease) ||
+      !to_int64(ahead_ms, 0, sluice::kMaxWindowMs, &ahead)) {
     return fail(Status::kInvalidArgument);
   }
   sluice::Lease lent;
-  const Status status = g_limiter->lend(rule, g_limiter->key_hash(g_io, key_length), static_cast<int64_t>(wanted), lease, now, &lent);
+  const Status status = g_limiter->lend(rule, g_limiter->key_hash(g_io, key_length), static_cast<int64_t>(wanted), lease, now, &lent, ahead);
   if (status != Status::kOk) return fail(status);
   put_f64(SLUICE_IO_OUTCOME_OFFSET, static_cast<double>(lent.units));
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 8, static_cast<double>(lent.expires_at_ms));
   put_f64(SLUICE_IO_OUTCOME_OFFSET + 16, static_cast<double>(lent.remaining));
+  put_f64(SLUICE_IO_OUTCOME_OFFSET + 24, static_cast<double>(lent.starts_at_ms));
   return static_cast<int32_t>(lent.units);
 }
 

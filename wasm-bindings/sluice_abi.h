@@ -18,7 +18,7 @@
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 6
+#define SLUICE_ABI_VERSION 7
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448
@@ -79,9 +79,10 @@ int32_t sluice_stats(uint32_t rule);
  * (the key afterwards) goes to the outcome. `cost` is read by acquire only. */
 int32_t sluice_concurrency(uint32_t rule, uint32_t key_length, uint32_t op, uint32_t holder, uint32_t cost, double now_ms);
 /* Leases (sluice/lease.hpp). Lends up to `wanted` units of the key at the start of the key area for at
- * most lease_ms from now_ms; writes f64 { units, expires_at_ms, remaining } at the outcome offset and
- * returns the units lent (>= 0) or a negative status. */
-int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms);
+ * most lease_ms from now_ms (a fixed window or sliding counter whose window ends within ahead_ms: from
+ * the next window, usable from its start); writes f64 { units, expires_at_ms, remaining, starts_at_ms }
+ * at the outcome offset and returns the units lent (>= 0) or a negative status. */
+int32_t sluice_lend(uint32_t rule, uint32_t key_length, uint32_t wanted, double lease_ms, double now_ms, double ahead_ms);
 /* Gives back `units` unused units of a lease of that key that expires at expires_at_ms; returns how
  * many the key took back (>= 0) or a negative status. */
 int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, double expires_at_ms);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "sluice/algorithms/window_ahead.hpp"
 #include "sluice/arithmetic.hpp"
 #include "sluice/lease.hpp"
 
@@ -14,44 +15,70 @@ namespace {
 // later time on the core's clock, with the same requests charged to both, it admits no request the other
 // would deny and reports no more remaining.
 
-// Fixed window (a = window, b = count). A count from an earlier window than the other's is over on the
-// core's clock (something was charged in the later one), so only the later window matters.
+// Fixed window (a = window and units lent ahead into the next, b = count). Both are moved to the later
+// window (a count from an earlier window is over on the core's clock, since something was charged in
+// the later one; what was lent ahead into the later window is its count), then count by count.
+struct WindowCounts {
+  int64_t count;
+  int64_t ahead;
+};
+WindowCounts window_counts_in(const KeyState& s, int64_t window) {
+  if (window == window_ahead::window(s)) return {s.b, window_ahead::ahead(s)};
+  if (window == window_ahead::window(s) + 1) return {window_ahead::ahead(s), 0};
+  return {0, 0};
+}
 KeyState merge_window(const KeyState& x, const KeyState& y) {
-  if (x.a != y.a) return x.a > y.a ? x : y;
-  return {x.a, detail::max64(x.b, y.b)};
+  const int64_t window = detail::max64(window_ahead::window(x), window_ahead::window(y));
+  const WindowCounts cx = window_counts_in(x, window);
+  const WindowCounts cy = window_counts_in(y, window);
+  return {window_ahead::pack(window, detail::max64(cx.ahead, cy.ahead)), detail::max64(cx.count, cy.count)};
 }
 KeyState meet_window(const KeyState& x, const KeyState& y) {
-  if (x.a != y.a) return KeyState{};  // the state under both is from a window that is over: fresh
-  return {x.a, detail::min64(x.b, y.b)};
+  const int64_t window = detail::max64(window_ahead::window(x), window_ahead::window(y));
+  const WindowCounts cx = window_counts_in(x, window);
+  const WindowCounts cy = window_counts_in(y, window);
+  const KeyState met{window_ahead::pack(window, detail::min64(cx.ahead, cy.ahead)), detail::min64(cx.count, cy.count)};
+  // From two windows, with nothing counted under both: fresh (the earlier window is over).
+  const bool apart = window_ahead::window(x) != window_ahead::window(y);
+  return apart && met.b == 0 && window_ahead::ahead(met) == 0 ? KeyState{} : met;
 }
 
-// Sliding counter (a = window, b = previous << 32 | current): both moved to the later window (the
-// current count becomes the previous one after one window, nothing after two), then count by count.
+// Sliding counter (a = window and units lent ahead into the next, b = previous << 32 | current): both
+// moved to the later window (what was lent ahead becomes the current count after one window and the
+// previous one after two; the current count the previous one after one window, nothing after two),
+// then count by count.
 struct Counts {
   int64_t current;
   int64_t previous;
+  int64_t ahead;
 };
 Counts counts_in(const KeyState& s, int64_t window) {
   const int64_t current = s.b & 0xffffffff;
   const int64_t previous = static_cast<int64_t>(static_cast<uint64_t>(s.b) >> 32);
-  if (window == s.a) return {current, previous};
-  if (window == s.a + 1) return {0, current};
-  return {0, 0};
+  const int64_t ahead = window_ahead::ahead(s);
+  const int64_t key_window = window_ahead::window(s);
+  if (window == key_window) return {current, previous, ahead};
+  if (window == key_window + 1) return {ahead, current, 0};
+  if (window == key_window + 2) return {0, ahead, 0};
+  return {0, 0, 0};
 }
 KeyState counter_state(int64_t window, Counts c) {
-  return {window, static_cast<int64_t>((static_cast<uint64_t>(c.previous) << 32) | static_cast<uint64_t>(c.current))};
+  return {window_ahead::pack(window, c.ahead),
+          static_cast<int64_t>((static_cast<uint64_t>(c.previous) << 32) | static_cast<uint64_t>(c.current))};
 }
 KeyState merge_counter(const KeyState& x, const KeyState& y) {
-  const int64_t window = detail::max64(x.a, y.a);
+  const int64_t window = detail::max64(window_ahead::window(x), window_ahead::window(y));
   const Counts cx = counts_in(x, window);
   const Counts cy = counts_in(y, window);
-  return counter_state(window, {detail::max64(cx.current, cy.current), detail::max64(cx.previous, cy.previous)});
+  return counter_state(window, {detail::max64(cx.current, cy.current), detail::max64(cx.previous, cy.previous),
+                                detail::max64(cx.ahead, cy.ahead)});
 }
 KeyState meet_counter(const KeyState& x, const KeyState& y) {
-  const int64_t window = detail::max64(x.a, y.a);
+  const int64_t window = detail::max64(window_ahead::window(x), window_ahead::window(y));
   const Counts cx = counts_in(x, window);
   const Counts cy = counts_in(y, window);
-  return counter_state(window, {detail::min64(cx.current, cy.current), detail::min64(cx.previous, cy.previous)});
+  return counter_state(window, {detail::min64(cx.current, cy.current), detail::min64(cx.previous, cy.previous),
+                                detail::min64(cx.ahead, cy.ahead)});
 }
 
 // Token and leaky bucket (a = time, b = level in 1/rate_ms units): both drained to the later time, after

@@ -52,11 +52,27 @@ int64_t window_of(const Rule& rule, const KeyState& state, int64_t now) {
                                                    : sliding_counter::window_of(rule, state, now);
 }
 
+// What the window after now's can still lend at its start (lease.hpp, "lent ahead").
+int64_t room_ahead(const Rule& rule, const KeyState& state, int64_t now) {
+  return rule.algorithm == Algorithm::kFixedWindow ? fixed_window::room_ahead(rule, state, now)
+                                                   : sliding_counter::room_ahead(rule, state, now);
+}
+
+void charge_ahead(const Rule& rule, KeyState& state, int64_t now, int64_t units) {
+  if (rule.algorithm == Algorithm::kFixedWindow) {
+    fixed_window::charge_ahead(rule, state, now, units);
+  } else {
+    sliding_counter::charge_ahead(rule, state, now, units);
+  }
+}
+
 }  // namespace
 
-Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out) {
+Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out,
+                     int64_t ahead_ms) {
   if (rule_id >= rule_count_) return Status::kUnknownRule;
-  if (out == nullptr || now_ms < 0 || now_ms > kMaxTimeMs || lease_ms < 1 || lease_ms > kMaxWindowMs) {
+  if (out == nullptr || now_ms < 0 || now_ms > kMaxTimeMs || lease_ms < 1 || lease_ms > kMaxWindowMs || ahead_ms < 0 ||
+      ahead_ms > kMaxWindowMs) {
     return Status::kInvalidArgument;
   }
   if (wanted < 0 || wanted > kMaxCost) return Status::kInvalidCost;
@@ -72,10 +88,16 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
   const Decision now_as_is = dispatch::decide(rule, state, SlidingLogRing{}, now_ms, 0);
   *out = Lease{};
   out->remaining = now_as_is.remaining;
+  out->starts_at_ms = now_ms;
   const bool bucket = lends_as_bucket(rule.algorithm);
   const int64_t window = now_ms / rule.window_ms;
   if (!bucket && window_of(rule, state, now_ms) != window) return Status::kOk;
-  const int64_t units = detail::min64(wanted, now_as_is.remaining / kLendShare);
+  // Near the window's end, a window rule lends from the next window (lease.hpp, "lent ahead").
+  const int64_t window_end = (window + 1) * rule.window_ms;
+  const bool ahead = !bucket && window_end - now_ms <= ahead_ms;
+  const int64_t room = ahead ? room_ahead(rule, state, now_ms) : now_as_is.remaining;
+  const int64_t units = detail::min64(wanted, room / kLendShare);
+  if (ahead) out->remaining = room;
   if (units < 1) return Status::kOk;
   if (slot == KeyTable::kMissing) {
     slot = choose_slot(rt, hash, now_ms, nullptr, 0);
@@ -86,6 +108,15 @@ Status Limiter::lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t le
     const Status status = lend_from_bucket(rule, rt.table.state(slot), wanted, lease_ms, now_ms, out);
     out->remaining = dispatch::decide(rule, rt.table.state(slot), SlidingLogRing{}, now_ms, 0).remaining;
     return status;
+  }
+  if (ahead) {
+    // Charged to the next window, usable from its start until the lease's length or that window ends.
+    charge_ahead(rule, rt.table.state(slot), now_ms, units);
+    out->units = units;
+    out->starts_at_ms = window_end;
+    out->expires_at_ms = window_end + detail::min64(lease_ms, rule.window_ms);
+    out->remaining = room - units;
+    return Status::kOk;
   }
   // Charged like one admitted request of `units`: the window's count (and the counter's weighted
   // estimate) stays within the limit, since units <= remaining.
@@ -101,6 +132,7 @@ Status Limiter::lend_from_log(RuleTable& rt, uint32_t slot, uint64_t hash, int64
                               int64_t now_ms, Lease* out) {
   const Rule& rule = rt.rule;
   *out = Lease{};
+  out->starts_at_ms = now_ms;  // a log's lease is usable at once (it lends nothing ahead)
   if (slot == KeyTable::kMissing) {
     // A key not in the table is what the eviction summary says it may still owe (fresh if nothing).
     const Start start = start_of(rt, hash, now_ms, false);
@@ -139,6 +171,7 @@ Status Limiter::give_back(uint32_t rule_id, uint64_t hash, int64_t units, int64_
     return Status::kOk;
   }
   // The window the lease was lent in: it ends no later than that window does.
+  // (A lease lent ahead was lent in the window after the key's: give_back finds it there.)
   const int64_t window = (expires_at_ms - 1) / rule.window_ms;
   *returned = rule.algorithm == Algorithm::kFixedWindow
                   ? fixed_window::give_back(rule, rt.table.state(slot), window, units)

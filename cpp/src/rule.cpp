@@ -12,9 +12,10 @@ namespace {
 // time * rate_tokens) stays below 2^61, because they add up to three of them: the sliding counter's
 // weighted count (two), a bucket's level plus a cost (two), GCRA's now + tolerance + cost (three).
 constexpr int64_t kMaxProduct = int64_t{1} << 61;
-// A window's times (its end, the sliding counter's reset two windows from now) stay exact by the bounds
-// alone; a bucket's delays depend on burst and rate, and are checked in make_rule.
-static_assert(kMaxTimeMs + 2 * kMaxWindowMs <= kMaxExactInteger, "window times must stay exact doubles");
+// A window's times (its end, the sliding counter's reset two windows from now, three with units lent
+// ahead) stay exact by the bounds alone; a bucket's delays depend on burst and rate, and are checked in
+// make_rule.
+static_assert(kMaxTimeMs + 3 * kMaxWindowMs <= kMaxExactInteger, "window times must stay exact doubles");
 
 Status reject(const char* name, const char** field) {
   if (field != nullptr) *field = name;

@@ -189,7 +189,7 @@ test("store 'durable' with lease puts leases in front of the object; storeStats(
   rateLimit({ ...valid, name: "leased", store: "durable", lease: { leaseMs: 250 } });
   const [built] = storeStats().slice(before);
   assert.deepEqual(built.lease, { leaseMs: 250, maxLeaseUnits: 1000, maxKeys: 10_000, refill: true });
-  assert.deepEqual(built.leases, { roundTrips: 0, refills: 0, leasedDecisions: 0, leasesGranted: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0, unitsPassedOn: 0 });
+  assert.deepEqual(built.leases, { roundTrips: 0, refills: 0, leasedDecisions: 0, leasesGranted: 0, leasesAhead: 0, bridgedDecisions: 0, unitsLent: 0, leasesExpired: 0, unitsReturned: 0, unitsStranded: 0, unitsPassedOn: 0 });
   assert.deepEqual(built.counters.decided, { durable: 0, failMode: 0 });
 });
 

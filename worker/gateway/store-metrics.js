@@ -152,6 +152,8 @@ const LEASE_FAMILIES = {
   refills: ["sluice_lease_refills_total", "Calls that asked for a warm key's next lease in the background, before its lease ran out: no request waited on them."],
   leasedDecisions: ["sluice_lease_decisions_total", "Decisions a leased durable chain took in this isolate from a lease, with no round trip."],
   leasesGranted: ["sluice_lease_granted_total", "Leases the object granted to this isolate."],
+  leasesAhead: ["sluice_lease_ahead_total", "Of those, leases lent ahead from a key's next window (fixed window, sliding counter), usable from its start."],
+  bridgedDecisions: ["sluice_lease_bridged_decisions_total", "Decisions taken across a window's start from a unit of each window's lease (no round trip)."],
   unitsLent: ["sluice_lease_units_lent_total", "Units those leases carried."],
   leasesExpired: ["sluice_lease_expired_total", "Leases that ended with units unused."],
   unitsReturned: ["sluice_lease_units_returned_total", "Unused units the object took back."],

@@ -10,6 +10,13 @@
 // Which algorithms can lend, and why (docs/leases.md has the long form):
 //  - fixed window and sliding-window counter: a unit lent in window w may be used only until w ends.
 //    Used or not, it was counted in w, the only window in which it can be used: exact.
+//    Lent ahead: within ahead_ms of w's end, units are lent from w + 1 instead, charged to w + 1 (beside
+//    the window number: window_ahead.hpp) and usable only from w + 1's start. A fixed window's w + 1
+//    counts them from its start. A sliding counter weighs w's count in whole at w + 1's start, so it
+//    lends ahead at most limit - count(w) - ahead, and w's own decisions keep that room (count(w) +
+//    ahead <= limit): a lent unit used anywhere in w + 1 is one a direct request at that time would
+//    have been admitted as, since the estimate only falls as w slides out. Not with count_denied (a
+//    denied request could grow count(w) past that room).
 //  - token bucket, leaky bucket, GCRA: a unit charged at t0 and used at t1 lets the bucket refill,
 //    meanwhile, what it thinks was spent. So a lease of n units for L ms charges the level as if the
 //    units were spent at the lease's end: level' = max(level, drain over L) + n (in GCRA terms
@@ -35,7 +42,8 @@ namespace sluice {
 struct Lease {
   int64_t units = 0;          // lent, charged to the key; 0 when the key is too near its limit to lend
   int64_t expires_at_ms = 0;  // the units may be used at times < this (never past a window rule's window)
-  int64_t remaining = 0;      // what the key has left to admit or lend after this lease
+  int64_t remaining = 0;      // what the key has left to admit or lend after this lease (lent ahead: in the next window)
+  int64_t starts_at_ms = 0;   // the units may be used at times >= this: the lend's now, or the next window's start
 };
 
 // A lease takes at most this share of what the key has left: leases shrink as the key nears its

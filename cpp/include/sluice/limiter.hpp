@@ -134,8 +134,11 @@ class Limiter {
   // `now_ms` (lease.hpp): min(wanted, what is left / kLendShare), charged to the key now. Nothing is
   // lent (units 0) when the key is in a later window than now's (time ran backwards), and a rule
   // whose algorithm cannot lend, or that blocks (block.hpp), is kInvalidArgument. A sliding log lends only once the key has a
-  // direct admission, and not when `now_ms` is before its newest one (sliding_log::lend).
-  Status lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out);
+  // direct admission, and not when `now_ms` is before its newest one (sliding_log::lend). A fixed window
+  // or sliding counter whose window ends within `ahead_ms` of `now_ms` lends from the next window
+  // instead (lease.hpp, "lent ahead": out->starts_at_ms is that window's start).
+  Status lend(uint32_t rule_id, uint64_t hash, int64_t wanted, int64_t lease_ms, int64_t now_ms, Lease* out,
+              int64_t ahead_ms = 0);
 
   // give_back takes back up to `units` unused units of a lease that lend() gave out with
   // `expires_at_ms`, if the key is still in the window they were charged in (a sliding log: while

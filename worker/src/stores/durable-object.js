@@ -54,8 +54,9 @@ registerStoreKind(durableStore);
  */
 /**
  * A lease lent with a decision (leases.js keeps it): units charged to the key, usable until
- * expiresAtMs on the object's clock, which is validForMs after the decision.
- * @typedef {{ units: number, expiresAtMs: number, validForMs: number, remaining: number, endsWithWindow: boolean }} Lease
+ * expiresAtMs on the object's clock, which is validForMs after the decision, and (lent ahead from the
+ * key's next window: lease.hpp) not before startsAtMs, startsInMs after the decision.
+ * @typedef {{ units: number, expiresAtMs: number, validForMs: number, startsAtMs: number, startsInMs: number, remaining: number, endsWithWindow: boolean }} Lease
  */
 /**
  * Unused units of a lease, given back.
@@ -206,11 +207,11 @@ export class SluiceDurableObject extends DurableObject {
    * decide checks every (rule, key, cost) of one request, all-or-nothing, and returns the Outcome
    * (without `store`, which the client adds). Options: `peek` charges nothing; `undoable` adds
    * `undo`, the tokens that let undo() take the charge back (for requests spread over shards).
-   * Leases (leases.js): `lend` { wanted: units per check, leaseMs } lends to the checks' keys when
+   * Leases (leases.js): `lend` { wanted: units per check, leaseMs, aheadMs? } lends to the checks' keys when
    * the request is admitted (answer: `leases`); `giveBack` returns unused units first (`returned`).
    * An admitted request's answer waits for its charge to be stored (a promise); a denial or a peek does not.
    * @param {readonly StoreCheck[]} checks
-   * @param {{ peek?: boolean, undoable?: boolean, lend?: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} [options]
+   * @param {{ peek?: boolean, undoable?: boolean, lend?: { wanted: number[], leaseMs: number, aheadMs?: number }, giveBack?: GiveBack[] }} [options]
    * @returns {ObjectOutcome | Promise<ObjectOutcome>}
    */
   decide(checks, options = {}) {
@@ -282,11 +283,11 @@ export class SluiceDurableObject extends DurableObject {
   /**
    * refill lends units of the checks' keys without deciding a request: an isolate asks for its next
    * lease in the background while its current one still holds units (leases.js), so that a warm key
-   * never waits on a round trip. `giveBack` is taken back first, then `lend` { wanted, leaseMs } lends
+   * never waits on a round trip. `giveBack` is taken back first, then `lend` { wanted, leaseMs, aheadMs? } lends
    * as decide's would (lease.hpp sizes it). Answers { leases, returned, resetMs } once the lent units
    * are stored, so a restart still counts them.
    * @param {readonly StoreCheck[]} checks
-   * @param {{ lend: { wanted: number[], leaseMs: number }, giveBack?: GiveBack[] }} options
+   * @param {{ lend: { wanted: number[], leaseMs: number, aheadMs?: number }, giveBack?: GiveBack[] }} options
    * @returns {{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] } | Promise<{ leases: (Lease | null)[], returned: number[] | null, resetMs: number[] }>}
    */
   refill(checks, options) {
@@ -507,21 +508,24 @@ export class SluiceDurableObject extends DurableObject {
   }
 
   // Lends units of the checks' keys (leases.js asks; lease.hpp decides how many): per check, null or
-  // { units, expiresAtMs, validForMs, remaining }. validForMs lets the isolate time the lease on its
-  // own clock, started before it sent the call, so that it ends no later than the object's.
-  /** @param {readonly StoreCheck[]} checks @param {readonly number[]} indices @param {{ wanted: number[], leaseMs: number }} lend @param {number} nowMs @returns {(Lease | null)[]} */
-  #lend(checks, indices, { wanted, leaseMs }, nowMs) {
+  // { units, expiresAtMs, validForMs, startsAtMs, startsInMs, remaining }. validForMs lets the isolate
+  // time the lease on its own clock, started before it sent the call, so that it ends no later than the
+  // object's; startsInMs (a lease lent ahead: the key's window ends within aheadMs), timed from after
+  // the answer came, so that it starts no earlier than the object's next window.
+  /** @param {readonly StoreCheck[]} checks @param {readonly number[]} indices @param {{ wanted: number[], leaseMs: number, aheadMs?: number }} lend @param {number} nowMs @returns {(Lease | null)[]} */
+  #lend(checks, indices, { wanted, leaseMs, aheadMs = 0 }, nowMs) {
     const core = this.#rules.core;
     const leases = new Array(checks.length).fill(null);
     for (let i = 0; i < checks.length; i++) {
       const units = wanted?.[i] ?? 0;
       // A blocking rule does not lend (the core refuses it): its requests all come here.
       if (!(units > 0) || isRepeat(checks, i) || !LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) || checks[i].rule.blockMs !== undefined) continue;
-      const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs);
-      // endsWithWindow: cut short by the key's window, so a later lease in this window would end there
-      // too (leases.js then renews it for its units only, never for its time).
-      const endsWithWindow = WINDOW_LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) && lease.expiresAtMs < nowMs + leaseMs;
-      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs, endsWithWindow };
+      const ahead = Number.isFinite(aheadMs) && aheadMs > 0 ? Math.min(Math.floor(aheadMs), checks[i].rule.windowMs) : 0;
+      const lease = core.lend(indices[i], checks[i].key, Math.min(units, MAX_LEASE_UNITS), leaseMs, nowMs, ahead);
+      // endsWithWindow: cut short by the key's window, so a later lease in that window would end there
+      // too (leases.js then renews it for its units, and near the window's end asks ahead).
+      const endsWithWindow = WINDOW_LENDING_ALGORITHMS.includes(checks[i].rule.algorithm) && lease.expiresAtMs < lease.startsAtMs + leaseMs;
+      if (lease.units > 0) leases[i] = { ...lease, validForMs: lease.expiresAtMs - nowMs, startsInMs: lease.startsAtMs - nowMs, endsWithWindow };
     }
     return leases;
   }

@@ -51,7 +51,7 @@ import { nowMs as wallClockMs } from "../engine/clock.js";
  * @typedef {{
  *   readonly name: "durable";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
- *   refill(checks: readonly StoreCheck[], options: StoreOptions & { lend: { wanted: number[], leaseMs: number }, giveBack?: unknown[] }): Promise<{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }>;
+ *   refill(checks: readonly StoreCheck[], options: StoreOptions & { lend: { wanted: number[], leaseMs: number, aheadMs?: number }, giveBack?: unknown[] }): Promise<{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, startsInMs?: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }>;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
  *   readonly counters: Readonly<DurableStoreCounters>;
  *   objectOf(key: string): string;

@@ -6,7 +6,8 @@
 // rule. This module only keeps the batches, says how big a batch it would like (the key's rate at
 // this isolate times the lease's length; the object gives at most a quarter of what the key has left,
 // so batches shrink to nothing near the limit), asks for the next batch in the background before the
-// current one runs out (so that a warm key never waits on a round trip, however far the object is),
+// current one runs out or its window ends (so that a warm key never waits on a round trip, however far
+// the object is: near a window's end the object lends from the next window, usable from its start),
 // and gives unused units back on its next call to the object. See docs/leases.md.
 import { LENDING_ALGORITHMS, RETURNING_ALGORITHMS, WINDOW_LENDING_ALGORITHMS } from "../../../wasm-bindings/sluice.js";
 import { nowMs as wallClockMs } from "../engine/clock.js";
@@ -40,7 +41,7 @@ const FIRST_REGIONAL_LEASE_DIVISOR = 8;
 /**
  * A lease this isolate holds: `units` left to spend here until deadlineMs (this isolate's clock);
  * `out` of them passed on to others (a regional object's sub-leases).
- * @typedef {{ units: number, deadlineMs: number, expiresAtMs: number, endsWithWindow: boolean, out: number }} HeldLease
+ * @typedef {{ units: number, startMs: number, startsAtMs: number | undefined, deadlineMs: number, expiresAtMs: number, endsWithWindow: boolean, out: number }} HeldLease
  */
 /**
  * What this isolate knows of one key: its demand here, the leases it holds (earliest deadline first),
@@ -59,6 +60,10 @@ const FIRST_REGIONAL_LEASE_DIVISOR = 8;
  *   current one ran out: no request waited on them (roundTrips - refills did wait).
  * @property {number} leasedDecisions Decisions taken from a lease in this isolate, with no round trip.
  * @property {number} leasesGranted Leases the object granted.
+ * @property {number} leasesAhead Of those, leases lent ahead from the key's next window (a fixed window's or
+ *   sliding counter's, asked near its window's end), usable from that window's start.
+ * @property {number} bridgedDecisions Decisions taken across a window's start, where the isolate cannot tell which
+ *   window the object is in, each spending a unit of the old window's lease and one of the lease lent ahead.
  * @property {number} unitsLent Units those leases carried.
  * @property {number} leasesExpired Leases that ended with units unused.
  * @property {number} unitsReturned Unused units the object took back.
@@ -166,6 +171,8 @@ export function createLeasedStore(options) {
     refills: 0,
     leasedDecisions: 0,
     leasesGranted: 0,
+    leasesAhead: 0,
+    bridgedDecisions: 0,
     unitsLent: 0,
     leasesExpired: 0,
     unitsReturned: 0,
@@ -174,8 +181,9 @@ export function createLeasedStore(options) {
   };
 
   // "rule id\nkey" -> what this isolate knows of the key: its rate here and the leases it holds
-  // (`held`: { units, deadlineMs, expiresAtMs, endsWithWindow }, earliest deadline first). Leases are
-  // never merged: each ends, and goes back, by its own end (a sliding log takes units back by it).
+  // (`held`: { units, startMs, deadlineMs, expiresAtMs, endsWithWindow }, earliest deadline first; a
+  // lease lent ahead holds units from startMs on). Leases are never merged: each ends, and goes back,
+  // by its own end (a sliding log takes units back by it).
   /** @type {Map<string, KeyEntry>} */
   const keys = new Map();
   // object name -> [{ rule, key, units, expiresAtMs }] waiting for the next call to that object.
@@ -211,28 +219,64 @@ export function createLeasedStore(options) {
     entry.held = [];
   }
 
-  // The units the key's live leases hold at nowMs; ended leases go back (giveBackLater).
+  // The units the key's live leases hold at nowMs (a lease lent ahead: once it has started); ended
+  // leases go back (giveBackLater).
   /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
   function unitsHeld(entry, nowMs) {
     let units = 0;
     let ended = false;
     for (const lease of entry.held) {
       if (nowMs >= lease.deadlineMs) {
+        // Kept, but not counted, while it bridges to the next window's lease (bridgeOf).
+        if (bridgeOf(entry, lease, nowMs) !== null) continue;
         if (lease.units > 0) giveBackLater(entry, lease);
         ended = true;
-      } else {
+      } else if (nowMs >= lease.startMs) {
         units += lease.units;
       }
     }
-    if (ended) entry.held = entry.held.filter((lease) => nowMs < lease.deadlineMs);
+    if (ended) entry.held = entry.held.filter((lease) => nowMs < lease.deadlineMs || bridgeOf(entry, lease, nowMs) !== null);
     return units;
   }
 
-  // Spends `cost` units, from the lease that ends first.
-  /** @param {KeyEntry} entry @param {number} cost */
-  function spend(entry, cost) {
+  // Around a window's start, between the end here of a lease cut at that window's end (timed early by
+  // its call's way out) and the start here of the one lent ahead from the next window (timed late by
+  // its answer's way back), the isolate cannot tell which window the object is in: about a round trip.
+  // A request there spends one unit of each: whichever window it falls in at the object, a unit
+  // charged to that window covers it (the other is stranded). `lease` bridges when its deadline has
+  // passed here, units are left, and a lease lent ahead from the window its own ends at has not
+  // started here: that lease, or null.
+  /** @param {KeyEntry} entry @param {HeldLease} lease @param {number} nowMs @returns {HeldLease | null} */
+  function bridgeOf(entry, lease, nowMs) {
+    if (!lease.endsWithWindow || lease.units === 0 || nowMs < lease.deadlineMs) return null;
+    for (const next of entry.held) if (nowMs < next.startMs && next.startsAtMs === lease.expiresAtMs && next.units > 0) return next;
+    return null;
+  }
+
+  // The units a request can spend across a window's start (bridgeOf): the pair and how many.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {{ lease: HeldLease, next: HeldLease, units: number } | null} */
+  function bridgeUnits(entry, nowMs) {
+    for (const lease of entry.held) {
+      const next = bridgeOf(entry, lease, nowMs);
+      if (next !== null) return { lease, next, units: Math.min(lease.units, next.units) };
+    }
+    return null;
+  }
+
+  // The units of leases lent ahead that have not started yet (they hold the key's next window).
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
+  function unitsComing(entry, nowMs) {
+    let units = 0;
+    for (const lease of entry.held) if (nowMs < lease.startMs) units += lease.units;
+    return units;
+  }
+
+  // Spends `cost` units at nowMs, from the started lease that ends first.
+  /** @param {KeyEntry} entry @param {number} cost @param {number} nowMs */
+  function spend(entry, cost, nowMs) {
     let left = cost;
     for (const lease of entry.held) {
+      if (nowMs < lease.startMs) continue;
       const taken = Math.min(left, lease.units);
       lease.units -= taken;
       left -= taken;
@@ -315,14 +359,23 @@ export function createLeasedStore(options) {
     for (let i = 0; i < count; i++) {
       const entry = entryOf(checks[i], nowMs);
       entries[i] = entry;
-      if (unitsHeld(entry, nowMs) < checks[i].cost || entries.indexOf(entry) !== i) covered = false;
+      const held = unitsHeld(entry, nowMs);
+      const enough = held >= checks[i].cost || (held === 0 && (bridgeUnits(entry, nowMs)?.units ?? 0) >= checks[i].cost);
+      if (!enough || entries.indexOf(entry) !== i) covered = false;
     }
     if (!covered) return null;
     const decisions = new Array(count);
     let deciding = 0;
     for (let i = 0; i < count; i++) {
       const entry = entries[i];
-      spend(entry, checks[i].cost);
+      const bridge = unitsHeld(entry, nowMs) === 0 ? bridgeUnits(entry, nowMs) : null;
+      if (bridge === null) {
+        spend(entry, checks[i].cost, nowMs);
+      } else {
+        bridge.lease.units -= checks[i].cost;
+        bridge.next.units -= checks[i].cost;
+        counters.bridgedDecisions++;
+      }
       // What is left: these leases' units and what the object had left when it lent the last (others
       // may have used some since: an upper bound, as any isolate's view of a shared count is).
       decisions[i] = { allowed: true, limit: entry.rule.limit, remaining: unitsHeld(entry, nowMs) + entry.remaining, resetMs: Math.max(0, entry.resetAtMs - nowMs), retryAfterMs: 0 };
@@ -338,25 +391,62 @@ export function createLeasedStore(options) {
 
   // Asks for the key's next lease in the background when what it holds would run out, or end, before
   // an answer could come back (REFILL_AHEAD_TIMEOUTS of the object's timeout). A lease that ends with
-  // its key's window is not renewed for time: the next lease would end there too (docs/leases.md).
+  // its key's window is renewed by one lent ahead from the next window (docs/leases.md): the ask says
+  // how near a window's end the object should lend from the next one (aheadOf).
   /** @param {KeyEntry} entry @param {number} nowMs @param {StoreOptions} decideOptions */
   function refillIfRunningOut(entry, nowMs, decideOptions) {
     if (!refillAhead || nowMs < entry.askingUntilMs || nowMs < entry.quietUntilMs || typeof durable.refill !== "function") return;
     if (!LENDING_ALGORITHMS.includes(entry.rule.algorithm)) return;
-    const name = durable.objectOf(entry.key);
-    const aheadMs = REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(name);
     const units = unitsHeld(entry, nowMs);
-    const last = entry.held.at(-1);
     const rate = rateOf(entry, nowMs);
-    // Asked only when a request comes: the next one may come a whole gap later (1 / rate), so the
-    // lease must last that gap and the answer's round trip beyond it.
-    const gapMs = rate > 0 ? 1 / rate : Infinity;
-    const spentSoon = units <= rate * aheadMs + 1;
-    const endsSoon = last === undefined || (!last.endsWithWindow && last.deadlineMs - nowMs <= aheadMs + Math.min(gapMs, leaseMs / 2) + renewAheadMs);
-    if (!spentSoon && !endsSoon) return;
+    const leadMs = aheadOf(entry, nowMs);
+    const spentSoon = units <= rate * refillAheadMs(entry) + 1;
+    // Near its window's end, the next window's units (unless they are here already, or what is held
+    // would not last until the end: then this window's first).
+    const windowEndsInMs = windowEndOf(entry, nowMs) - nowMs;
+    const lastsTheWindow = units >= rate * windowEndsInMs;
+    const askAhead = windowEndsInMs <= leadMs && unitsComing(entry, nowMs) === 0 && (lastsTheWindow || !spentSoon);
+    /** @type {any} */
+    let last = null;
+    for (const lease of entry.held) if (nowMs >= lease.startMs) last = lease;
+    const endsSoon = last === null || (!last.endsWithWindow && last.deadlineMs - nowMs <= leadMs);
+    if (!askAhead && !spentSoon && !endsSoon) return;
     const wanted = wish(entry, nowMs);
     if (wanted === 0) return;
-    refill(entry, wanted, nowMs, decideOptions);
+    refill(entry, wanted, nowMs, decideOptions, askAhead);
+  }
+
+  // When the key's window ends here, as far as this isolate knows: the end of a started lease the
+  // object cut at its window's end (no later than the window's end at the object); Infinity if none.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
+  function windowEndOf(entry, nowMs) {
+    let end = Infinity;
+    for (const lease of entry.held) if (lease.endsWithWindow && nowMs >= lease.startMs) end = Math.min(end, lease.deadlineMs);
+    return end;
+  }
+
+  // How long before the answer is needed to ask: REFILL_AHEAD_TIMEOUTS of the object's timeout (its
+  // measured round trip, round-trip.js).
+  /** @param {KeyEntry} entry @returns {number} */
+  function refillAheadMs(entry) {
+    return REFILL_AHEAD_TIMEOUTS * roundTrips.timeoutMs(durable.objectOf(entry.key));
+  }
+
+  // How long before a lease ends to ask for the next one: the refill's lead, plus the gap to the next
+  // request (asked only when a request comes, the next may come a whole gap, 1 / rate, later).
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
+  function aheadOf(entry, nowMs) {
+    const rate = rateOf(entry, nowMs);
+    const gapMs = rate > 0 ? 1 / rate : Infinity;
+    return refillAheadMs(entry) + Math.min(gapMs, leaseMs / 2) + renewAheadMs;
+  }
+
+  // The object lends from the next window when the key's window ends within this long of its clock
+  // (lease.hpp): aheadOf, plus one timeout, since the isolate knows the window's end only from a lease's
+  // deadline, which is early by that call's trip.
+  /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
+  function windowAheadMs(entry, nowMs) {
+    return Math.ceil(aheadOf(entry, nowMs) + roundTrips.timeoutMs(durable.objectOf(entry.key)));
   }
 
   /** @param {KeyEntry} entry @param {number} nowMs @returns {number} */
@@ -366,9 +456,11 @@ export function createLeasedStore(options) {
   }
 
   // The background call: the object lends (and takes back what waits to go back), decides nothing.
-  /** @param {KeyEntry} entry @param {number} wanted @param {number} sentAtMs @param {StoreOptions} decideOptions @returns {Promise<void>} */
-  function refill(entry, wanted, sentAtMs, decideOptions) {
+  // `ahead`: asked near the key's window's end, for the next window's units (lease.hpp).
+  /** @param {KeyEntry} entry @param {number} wanted @param {number} sentAtMs @param {StoreOptions} decideOptions @param {boolean} [ahead] @returns {Promise<void>} */
+  function refill(entry, wanted, sentAtMs, decideOptions, ahead = false) {
     const name = durable.objectOf(entry.key);
+    const aheadMs = ahead ? windowAheadMs(entry, sentAtMs) : 0;
     const asking = askFor(entry, name, sentAtMs);
     counters.roundTrips++;
     counters.refills++;
@@ -378,13 +470,14 @@ export function createLeasedStore(options) {
       .then(() =>
         /** @type {Required<DurableStore>} */ (durable).refill([{ rule: entry.rule, key: entry.key, cost: 1 }], {
           env: decideOptions.env,
-          lend: { wanted: [wanted], leaseMs },
+          lend: { wanted: [wanted], leaseMs, aheadMs },
           giveBack,
         }),
       )
       .then(
         (answer) => {
-          roundTrips.sample(name, clock() - started);
+          const tookMs = clock() - started;
+          roundTrips.sample(name, tookMs);
           settleReturns(giveBack, answer.returned);
           const lease = answer.leases[0];
           if (lease === null || lease === undefined) {
@@ -393,7 +486,11 @@ export function createLeasedStore(options) {
             entry.quietUntilMs = sentAtMs + Math.min(Math.max(answer.resetMs?.[0] ?? 0, leaseMs / 8), leaseMs);
             return;
           }
-          keepLease(entry, lease, sentAtMs, sentAtMs + answer.resetMs[0]);
+          const kept = keepLease(entry, lease, sentAtMs, sentAtMs + tookMs, sentAtMs + answer.resetMs[0]);
+          // Asked near the window's end, and lent from that window all the same: this store does not
+          // lend ahead (leases over Redis, a regional object) or the next window has no room to. Asking
+          // again before the window ends would get the same: the next request after it asks.
+          if (ahead && kept !== null && kept.endsWithWindow && kept.startMs === -Infinity && kept.deadlineMs - sentAtMs <= aheadMs) entry.quietUntilMs = kept.deadlineMs;
         },
         () => {
           // The refill failed: its give-backs are stranded (never admitted twice), and the key's
@@ -430,7 +527,8 @@ export function createLeasedStore(options) {
       for (let i = 0; i < checks.length; i++) {
         const entry = keys.get(idOf(checks[i]));
         if (entry === undefined) continue;
-        // Ask only when these leases cannot serve the next request anyway.
+        // Ask only when these leases cannot serve the next request anyway (for this window: the
+        // background refill asks for the next one, lent ahead).
         if (unitsHeld(entry, nowMs) >= checks[i].cost) continue;
         wanted[i] = wish(entry, nowMs);
         if (wanted[i] > 0) asked.push([entry, askFor(entry, name, nowMs)]);
@@ -450,38 +548,48 @@ export function createLeasedStore(options) {
     } finally {
       for (const [entry, asking] of asked) doneAsking(entry, asking);
     }
-    if (oneObject) roundTrips.sample(name, clock() - started);
+    const tookMs = clock() - started;
+    if (oneObject) roundTrips.sample(name, tookMs);
     settleReturns(giveBack, outcome.returned);
-    if (outcome.leases !== undefined) keep(checks, outcome, /** @type {number} */ (nowMs)); // lent only when nowMs is a number
+    if (outcome.leases !== undefined) keep(checks, outcome, /** @type {number} */ (nowMs), /** @type {number} */ (nowMs) + tookMs); // lent only when nowMs is a number
     delete outcome.returned;
     delete outcome.leases;
     return outcome;
   }
 
-  // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent.
-  /** @param {readonly StoreCheck[]} checks @param {ObjectOutcome} outcome @param {number} sentAtMs */
-  function keep(checks, outcome, sentAtMs) {
+  // Keeps the leases of a call's answer, timed on this isolate's clock from before the call was sent
+  // (their ends) and from after its answer came (a lease lent ahead's start).
+  /** @param {readonly StoreCheck[]} checks @param {ObjectOutcome} outcome @param {number} sentAtMs @param {number} answeredAtMs */
+  function keep(checks, outcome, sentAtMs, answeredAtMs) {
     for (let i = 0; i < checks.length; i++) {
       const lease = /** @type {(Lease | null)[]} */ (outcome.leases)[i];
       if (lease === null || lease === undefined) continue;
       const entry = keys.get(idOf(checks[i]));
-      keepLease(entry, lease, sentAtMs, sentAtMs + outcome.checks[i].resetMs);
+      keepLease(entry, lease, sentAtMs, answeredAtMs, sentAtMs + outcome.checks[i].resetMs);
     }
   }
 
   // One lease: it ends here validForMs after sentAtMs, a reading taken before the call was sent, so it
   // ends here no later than at the object, whatever the two clocks read (only their rates must agree).
-  /** @param {KeyEntry | undefined} entry @param {Omit<Lease, "endsWithWindow"> & { endsWithWindow?: boolean }} lease @param {number} sentAtMs @param {number} resetAtMs */
-  function keepLease(entry, lease, sentAtMs, resetAtMs) {
+  // A lease lent ahead starts here startsInMs after answeredAtMs, a reading taken after the answer
+  // came, so it starts here no earlier than the window it was charged to starts at the object.
+  /** @param {KeyEntry | undefined} entry @param {Omit<Lease, "endsWithWindow" | "startsAtMs" | "startsInMs"> & { endsWithWindow?: boolean, startsAtMs?: number, startsInMs?: number }} lease @param {number} sentAtMs @param {number} answeredAtMs @param {number} resetAtMs @returns {HeldLease | null} */
+  function keepLease(entry, lease, sentAtMs, answeredAtMs, resetAtMs) {
     counters.leasesGranted++;
     counters.unitsLent += lease.units;
     if (entry === undefined || keys.get(`${entry.rule.id}\n${entry.key}`) !== entry) {
       // Dropped while the call was out: nothing will use these units.
       counters.unitsStranded += lease.units;
-      return;
+      return null;
     }
+    const startsInMs = typeof lease.startsInMs === "number" && Number.isFinite(lease.startsInMs) && lease.startsInMs > 0 ? lease.startsInMs : 0;
+    if (startsInMs > 0) counters.leasesAhead++;
     const held = {
       units: lease.units,
+      startMs: startsInMs > 0 ? answeredAtMs + startsInMs : -Infinity,
+      // A lease lent ahead: its window's start on the object's clock (bridgeOf pairs it with the lease
+      // that ends there).
+      startsAtMs: startsInMs > 0 ? lease.startsAtMs : undefined,
       deadlineMs: sentAtMs + lease.validForMs,
       expiresAtMs: lease.expiresAtMs,
       // Cut short by the key's window: a later lease would end there too (the object says so; a
@@ -493,8 +601,12 @@ export function createLeasedStore(options) {
     let at = entry.held.length;
     while (at > 0 && entry.held[at - 1].deadlineMs > held.deadlineMs) at--;
     entry.held.splice(at, 0, held);
-    entry.remaining = lease.remaining;
-    entry.resetAtMs = resetAtMs;
+    // A lease lent ahead says what the next window has left: decisions until it starts keep this one's.
+    if (held.startMs === -Infinity) {
+      entry.remaining = lease.remaining;
+      entry.resetAtMs = resetAtMs;
+    }
+    return held;
   }
 
   /**
@@ -528,7 +640,8 @@ export function createLeasedStore(options) {
     const held = unitsHeld(entry, nowMs);
     /** @type {any} */
     let from = null;
-    for (const lease of entry.held) if (lease.units > 0 && (from === null || lease.deadlineMs >= from.deadlineMs)) from = lease;
+    // Passed on only from a lease that has started (one lent ahead waits for its window).
+    for (const lease of entry.held) if (lease.units > 0 && nowMs >= lease.startMs && (from === null || lease.deadlineMs >= from.deadlineMs)) from = lease;
     /** @type {any} */
     let part = null;
     if (from !== null && wanted > 0) {

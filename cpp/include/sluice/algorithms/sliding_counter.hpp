@@ -7,7 +7,8 @@
 
 // Sliding-window counter: the previous window's count, weighted by the share of it still
 // inside the sliding window, plus the current window's count (Cloudflare's approximation).
-// State: a = number of the current window, b = current count (low 32 bits) | previous count (high 32).
+// State: a = number of the current window, with the units lent ahead into the window after it
+// (window_ahead.hpp), b = current count (low 32 bits) | previous count (high 32).
 // It admits fewer than 2 x limit in any window of window_ms, and exactly limit when traffic is even.
 namespace sluice::sliding_counter {
 
@@ -38,7 +39,14 @@ double usage(const Rule& rule, const KeyState& state, int64_t now);
 // Leases (lease.hpp): units lent out are charged like admitted requests, in the window the key is in.
 // window_of is that window at `now` (a later one than now's if time ran backwards); give_back takes
 // back up to `units` charged in window `window`, if the key is still in it, and returns how many.
+// A unit given back from a lease lent ahead (its window is the key's next one) comes off what is ahead.
 int64_t window_of(const Rule& rule, const KeyState& state, int64_t now);
 int64_t give_back(const Rule& rule, KeyState& state, int64_t window, int64_t units);
+
+// Lending ahead (lease.hpp): room_ahead is how many more units the window after now's can take at its
+// start, where now's count weighs in whole (0 for a rule with count_denied); charge_ahead charges
+// `units` (at most room_ahead) to it. Decisions in now's window then keep room for them.
+int64_t room_ahead(const Rule& rule, const KeyState& state, int64_t now);
+void charge_ahead(const Rule& rule, KeyState& state, int64_t now, int64_t units);
 
 }  // namespace sluice::sliding_counter
