@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { startWorkers, storeBindings } from "./helpers/worker.js";
+import { startIsolatesOnOneObject } from "./helpers/worker.js";
 
 const ISOLATES = 4;
 const T0 = Date.UTC(2030, 0, 1);
@@ -14,16 +14,10 @@ const PASSWORD = "correct horse battery staple";
 const OBJECT = "sluice/1/0";
 
 let mf;
-const isolates = [];
+let isolates = [];
 
 before(async () => {
-  const workers = [];
-  for (let i = 0; i < ISOLATES; i++) {
-    const name = `w${i}`;
-    workers.push({ name, entry: "lockout", bindings: { ENV: "production" }, ...storeBindings(name, "w0", "TestSluiceDurableObject") });
-  }
-  mf = await startWorkers(workers);
-  for (let i = 0; i < ISOLATES; i++) isolates.push(await mf.getWorker(`w${i}`));
+  ({ mf, isolates } = await startIsolatesOnOneObject(ISOLATES, "lockout"));
   await objectCall("setKnob", "clock", T0);
   await at(T0);
 });

@@ -3,19 +3,13 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { startWorkers, storeBindings } from "./helpers/worker.js";
+import { startIsolatesOnOneObject } from "./helpers/worker.js";
 
 const ISOLATES = 3;
 let mf;
-const isolates = [];
+let isolates = [];
 before(async () => {
-  const workers = [];
-  for (let i = 0; i < ISOLATES; i++) {
-    const name = `w${i}`;
-    workers.push({ name, entry: "overrides", bindings: { ENV: "production" }, ...storeBindings(name, "w0", "TestSluiceDurableObject") });
-  }
-  mf = await startWorkers(workers);
-  for (let i = 0; i < ISOLATES; i++) isolates.push(await mf.getWorker(`w${i}`));
+  ({ mf, isolates } = await startIsolatesOnOneObject(ISOLATES, "overrides"));
   const knob = await isolates[0].fetch("http://ov.test/__test/object", { method: "POST", body: JSON.stringify({ name: "sluice/1/0", method: "setKnob", args: ["clock", Date.UTC(2030, 0, 1)] }) });
   assert.equal(knob.status, 200);
 });

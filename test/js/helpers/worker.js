@@ -127,6 +127,25 @@ export function storeBindings(name, home, className) {
   return { durableObjects: { SLUICE_DO: object }, kvNamespaces: { SLUICE_KV: "sluice-kv" } };
 }
 
+/**
+ * startIsolatesOnOneObject starts `count` isolates running the fixture Worker `entry` in production
+ * mode, all on one Durable Object namespace (TestSluiceDurableObject, defined by the first), and
+ * returns the Miniflare and a fetcher per isolate.
+ * @param {number} count
+ * @param {string} entry
+ */
+export async function startIsolatesOnOneObject(count, entry) {
+  const workers = [];
+  for (let i = 0; i < count; i++) {
+    const name = `w${i}`;
+    workers.push({ name, entry, bindings: { ENV: "production" }, ...storeBindings(name, "w0", "TestSluiceDurableObject") });
+  }
+  const mf = await startWorkers(workers);
+  const isolates = [];
+  for (let i = 0; i < count; i++) isolates.push(await mf.getWorker(`w${i}`));
+  return { mf, isolates };
+}
+
 /** A request from a client at `ip` (Cloudflare's cf-connecting-ip), with any extra headers. */
 export function from(ip, headers = {}, init = {}) {
   return { ...init, headers: { "cf-connecting-ip": ip, ...headers } };
