@@ -21,6 +21,7 @@ import { evaluateFloors } from "./lib/floors.js";
 import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
 import { BENCH_PAGE, README, withBenchResults, withBenchSummary } from "./lib/readme-section.js";
 import { REDIS_ISOLATES, figureRedis, startRedisForBench } from "./lib/figure-redis.js";
+import { writeRedisSection } from "./lib/redis-docs-section.js";
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 const quick = process.argv.includes("--quick");
@@ -165,6 +166,7 @@ async function writeReports(results) {
     await writeFile(page, withBenchResults(readFileSync(page, "utf8"), markdown));
     const readme = join(root, README);
     await writeFile(readme, withBenchSummary(readFileSync(readme, "utf8"), results));
+    writeRedisSection(join(root, "docs/redis.md"), results);
   }
   log(`wrote bench/results.md, bench/results.svg${results.quick ? "" : `, ${BENCH_PAGE}, ${README}'s summary`}`);
   for (const floor of results.floors) log(`${floor.met === null ? "PENDING" : floor.met ? "MET    " : "NOT MET"} ${floor.floor}: ${floor.detail}`);

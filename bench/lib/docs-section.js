@@ -2,10 +2,13 @@
 // is typed by hand: the script rewrites the section each time it runs.
 import { readFileSync, writeFileSync } from "node:fs";
 
-/** writeDocsSection replaces what lies between `<!-- NAME: ... -->` and `<!-- end of NAME -->` in `page`. */
-export function writeDocsSection(page, name, markdown) {
+/**
+ * writeDocsSection replaces what lies between `<!-- NAME: ... -->` and `<!-- end of NAME -->` in `page`;
+ * `script` is the bench script that writes it (bench/SCRIPT.js), NAME's by default.
+ */
+export function writeDocsSection(page, name, markdown, script = name) {
   const text = readFileSync(page, "utf8");
-  const startMarker = `<!-- ${name}: written by bench/${name}.js; do not edit -->`;
+  const startMarker = `<!-- ${name}: written by bench/${script}.js; do not edit -->`;
   const endMarker = `<!-- end of ${name} -->`;
   const start = text.indexOf(startMarker);
   const end = text.indexOf(endMarker);
