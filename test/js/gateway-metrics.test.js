@@ -356,7 +356,10 @@ describe("store families", () => {
       circuitOpenedBy: opened,
       circuitSkippedBy: skipped,
     });
-    const redisCounters = { decisions: 4, roundTrips: 6, conflicts: 1, clockRefusals: 0, held: 2, exhausted: 0 };
+    const redisCounters = {
+      decisions: 4, roundTrips: 6, conflicts: 1, clockRefusals: 0, held: 2, exhausted: 0,
+      batches: 3, appends: 1, givenUp: 2, lateAnswered: 1, lateApplied: 1, undone: 1, undoMissed: 0, overdue: 0,
+    };
     const families = parseExposition(
       exposition(
         storeFamilies([
@@ -376,6 +379,12 @@ describe("store families", () => {
     assert.equal(sample(families, "sluice_redis_conflicts_total", chain), 2);
     assert.equal(sample(families, "sluice_redis_held_total", chain), 4);
     assert.equal(sample(families, "sluice_redis_exhausted_total", chain), 0);
+    // Every counter of RedisStoreCounters is a family: appends and the given-up calls' fate too.
+    assert.equal(sample(families, "sluice_redis_appends_total", chain), 2);
+    assert.equal(sample(families, "sluice_redis_batches_total", chain), 6);
+    assert.equal(sample(families, "sluice_redis_given_up_total", chain), 4);
+    assert.equal(sample(families, "sluice_redis_late_applied_total", chain), 2);
+    assert.equal(sample(families, "sluice_redis_undone_total", chain), 2);
   });
 
   test("round trips per chain are gauges in /metrics: the slowest chain's largest and p99, the sample-weighted mean of smoothed and median; a chain that measured nothing has none", async () => {

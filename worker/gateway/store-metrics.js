@@ -144,6 +144,14 @@ const REDIS_FAMILIES = {
   clockRefusals: ["sluice_redis_clock_refusals_total", "Script calls refused because the decision time was too far from Redis's TIME."],
   held: ["sluice_redis_held_total", "Script calls refused because another isolate held the key; answered after a wait."],
   exhausted: ["sluice_redis_exhausted_total", "Decisions a Redis chain's store gave up on after too many refused script calls (the chain fell back)."],
+  batches: ["sluice_redis_batches_total", "Script calls that decided (applied); decisions / batches is the mean batch."],
+  appends: ["sluice_redis_appends_total", "Batches decided by appending to a contended key's log (included in batches)."],
+  givenUp: ["sluice_redis_given_up_total", "Script calls that did not answer in time: their requests were decided by the chain."],
+  lateAnswered: ["sluice_redis_late_answered_total", "Given-up script calls whose answer came after all."],
+  lateApplied: ["sluice_redis_late_applied_total", "Of those, calls that landed: their requests were charged."],
+  undone: ["sluice_redis_undone_total", "Charges of given-up requests taken back (the chain had denied them)."],
+  undoMissed: ["sluice_redis_undo_missed_total", "Charges that could not be taken back (another isolate wrote over the call's write first)."],
+  overdue: ["sluice_redis_overdue_total", "Calls that went while the call ahead still held their keys past its bound."],
 };
 
 // The lease counters (LeaseCounters, stores/leases.js) as families: counter -> [name, help].
