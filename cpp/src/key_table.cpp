@@ -77,6 +77,30 @@ Status KeyTable::grow(uint32_t bucket_count) {
       way = other_way;
     }
     if (way == kWays) {
+      // Both full: move a key of either to its other bucket if that has room (a cuckoo step, as
+      // make_room does), so a step that leaves the table ~75 % full still finds every key a slot.
+      for (const uint32_t full : {first, second}) {
+        for (uint32_t w = 0; w < kWays && way == kWays; ++w) {
+          const uint64_t moving = moved[full].slots[w].tag;
+          const uint32_t a = bucket_of(moving >> 32);
+          const uint32_t b = bucket_of(moving & 0xffffffff);
+          const uint32_t other = a == full ? b : a;
+          const uint32_t room = other == full ? kWays : free_way(other);
+          if (room == kWays) continue;
+          moved[other].slots[room] = moved[full].slots[w];
+          if (ring_entries_ != 0) {
+            const size_t into = (static_cast<size_t>(other) * kWays + room) * ring_entries_;
+            const size_t at = (static_cast<size_t>(full) * kWays + w) * ring_entries_;
+            for (uint32_t i = 0; i < ring_entries_; ++i) rings[into + i] = rings[at + i];
+          }
+          moved[full].slots[w].tag = 0;
+          bucket = full;
+          way = w;
+        }
+        if (way != kWays) break;
+      }
+    }
+    if (way == kWays) {
       std::free(allocation);
       std::free(rings);
       return Status::kOutOfMemory;
@@ -135,6 +159,20 @@ uint32_t KeyTable::empty_ways(uint32_t bucket) const {
   uint32_t empty = 0;
   for (uint32_t way = 0; way < kWays; ++way) empty += ways[way].tag == 0 ? 1 : 0;
   return empty;
+}
+
+void KeyTable::move(uint32_t from, uint32_t to) {
+  if (occupied(to)) {
+    ++evictions_;
+    --size_;
+  }
+  buckets_[to / kWays].slots[to % kWays] = buckets_[from / kWays].slots[from % kWays];
+  if (ring_entries_ != 0) {
+    const size_t at = static_cast<size_t>(from) * ring_entries_;
+    const size_t into = static_cast<size_t>(to) * ring_entries_;
+    for (uint32_t i = 0; i < ring_entries_; ++i) rings_[into + i] = rings_[at + i];
+  }
+  tag(from) = 0;
 }
 
 void KeyTable::place(uint32_t slot, uint64_t hash) {

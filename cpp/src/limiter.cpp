@@ -443,15 +443,35 @@ bool Limiter::would_fold(RuleTable& rt, uint32_t slot, int64_t now_ms) {
          dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms) > 0;
 }
 
+uint32_t Limiter::make_room(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned,
+                            uint32_t pinned_count) {
+  const auto usage = [&rt, now_ms](uint32_t slot) {
+    return dispatch::usage(rt.rule, rt.table.state(slot), rt.table.ring(slot), now_ms);
+  };
+  const uint32_t freed = rt.table.make_room(hash, usage, pinned, pinned_count);
+  // A key moved: the remembered slot may now be empty or another key's (holds() would catch it, but
+  // a stale hint costs a probe for nothing).
+  if (freed != KeyTable::kMissing) rt.last_hash = 0;
+  return freed;
+}
+
 uint32_t Limiter::choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned,
                               uint32_t pinned_count) {
   uint32_t slot = choose_without_growth(rt, hash, now_ms, pinned, pinned_count);
-  if (pinned_count == 0 && would_fold(rt, slot, now_ms) && grow(rt)) slot = choose_without_growth(rt, hash, now_ms, nullptr, 0);
+  if (!would_fold(rt, slot, now_ms)) return slot;
+  const uint32_t freed = make_room(rt, hash, now_ms, pinned, pinned_count);
+  if (freed != KeyTable::kMissing) return freed;
+  if (pinned_count == 0 && grow(rt)) slot = choose_without_growth(rt, hash, now_ms, nullptr, 0);
   return slot;
 }
 
 bool Limiter::grow(RuleTable& rt) {
+  // Growth answers a flood, not bad luck: below the keys it was added for, a table whose chosen bucket
+  // pair is full folds the key as before. (Two-choice buckets of 8 fill unevenly from ~70 % of their
+  // slots on; growing there would double a table that holds exactly what it was declared for.)
+  if (uint64_t{rt.table.size()} * 10 < uint64_t{rt.first_slot_count} * 9) return false;
   const uint64_t buckets_now = rt.table.bucket_count();
+  if (rt.no_growth_at_buckets == buckets_now) return false;
   const uint64_t most_buckets =
       detail::min64(static_cast<int64_t>(buckets_now * 2), static_cast<int64_t>(uint64_t{rt.first_slot_count} * max_growth_ / KeyTable::kWays));
   // Double while the budget allows; past that, the largest step that still fits it, down to a quarter
@@ -465,15 +485,21 @@ bool Limiter::grow(RuleTable& rt) {
     const uint64_t summary_more = rt.summary.growth_bytes(grown_capacity);
     if (grown_bytes_ + table_more + summary_more > growth_budget_bytes_) continue;
     // The summary first: it may fail alone and leave everything as it was; the table's growth is all
-    // or nothing too, and a summary with more cells than its table needs is still exact.
-    if (rt.summary.grow(grown_capacity) != Status::kOk) return false;
-    if (rt.table.grow(static_cast<uint32_t>(buckets)) != Status::kOk) return false;
-    grown_bytes_ += table_more + summary_more;
+    // or nothing too, and a summary with more cells than its table needs is still exact. A step that
+    // finds no memory (the instance's ceiling: the memory of the tables it replaced stays with the
+    // instance) tries a smaller one.
+    if (rt.summary.grow(grown_capacity) != Status::kOk) continue;
+    grown_bytes_ += summary_more;
+    if (rt.table.grow(static_cast<uint32_t>(buckets)) != Status::kOk) continue;
+    grown_bytes_ += table_more;
     // Every slot moved: the remembered one no longer means anything.
     rt.last_hash = 0;
     rt.last_slot = 0;
     return true;
   }
+  // No step fits: not at this size again, or every new key of a full table would retry (and a step
+  // that failed for memory would allocate and move every key again, each time).
+  rt.no_growth_at_buckets = static_cast<uint32_t>(buckets_now);
   return false;
 }
 
@@ -511,7 +537,8 @@ Status Limiter::place_new_keys(const Check* checks, uint32_t count, const uint64
     if (group_leader[i] != static_cast<int32_t>(i) || slots[i] != KeyTable::kMissing) continue;
     RuleTable& rt = rules_[checks[i].rule];
     if (counting_rules_only && !rt.rule.count_denied && !block::starts_block(rt.rule, per_check[i])) continue;
-    if (!would_fold(rt, choose_without_growth(rt, hashes[i], now_ms, nullptr, 0), now_ms) || !grow(rt)) continue;
+    if (!would_fold(rt, choose_without_growth(rt, hashes[i], now_ms, nullptr, 0), now_ms)) continue;
+    if (make_room(rt, hashes[i], now_ms, nullptr, 0) == KeyTable::kMissing && !grow(rt)) continue;
     for (uint32_t j = 0; j < count; ++j) {
       if (checks[j].rule == checks[i].rule && slots[j] != KeyTable::kMissing) slots[j] = rt.table.find(hashes[j]);
     }

@@ -409,3 +409,50 @@ TEST_CASE("a flood of acquiring keys cannot free the units an evicted concurrenc
   CHECK(extra == 0);
   CHECK(h.stats(rule).evictions_restricting > 0);
 }
+
+TEST_CASE("a table holds the keys it was added for, all still restricting, without growing or folding any", "[key-table]") {
+  // Two-choice buckets of 8 start to overflow at ~70 % of their slots; a key of a full pair moves to
+  // its other bucket (make_room) instead of growing the table or folding a key into the summary.
+  // Each key keeps its state where it moves: its next decision is the one a roomy table gives.
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    INFO(name_of(algorithm));
+    Harness h;
+    Harness roomy;
+    const uint32_t capacity = 20000;
+    const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, capacity);
+    const uint32_t reference = roomy.add(algorithm, kLimit, kWindowMs, 0, 16 * capacity);
+    const TableStats first = h.stats(rule);
+    for (uint32_t i = 0; i < capacity; ++i) {
+      const int64_t cost = 1 + static_cast<int64_t>(i % kLimit);
+      h.check(rule, "busy-" + std::to_string(i), cost, kNow);
+      roomy.check(reference, "busy-" + std::to_string(i), cost, kNow);
+    }
+    const TableStats full = h.stats(rule);
+    CHECK(full.slots == first.slots);
+    CHECK(full.keys == capacity);
+    CHECK(full.evictions_restricting == 0);
+    for (uint32_t i = 0; i < capacity; i += 7) {
+      const std::string key = "busy-" + std::to_string(i);
+      REQUIRE(h.peek(rule, key, 1, kNow + 1) == roomy.peek(reference, key, 1, kNow + 1));
+    }
+  }
+}
+
+TEST_CASE("a growth step that leaves the table three-quarters full still finds every key a slot", "[key-table]") {
+  // A step of a quarter from a full table leaves it ~72 % full: greedy two-choice placement overflows a
+  // bucket pair there, and the step moves a key to its other bucket rather than fail (and fold).
+  for (const Algorithm algorithm : kAllAlgorithms) {
+    INFO(name_of(algorithm));
+    Harness h;
+    const uint32_t rule = h.add(algorithm, kLimit, kWindowMs, 0, 20000);
+    const TableStats first = h.stats(rule);
+    const uint64_t table_bytes = first.memory_bytes - first.summary_bytes;
+    // Room for a step of a quarter and its summary's cells, not for a doubling.
+    h.limiter.set_table_growth(16, table_bytes / 4 + first.summary_bytes + 4096);
+    for (int i = 0; i < 40000; ++i) h.check(rule, "busy-" + std::to_string(i), kLimit, kNow);
+    const TableStats grown = h.stats(rule);
+    CHECK(grown.slots >= first.slots * 5 / 4);
+    CHECK(grown.slots < 2 * first.slots);
+    for (int i = 0; i < 40000; i += 101) CHECK_FALSE(h.check(rule, "busy-" + std::to_string(i), 1, kNow).allowed);
+  }
+}

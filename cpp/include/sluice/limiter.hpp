@@ -163,6 +163,9 @@ class Limiter {
     uint32_t last_slot = 0;
     // The slots the table was added with, which table growth multiplies at most max_growth_ times.
     uint32_t first_slot_count = 0;
+    // The bucket count at which grow() last found no step (budget or memory): it does not try again
+    // until the table has another size. 0: none yet.
+    uint32_t no_growth_at_buckets = 0;
   };
 
   // Start is where a key that is not in its table begins: fresh, or rebuilt from the eviction summary
@@ -182,6 +185,9 @@ class Limiter {
   // (growth renumbers every slot: place_new_keys grows before it pins anything).
   uint32_t choose_slot(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count);
   uint32_t choose_without_growth(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count) const;
+  // make_room moves a key of `hash`'s full buckets to its other bucket (KeyTable::make_room), never a
+  // pinned one; the freed slot, or KeyTable::kMissing.
+  uint32_t make_room(RuleTable& rt, uint64_t hash, int64_t now_ms, const uint32_t* pinned, uint32_t pinned_count);
   // would_fold says whether placing a key in `slot` would evict a key whose state still restricts it.
   bool would_fold(RuleTable& rt, uint32_t slot, int64_t now_ms);
   // grow enlarges rt's table (and its summary's cells) if growth allows: doubling, or the largest step
