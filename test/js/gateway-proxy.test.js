@@ -466,4 +466,33 @@ describe("header policy, unit by unit", () => {
     assert.equal(new Headers(clientResponseHeaders(fromUpstream, 304, "upstream", mask)).get("cache-control"), "public, max-age=600");
     assert.equal(new Headers(clientResponseHeaders(fromUpstream, 404, "public, max-age=60", mask)).get("cache-control"), "no-store");
   });
+
+  // The fields go to the runtime as a record where they can (forwarding.js's fieldsInit): a record
+  // must lose no field a list of pairs would carry.
+  test("client-bound: every Set-Cookie field, and a field named __proto__, reach the client", () => {
+    const fromUpstream = new Headers([
+      ["set-cookie", "a=1; Path=/"],
+      ["set-cookie", "b=2; Path=/"],
+      ["__proto__", "kept"],
+      ["content-type", "text/plain"],
+    ]);
+    const mask = secretMasker("server-secret").text;
+    const relayed = new Headers(clientResponseHeaders(fromUpstream, 200, "upstream", mask, [["X-RateLimit-Remaining", "4"]]));
+    assert.deepEqual(relayed.getSetCookie(), ["a=1; Path=/", "b=2; Path=/"]);
+    assert.equal(relayed.get("__proto__"), "kept");
+    assert.equal(relayed.get("x-ratelimit-remaining"), "4");
+    const single = new Headers(clientResponseHeaders(new Headers([["__proto__", "kept"]]), 200, "upstream", mask, [["X-RateLimit-Remaining", "4"]]));
+    assert.deepEqual([...single], [["__proto__", "kept"], ["x-ratelimit-remaining", "4"]]);
+  });
+
+  test("upstream-bound: a forwarded field named __proto__ reaches the upstream", () => {
+    const incoming = new Headers({ __proto__x: "no", accept: "*/*" });
+    incoming.append("__proto__", "kept");
+    const headers = new Headers(upstreamRequestHeaders(incoming, { ...upstream, forwardHeaders: ["__proto__"] }, "server-secret"));
+    assert.deepEqual([...headers], [
+      ["__proto__", "kept"],
+      ["accept", "*/*"],
+      ["x-api-key", "server-secret"],
+    ]);
+  });
 });

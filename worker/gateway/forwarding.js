@@ -91,14 +91,33 @@ function connectionListed(headers) {
 }
 
 /**
- * The headers of the upstream request, as [name, value] pairs (the runtime builds its Headers once
- * from them, where a Headers built here costs a native call per append): `upstream` is a validated
+ * The fields of `pairs` as the runtime takes them cheapest: a record (workerd converts a list of
+ * [name, value] pairs at about twice a record's cost per field: 4 fields ~15 us as pairs, ~6 us as a
+ * record), or the pairs themselves when a name repeats (Set-Cookie), which a record cannot hold, or
+ * is `__proto__` (a valid field name that Node's Headers drops from a record: its converter assigns
+ * it to a plain object).
+ * @param {[string, string][]} pairs
+ * @returns {Record<string, string> | [string, string][]}
+ */
+export function fieldsInit(pairs) {
+  /** @type {Record<string, string>} */
+  const record = Object.create(null);
+  for (const [name, value] of pairs) {
+    if (name in record || name === "__proto__") return pairs;
+    record[name] = value;
+  }
+  return record;
+}
+
+/**
+ * The headers of the upstream request, as the Headers init the runtime builds its Headers from once
+ * (fieldsInit; a Headers built here costs a native call per append): `upstream` is a validated
  * route upstream, `secret` the value of its credential (or null when it has none). Every name is
  * lower case and appears once, except those the client itself repeated.
  * @param {Headers} incoming
  * @param {import("./config.js").GatewayUpstream} upstream
  * @param {string | null} secret
- * @returns {[string, string][]}
+ * @returns {Record<string, string> | [string, string][]}
  */
 export function upstreamRequestHeaders(incoming, upstream, secret) {
   const listed = connectionListed(incoming);
@@ -122,11 +141,11 @@ export function upstreamRequestHeaders(incoming, upstream, secret) {
     const value = /** @type {string} */ (secret);
     headers.push([header, scheme === "" ? value : `${scheme} ${value}`]);
   }
-  return headers;
+  return fieldsInit(headers);
 }
 
 /**
- * The headers of the response to the client, as [name, value] pairs: the upstream's, minus hop-by-hop
+ * The headers of the response to the client, as a Headers init (fieldsInit): the upstream's, minus hop-by-hop
  * ones, each value passed through `mask` (which hides the upstream credential), with cache-control per
  * the route's policy: `no-store` on every error status, the configured directive (or the upstream's
  * own, for "upstream") on success; then `ours` (the gateway's rate-limit fields), each replacing an
@@ -136,7 +155,7 @@ export function upstreamRequestHeaders(incoming, upstream, secret) {
  * @param {string} cacheControl
  * @param {(value: string) => string} mask
  * @param {ReadonlyArray<readonly [string, string]>} [ours]
- * @returns {[string, string][]}
+ * @returns {Record<string, string> | [string, string][]}
  */
 export function clientResponseHeaders(upstreamHeaders, status, cacheControl, mask, ours = []) {
   const listed = connectionListed(upstreamHeaders);
@@ -151,5 +170,5 @@ export function clientResponseHeaders(upstreamHeaders, status, cacheControl, mas
   }
   if (cache !== null) headers.push(["cache-control", cache]);
   for (const [name, value] of ours) headers.push([name, value]);
-  return headers;
+  return fieldsInit(headers);
 }

@@ -1,0 +1,126 @@
+// node bench/gateway-loop-cpu.js [--reps=N] [--n=N]: what the gateway's own JavaScript costs per
+// request, warm, beside the bare Worker's.
+//
+// bench/gateway-cpu.js measures whole top-level requests: on a loaded machine their on-CPU time
+// swings by hundreds of microseconds between repetitions, more than the gateway's 429 adds. Here one
+// request runs N requests through the gateway (or the bare Worker) inside the isolate
+// (gateway-loop-cpu/driver.js), with gateway-cpu.js's configuration, upstream and headers, and the
+// on-CPU time of workerd's JavaScript thread (lib/thread-cpu.js) is read around it: no HTTP
+// exchange, no other isolate between two requests, so the figure is the JavaScript's, with its code
+// and data warm in the CPU's caches. Interleaved repetitions; medians of the per-repetition
+// difference, with its range. Prints only: the floors are gateway-cpu.js's.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { Miniflare } from "miniflare";
+
+import { median, rotate } from "./lib/stats.js";
+import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+const args = process.argv.slice(2);
+const REPETITIONS = Number(args.find((a) => a.startsWith("--reps="))?.slice(7) ?? 9);
+const PER_REQUEST = Number(args.find((a) => a.startsWith("--n="))?.slice(4) ?? 2000);
+
+const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
+const { build } = requireFromWrangler("esbuild");
+
+// gateway-cpu.js's configuration, for its three request rows.
+const UPSTREAM_TOKEN = "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5";
+const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789ab";
+const upstream = (path, extra = {}) => ({
+  url: `https://upstream.internal${path}`,
+  service: "UPSTREAM",
+  auth: { secret: "UPSTREAM_TOKEN", header: "x-upstream-token" },
+  ...extra,
+});
+const everyone = [{ name: "ip", algorithm: "sliding-counter", limit: 1_000_000_000, windowSec: 60, key: "ip" }];
+const CONFIG = {
+  routes: [
+    { prefix: "/api", methods: ["GET"], upstream: upstream("/api"), rules: everyone },
+    { prefix: "/bare-api", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null }), rules: everyone },
+    { prefix: "/limited", methods: ["GET"], upstream: upstream("/api"), rules: [{ name: "limited", algorithm: "fixed-window", limit: 1, windowSec: 3600, key: "ip" }] },
+  ],
+  admin: { path: "/admin/metrics", tokenSecret: "SLUICE_ADMIN_TOKEN" },
+};
+const SCENARIOS = [
+  { name: "small", what: "a small JSON GET (masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small" },
+  { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small" },
+  { name: "limited", what: "a 429 beside the bare Worker's constant 429", gateway: "/limited/small", bare: "/limited" },
+];
+
+const configAsModule = {
+  name: "config-as-module",
+  setup(builder) {
+    builder.onResolve({ filter: /^bench:gateway-config$/ }, () => ({ path: "./bench-config.js", external: true }));
+    builder.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./sluice.wasm", external: true }));
+  },
+};
+
+const bundled = await build({
+  entryPoints: [join(root, "bench/gateway-loop-cpu/driver.js")],
+  bundle: true,
+  write: false,
+  format: "esm",
+  platform: "neutral",
+  target: "es2022",
+  conditions: ["workerd", "worker", "browser"],
+  mainFields: ["module", "main"],
+  plugins: [configAsModule],
+  external: ["cloudflare:*"],
+  logLevel: "silent",
+});
+const esm = (path, contents) => ({ type: "ESModule", path, contents });
+const mf = new Miniflare({
+  workers: [
+    {
+      name: "loop",
+      modulesRoot: "/",
+      modules: [
+        esm("/worker.js", bundled.outputFiles[0].text),
+        esm("/bench-config.js", `export default ${JSON.stringify(CONFIG)};\n`),
+        { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(join(root, "wasm-bindings/sluice.wasm")) },
+      ],
+      compatibilityDate: "2026-04-20",
+      bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
+      serviceBindings: { UPSTREAM: "upstream" },
+    },
+    { name: "upstream", modulesRoot: "/", modules: [esm("/worker.js", readFileSync(join(root, "bench/gateway-cpu/upstream.js"), "utf8"))], compatibilityDate: "2026-04-20" },
+  ],
+  handleRuntimeStdio(out, err) {
+    out.resume();
+    err.on("data", (chunk) => process.stderr.write(chunk));
+  },
+});
+await mf.ready;
+const pid = workerdPid();
+if (pid === null) throw new Error("workerd's process was not found (needs Linux /proc)");
+const worker = await mf.getWorker("loop");
+const run = async (who, path, n) => (await worker.fetch(`http://loop.bench/?who=${who}&path=${encodeURIComponent(path)}&n=${n}`)).text();
+
+// The thread that runs the JavaScript: the one that ran most through a warm-up of every scenario.
+const before = threadTimes(pid);
+for (const s of SCENARIOS) for (const who of ["gateway", "bare"]) await run(who, s[who], PER_REQUEST);
+const tid = mostRun(before, threadTimes(pid));
+const samples = Object.fromEntries(SCENARIOS.map((s) => [s.name, { gateway: [], bare: [] }]));
+for (let rep = 0; rep < REPETITIONS; rep++) {
+  for (const s of rotate(SCENARIOS, rep)) {
+    for (const who of rotate(["gateway", "bare"], rep)) {
+      const t0 = threadNs(pid, tid);
+      await run(who, s[who], PER_REQUEST);
+      samples[s.name][who].push((threadNs(pid, tid) - t0) / PER_REQUEST / 1000);
+    }
+  }
+}
+await mf.dispose();
+
+const us = (n) => n.toFixed(1);
+console.log(`In-isolate loops of ${PER_REQUEST} requests, ${REPETITIONS} interleaved repetitions (${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}): on-CPU us per request, medians.`);
+console.log("");
+console.log("| scenario | gateway | bare Worker | gateway adds (range) |");
+console.log("|---|---|---|---|");
+for (const s of SCENARIOS) {
+  const { gateway, bare } = samples[s.name];
+  const added = gateway.map((g, i) => g - bare[i]);
+  console.log(`| ${s.what} | ${us(median(gateway))} us | ${us(median(bare))} us | +${us(median(added))} us (${us(Math.min(...added))} to ${us(Math.max(...added))}) |`);
+}
