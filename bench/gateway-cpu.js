@@ -1,14 +1,15 @@
 // node bench/gateway-cpu.js [--quick] [--only=NAME,...] [--no-write]: what the gateway costs in CPU
 // beside the thinnest Worker that forwards the same request (issue 23).
 //
-// One Miniflare runs three Workers: `gateway` (the shipped worker/gateway on its real limiter, with the
-// configuration below), `bare` (bench/gateway-cpu/bare.js: fetch() the upstream, return the response
-// as is; a constant 429 for the 429 row) and `upstream` (bench/gateway-cpu/upstream.js), reached by both
-// through a service binding. Each scenario sends a batch of requests to each of the two, one after the
-// other, in an order rotated per repetition, and reads the on-CPU time of workerd's thread that runs
-// the JavaScript (/proc/<pid>/task/<tid>/schedstat, lib/thread-cpu.js) before and after each batch.
-// Everything that thread does counts for both (the HTTP exchange with Node, the upstream Worker), so
-// the difference is what the gateway adds. A figure is the median over repetitions of the
+// One Miniflare runs two Workers: `gateway` (the shipped worker/gateway on its real limiter, with the
+// configuration below) and `bare` (bench/gateway-cpu/bare.js: fetch() the upstream, return the response
+// as is; a constant 429 for the 429 row). Both fetch the same upstream over HTTP: a Node server in this
+// process (bench/gateway-cpu/upstream.js, port UPSTREAM_PORT), so that no upstream work runs on the
+// measured thread and each Worker's MiB/s of CPU is its own. Each scenario sends a batch of requests
+// to each of the two, one after the other, in an order rotated per repetition, and reads the on-CPU
+// time of workerd's thread that runs the JavaScript (/proc/<pid>/task/<tid>/schedstat,
+// lib/thread-cpu.js) before and after each batch. Everything that thread does counts for both (the
+// HTTP exchanges with Node on both sides), so the difference is what the gateway adds. A figure is the median over repetitions of the
 // per-repetition difference (or rate), with the range beside it.
 //
 // Writes bench/gateway-cpu.json and the section of docs/gateway.md between its markers.
@@ -17,6 +18,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
 
+import { startUpstream } from "./gateway-cpu/upstream.js";
 import { writeDocsSection } from "./lib/docs-section.js";
 import { summarizeProfile } from "./lib/profile-summary.js";
 import { Inspector } from "./lib/workerd.js";
@@ -40,9 +42,11 @@ const { build } = requireFromWrangler("esbuild");
 // A credential as long as the issue's (46 characters), and an admin token: every body is masked for both.
 const UPSTREAM_TOKEN = "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5";
 const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789ab";
+// The upstream server's port (within the range this bench may use on a shared machine).
+const UPSTREAM_PORT = Number(args.find((a) => a.startsWith("--port="))?.slice(7) ?? 18300);
+const UPSTREAM_ORIGIN = `http://127.0.0.1:${UPSTREAM_PORT}`;
 const upstream = (path, extra = {}) => ({
-  url: `https://upstream.internal${path}`,
-  service: "UPSTREAM",
+  url: `${UPSTREAM_ORIGIN}${path}`,
   auth: { secret: "UPSTREAM_TOKEN", header: "x-upstream-token" },
   ...extra,
 });
@@ -121,10 +125,8 @@ async function start(inspectorPort) {
         ],
         compatibilityDate: "2026-04-20",
         bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
-        serviceBindings: { UPSTREAM: "upstream" },
       },
-      plain("bare", "bare.js", { serviceBindings: { UPSTREAM: "upstream" } }),
-      plain("upstream", "upstream.js"),
+      plain("bare", "bare.js", { bindings: { UPSTREAM_ORIGIN } }),
     ],
     // The gateway logs a line per request, as shipped: read and dropped.
     handleRuntimeStdio(out, err) {
@@ -221,7 +223,7 @@ function verdicts(results) {
 
 function markdown(results, machine) {
   const lines = [
-    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream Worker, ${REPETITIONS} interleaved repetitions; medians, with the range of the per-repetition difference.`,
+    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream (a Node HTTP server outside workerd; bodies written as HTTP chunks of the stated size), ${REPETITIONS} interleaved repetitions; medians, with the range of the per-repetition difference.`,
     "",
     "| scenario | gateway | bare Worker | gateway adds (range) | MiB/s of CPU, gateway / bare |",
     "|---|---|---|---|---|",
@@ -257,12 +259,14 @@ async function profile(name) {
   for (const f of summary.functions) console.log(`${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`);
 }
 
+const upstreamServer = await startUpstream(UPSTREAM_PORT);
 if (profileScenario !== null) {
   await profile(profileScenario);
   process.exit(0);
 }
 
 const results = await main();
+await upstreamServer.close();
 const machine = `${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}`;
 console.log(markdown(results, machine));
 if (!noWrite && only === null) {
