@@ -172,6 +172,26 @@ describe("the gateway's body relay in workerd (BYOB reads into one buffer)", () 
     });
   }
 
+  test("bodies of a declared length up to 64 KiB (read whole, BYOB): every byte the upstream's or masked, nothing left to mask", async () => {
+    const next = random(0x7e1d);
+    for (let trial = 0; trial < 16; trial++) {
+      const bytes = leakyText(next, 3000 + Math.floor(next() * 62_000));
+      if (bytes.length > 65_536) continue;
+      const largest = [40, 700, 5000, 70_000][trial % 4];
+      const chunks = Array.from({ length: 64 }, () => 1 + Math.floor(next() * largest));
+      const pauses = Array.from({ length: 5 }, () => next() < 0.4);
+      const id = `whole${trial}`;
+      bodies.set(id, { bytes, chunks, pauses, withLength: true });
+      const response = await get(`/masked/x?id=${id}`);
+      assert.equal(response.headers.get("content-length"), String(bytes.length));
+      const out = new Uint8Array(await response.arrayBuffer());
+      assert.equal(out.length, bytes.length, `trial ${trial}`);
+      for (let i = 0; i < out.length; i++) if (out[i] !== bytes[i]) assert.equal(out[i], 0x2a, `trial ${trial}: byte ${i}`);
+      assert.equal(masker.bytes(out.slice()), false, `trial ${trial}: something left to mask`);
+      assert.notDeepEqual(out, bytes, `trial ${trial}: the body carried something to mask`);
+    }
+  });
+
   test("maskBody never: the body byte for byte, through the watchdog's relay", async () => {
     const next = random(0x7e1c);
     const bytes = Uint8Array.from({ length: 300_000 }, () => Math.floor(next() * 256));

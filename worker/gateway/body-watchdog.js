@@ -109,6 +109,16 @@ export function watchedReader(body, timeoutMs, onStall) {
 }
 
 /**
+ * watchedByobReader is watchedReader with a BYOB reader, or null when `body` is not a byte stream
+ * (workerd's bodies of fetch() are).
+ * @param {ReadableStream} body @param {number | null} timeoutMs @param {() => void} onStall
+ */
+export function watchedByobReader(body, timeoutMs, onStall) {
+  const reader = byobReader(body);
+  return reader === null ? null : watched(reader, timeoutMs, onStall);
+}
+
+/**
  * watched puts `reader` (of a body, default or BYOB) under watchedReader's SilenceWatchdog.
  * @template {ReadableStreamDefaultReader | ReadableStreamBYOBReader} R
  * @param {R} reader @param {number | null} timeoutMs @param {() => void} onStall
