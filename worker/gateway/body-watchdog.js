@@ -251,7 +251,9 @@ function relayCoalesced(byob, { timeoutMs, onStall, masker, length }) {
         if (done) {
           watchdog?.stop();
           // The held bytes were masked with everything before them; nothing follows to complete them.
-          if (held > 0 && value !== undefined) await writer.write(new Uint8Array(value.buffer, 0, held));
+          // A BYOB read that finds the end gives the buffer back as an empty view of it.
+          const last = /** @type {Uint8Array | undefined} */ (value);
+          if (held > 0 && last !== undefined) await writer.write(new Uint8Array(last.buffer, 0, held));
           break;
         }
         buffer = value.buffer;
