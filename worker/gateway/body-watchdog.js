@@ -145,8 +145,9 @@ function watched(reader, timeoutMs, onStall) {
  * In workerd the chunks are written by a loop into a native stream, so the runtime reads the client's
  * side without calling into JavaScript: a FixedLengthStream of `length` when the body announced one
  * (the runtime then sends that Content-Length, and a body that ends short is an error the client
- * sees), else an IdentityTransformStream. Elsewhere a ReadableStream's pull does the same steps (and
- * `length` is not enforced).
+ * sees), else an IdentityTransformStream; a byte stream (a body of fetch()) is read by
+ * relayCoalesced, whatever has arrived per read. Elsewhere a ReadableStream's pull does the same steps
+ * (and `length` is not enforced).
  * @param {ReadableStream} body
  * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null }} options
  * @returns {ReadableStream}

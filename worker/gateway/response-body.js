@@ -4,9 +4,10 @@
 //     carry a secret as text, with bodyTimeoutMs null): the runtime pipes the body, no JavaScript runs
 //     per chunk;
 //   - whole: a body that must be masked and announces a length up to WHOLE_BODY_BYTES is read whole
-//     (bounded by bodyTimeoutMs like a stream) and masked in one pass: no stream step at all;
-//   - streamed: one stream step per chunk (body-watchdog.js's relayChunks), masking and watching the
-//     silences together.
+//     (bounded by bodyTimeoutMs like a stream) and masked in one pass: a read per socket read, no
+//     stream step per chunk;
+//   - streamed: one stream step per read of what has arrived (body-watchdog.js's relayChunks: in
+//     workerd a BYOB read into a 64 KiB buffer), masking and watching the silences together.
 // A body of known length keeps it on the way out, so a body cut short is an error the client sees.
 
 import { relayChunks, watchedByobReader, watchedReader } from "./body-watchdog.js";
