@@ -73,6 +73,9 @@ const SCENARIOS = [
   { name: "binary", what: "1 MiB of image/webp in 4 KiB chunks (not masked)", gateway: `/api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
   { name: "binary-unwatched", what: "the same with bodyTimeoutMs null (passed natively)", gateway: `/bare-api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
   { name: "optout", what: "1 MiB of text in 4 KiB chunks on a route with maskBody \"never\"", gateway: `/optout/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
+  { name: "text-length", what: "1 MiB of text written 4 KiB at a time with a Content-Length, masked", gateway: `/api/${body(MiB, 4096, "text")}&length=1`, bare: `/api/${body(MiB, 4096, "text")}&length=1`, batch: 8, bytes: MiB },
+  { name: "binary-length", what: "1 MiB of image/webp written 4 KiB at a time with a Content-Length (not masked, watched)", gateway: `/api/${body(MiB, 4096, "binary")}&length=1`, bare: `/api/${body(MiB, 4096, "binary")}&length=1`, batch: 8, bytes: MiB },
+  { name: "whole-32k", what: "32 KiB of text with a Content-Length, masked (read whole)", gateway: `/api/${body(MiB / 32, 4096, "text")}&length=1`, bare: `/api/${body(MiB / 32, 4096, "text")}&length=1`, batch: 40, bytes: MiB / 32 },
   { name: "chunks-256", what: "256 KiB of text in 256-byte chunks, masked", gateway: `/api/${body(MiB / 4, 256, "text")}`, bare: `/api/${body(MiB / 4, 256, "text")}`, batch: 4, bytes: MiB / 4, chunk: 256 },
   { name: "chunks-4k", what: "256 KiB of text in 4 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 4096, "text")}`, bare: `/api/${body(MiB / 4, 4096, "text")}`, batch: 4, bytes: MiB / 4, chunk: 4096 },
   { name: "chunks-64k", what: "256 KiB of text in 64 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 65536, "text")}`, bare: `/api/${body(MiB / 4, 65536, "text")}`, batch: 4, bytes: MiB / 4, chunk: 65536 },
@@ -210,8 +213,10 @@ function verdicts(results) {
   if (by.small) add("a small proxied request: <= +150 us", `+${fmt(by.small.addedUs)} us`, by.small.addedUs <= 150);
   if (by.limited) add("the 429 path: <= +50 us over a constant 429", `+${fmt(by.limited.addedUs)} us`, by.limited.addedUs <= 50);
   if (by.text) add("a masked body: >= 250 MiB/s of CPU", `${fmt(by.text.gatewayMiBps)} MiB/s`, by.text.gatewayMiBps >= 250);
+  if (by["text-length"]) add("a masked body with a Content-Length: >= 250 MiB/s of CPU", `${fmt(by["text-length"].gatewayMiBps)} MiB/s`, by["text-length"].gatewayMiBps >= 250);
   if (by.escapes) add("a masked body of `%&\\+`: >= 250 MiB/s of CPU", `${fmt(by.escapes.gatewayMiBps)} MiB/s`, by.escapes.gatewayMiBps >= 250);
   if (by.binary) add("a binary body: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.binary.shareOfBare)} %`, by.binary.shareOfBare >= 0.8);
+  if (by["binary-length"]) add("a binary body with a Content-Length: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-length"].shareOfBare)} %`, by["binary-length"].shareOfBare >= 0.8);
   if (by["binary-unwatched"]) add("a binary body, bodyTimeoutMs null: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-unwatched"].shareOfBare)} %`, by["binary-unwatched"].shareOfBare >= 0.8);
   if (by.optout) add("a route with maskBody \"never\": >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.optout.shareOfBare)} %`, by.optout.shareOfBare >= 0.8);
   if (by["chunks-256"] && by["chunks-64k"]) {
@@ -231,6 +236,12 @@ function markdown(results, machine) {
   for (const r of results) {
     const rate = r.gatewayMiBps === undefined ? "" : `${fmt(r.gatewayMiBps)} / ${fmt(r.bareMiBps)} (${fmt(100 * r.shareOfBare)} %)`;
     lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | +${fmt(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
+  }
+  const perChunk = results.filter((r) => r.addedUsPerChunk !== undefined);
+  if (perChunk.length > 0) {
+    const size = (/** @type {number} */ bytes) => (bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+    const each = perChunk.map((r) => `${fmt(r.addedUsPerChunk, 1)} us at ${size(SCENARIOS.find((s) => s.name === r.name).chunk)}`).join(", ");
+    lines.push("", `What the masked relay adds per HTTP chunk the upstream writes (added time / chunks, ${perChunk.length === 1 ? "one size" : "by chunk size"}): ${each}.`);
   }
   lines.push("", "| floor | measured | met |", "|---|---|---|");
   for (const v of verdicts(results)) lines.push(`| ${v.floor} | ${v.value} | ${v.met ? "yes" : "**no**"} |`);

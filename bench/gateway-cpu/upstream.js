@@ -3,9 +3,10 @@
 // bare Worker at 900-2,200 MiB/s this way; an upstream Worker in the same workerd thread made every
 // figure its own rate plus the upstream's). It answers every path from bytes made once. Paths:
 //   /small                   a small JSON answer (~200 bytes, with its Content-Length);
-//   /body?bytes=N&chunk=C&kind=text|escapes|binary
+//   /body?bytes=N&chunk=C&kind=text|escapes|binary[&length=1]
 //                            N bytes written C bytes at a time, without a Content-Length (chunked: each
-//                            write is one HTTP chunk, as a server sending events writes them): `text` is
+//                            write is one HTTP chunk, as a server sending events writes them), or with
+//                            one (length=1: the bytes arrive as the socket brings them): `text` is
 //                            printable ASCII with no secret in it, `escapes` is made of `%&\+` (every
 //                            byte starts an escape the masker must try), `binary` random bytes served as
 //                            image/webp (a type that cannot carry a secret as text).
@@ -46,7 +47,8 @@ export async function startUpstream(port) {
     const chunk = Number(url.searchParams.get("chunk") ?? 4096);
     const kind = url.searchParams.get("kind") ?? "text";
     const data = bytesOf(kind, bytes);
-    response.writeHead(200, { "content-type": kind === "binary" ? "image/webp" : "text/plain; charset=utf-8" });
+    const length = url.searchParams.get("length") === "1" ? { "content-length": String(bytes) } : {};
+    response.writeHead(200, { "content-type": kind === "binary" ? "image/webp" : "text/plain; charset=utf-8", ...length });
     let at = 0;
     const pump = () => {
       while (at < bytes) {
