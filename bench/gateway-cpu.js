@@ -206,12 +206,17 @@ function fmt(n, digits = 0) {
   return n.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+// A difference with its sign (a median below the bare Worker's is noise, shown as it is).
+function signed(n) {
+  return `${n >= 0 ? "+" : ""}${fmt(n)}`;
+}
+
 function verdicts(results) {
   const by = Object.fromEntries(results.map((r) => [r.name, r]));
   const rows = [];
   const add = (floor, value, met) => rows.push({ floor, value, met });
-  if (by.small) add("a small proxied request: <= +150 us", `+${fmt(by.small.addedUs)} us`, by.small.addedUs <= 150);
-  if (by.limited) add("the 429 path: <= +50 us over a constant 429", `+${fmt(by.limited.addedUs)} us`, by.limited.addedUs <= 50);
+  if (by.small) add("a small proxied request: <= +150 us", `${signed(by.small.addedUs)} us`, by.small.addedUs <= 150);
+  if (by.limited) add("the 429 path: <= +50 us over a constant 429", `${signed(by.limited.addedUs)} us`, by.limited.addedUs <= 50);
   if (by.text) add("a masked body: >= 250 MiB/s of CPU", `${fmt(by.text.gatewayMiBps)} MiB/s`, by.text.gatewayMiBps >= 250);
   if (by["text-length"]) add("a masked body with a Content-Length: >= 250 MiB/s of CPU", `${fmt(by["text-length"].gatewayMiBps)} MiB/s`, by["text-length"].gatewayMiBps >= 250);
   if (by.escapes) add("a masked body of `%&\\+`: >= 250 MiB/s of CPU", `${fmt(by.escapes.gatewayMiBps)} MiB/s`, by.escapes.gatewayMiBps >= 250);
@@ -226,16 +231,16 @@ function verdicts(results) {
   return rows;
 }
 
-function markdown(results, machine) {
+function markdown(results, machine, repetitions = REPETITIONS) {
   const lines = [
-    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream (a Node HTTP server outside workerd; bodies written as HTTP chunks of the stated size), ${REPETITIONS} interleaved repetitions; medians, with the range of the per-repetition difference.`,
+    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream (a Node HTTP server outside workerd; bodies written as HTTP chunks of the stated size), ${repetitions} interleaved repetitions; medians, with the range of the per-repetition difference.`,
     "",
     "| scenario | gateway | bare Worker | gateway adds (range) | MiB/s of CPU, gateway / bare |",
     "|---|---|---|---|---|",
   ];
   for (const r of results) {
     const rate = r.gatewayMiBps === undefined ? "" : `${fmt(r.gatewayMiBps)} / ${fmt(r.bareMiBps)} (${fmt(100 * r.shareOfBare)} %)`;
-    lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | +${fmt(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
+    lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | ${signed(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
   }
   const perChunk = results.filter((r) => r.addedUsPerChunk !== undefined);
   if (perChunk.length > 0) {
@@ -268,6 +273,13 @@ async function profile(name) {
   const summary = summarizeProfile(taken, 40);
   console.log(`${summary.samples} samples`);
   for (const f of summary.functions) console.log(`${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`);
+}
+
+// --render: the docs section again from bench/gateway-cpu.json, without measuring.
+if (args.includes("--render")) {
+  const saved = JSON.parse(readFileSync(join(root, "bench/gateway-cpu.json"), "utf8"));
+  writeDocsSection(join(root, "docs/gateway.md"), "gateway-cpu", markdown(saved.results, saved.machine, saved.repetitions));
+  process.exit(0);
 }
 
 const upstreamServer = await startUpstream(UPSTREAM_PORT);
