@@ -1,14 +1,15 @@
 // node bench/gateway-cpu.js [--quick] [--only=NAME,...] [--no-write]: what the gateway costs in CPU
 // beside the thinnest Worker that forwards the same request (issue 23).
 //
-// One Miniflare runs three Workers: `gateway` (the shipped worker/gateway on its real limiter, with the
-// configuration below), `bare` (bench/gateway-cpu/bare.js: fetch() the upstream, return the response
-// as is; a constant 429 for the 429 row) and `upstream` (bench/gateway-cpu/upstream.js), reached by both
-// through a service binding. Each scenario sends a batch of requests to each of the two, one after the
-// other, in an order rotated per repetition, and reads the on-CPU time of workerd's thread that runs
-// the JavaScript (/proc/<pid>/task/<tid>/schedstat, lib/thread-cpu.js) before and after each batch.
-// Everything that thread does counts for both (the HTTP exchange with Node, the upstream Worker), so
-// the difference is what the gateway adds. A figure is the median over repetitions of the
+// One Miniflare runs two Workers: `gateway` (the shipped worker/gateway on its real limiter, with the
+// configuration below) and `bare` (bench/gateway-cpu/bare.js: fetch() the upstream, return the response
+// as is; a constant 429 for the 429 row). Both fetch the same upstream over HTTP: a Node server in this
+// process (bench/gateway-cpu/upstream.js, port UPSTREAM_PORT), so that no upstream work runs on the
+// measured thread and each Worker's MiB/s of CPU is its own. Each scenario sends a batch of requests
+// to each of the two, one after the other, in an order rotated per repetition, and reads the on-CPU
+// time of workerd's thread that runs the JavaScript (/proc/<pid>/task/<tid>/schedstat,
+// lib/thread-cpu.js) before and after each batch. Everything that thread does counts for both (the
+// HTTP exchanges with Node on both sides), so the difference is what the gateway adds. A figure is the median over repetitions of the
 // per-repetition difference (or rate), with the range beside it.
 //
 // Writes bench/gateway-cpu.json and the section of docs/gateway.md between its markers.
@@ -17,6 +18,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
 
+import { startUpstream } from "./gateway-cpu/upstream.js";
 import { writeDocsSection } from "./lib/docs-section.js";
 import { summarizeProfile } from "./lib/profile-summary.js";
 import { Inspector } from "./lib/workerd.js";
@@ -40,9 +42,11 @@ const { build } = requireFromWrangler("esbuild");
 // A credential as long as the issue's (46 characters), and an admin token: every body is masked for both.
 const UPSTREAM_TOKEN = "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5";
 const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789ab";
+// The upstream server's port (within the range this bench may use on a shared machine).
+const UPSTREAM_PORT = Number(args.find((a) => a.startsWith("--port="))?.slice(7) ?? 18300);
+const UPSTREAM_ORIGIN = `http://127.0.0.1:${UPSTREAM_PORT}`;
 const upstream = (path, extra = {}) => ({
-  url: `https://upstream.internal${path}`,
-  service: "UPSTREAM",
+  url: `${UPSTREAM_ORIGIN}${path}`,
   auth: { secret: "UPSTREAM_TOKEN", header: "x-upstream-token" },
   ...extra,
 });
@@ -69,6 +73,9 @@ const SCENARIOS = [
   { name: "binary", what: "1 MiB of image/webp in 4 KiB chunks (not masked)", gateway: `/api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
   { name: "binary-unwatched", what: "the same with bodyTimeoutMs null (passed natively)", gateway: `/bare-api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
   { name: "optout", what: "1 MiB of text in 4 KiB chunks on a route with maskBody \"never\"", gateway: `/optout/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
+  { name: "text-length", what: "1 MiB of text written 4 KiB at a time with a Content-Length, masked", gateway: `/api/${body(MiB, 4096, "text")}&length=1`, bare: `/api/${body(MiB, 4096, "text")}&length=1`, batch: 8, bytes: MiB },
+  { name: "binary-length", what: "1 MiB of image/webp written 4 KiB at a time with a Content-Length (not masked, watched)", gateway: `/api/${body(MiB, 4096, "binary")}&length=1`, bare: `/api/${body(MiB, 4096, "binary")}&length=1`, batch: 8, bytes: MiB },
+  { name: "whole-32k", what: "32 KiB of text with a Content-Length, masked (read whole)", gateway: `/api/${body(MiB / 32, 4096, "text")}&length=1`, bare: `/api/${body(MiB / 32, 4096, "text")}&length=1`, batch: 40, bytes: MiB / 32 },
   { name: "chunks-256", what: "256 KiB of text in 256-byte chunks, masked", gateway: `/api/${body(MiB / 4, 256, "text")}`, bare: `/api/${body(MiB / 4, 256, "text")}`, batch: 4, bytes: MiB / 4, chunk: 256 },
   { name: "chunks-4k", what: "256 KiB of text in 4 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 4096, "text")}`, bare: `/api/${body(MiB / 4, 4096, "text")}`, batch: 4, bytes: MiB / 4, chunk: 4096 },
   { name: "chunks-64k", what: "256 KiB of text in 64 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 65536, "text")}`, bare: `/api/${body(MiB / 4, 65536, "text")}`, batch: 4, bytes: MiB / 4, chunk: 65536 },
@@ -121,10 +128,8 @@ async function start(inspectorPort) {
         ],
         compatibilityDate: "2026-04-20",
         bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
-        serviceBindings: { UPSTREAM: "upstream" },
       },
-      plain("bare", "bare.js", { serviceBindings: { UPSTREAM: "upstream" } }),
-      plain("upstream", "upstream.js"),
+      plain("bare", "bare.js", { bindings: { UPSTREAM_ORIGIN } }),
     ],
     // The gateway logs a line per request, as shipped: read and dropped.
     handleRuntimeStdio(out, err) {
@@ -201,15 +206,22 @@ function fmt(n, digits = 0) {
   return n.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+// A difference with its sign (a median below the bare Worker's is noise, shown as it is).
+function signed(n) {
+  return `${n >= 0 ? "+" : ""}${fmt(n)}`;
+}
+
 function verdicts(results) {
   const by = Object.fromEntries(results.map((r) => [r.name, r]));
   const rows = [];
   const add = (floor, value, met) => rows.push({ floor, value, met });
-  if (by.small) add("a small proxied request: <= +150 us", `+${fmt(by.small.addedUs)} us`, by.small.addedUs <= 150);
-  if (by.limited) add("the 429 path: <= +50 us over a constant 429", `+${fmt(by.limited.addedUs)} us`, by.limited.addedUs <= 50);
+  if (by.small) add("a small proxied request: <= +150 us", `${signed(by.small.addedUs)} us`, by.small.addedUs <= 150);
+  if (by.limited) add("the 429 path: <= +50 us over a constant 429", `${signed(by.limited.addedUs)} us`, by.limited.addedUs <= 50);
   if (by.text) add("a masked body: >= 250 MiB/s of CPU", `${fmt(by.text.gatewayMiBps)} MiB/s`, by.text.gatewayMiBps >= 250);
+  if (by["text-length"]) add("a masked body with a Content-Length: >= 250 MiB/s of CPU", `${fmt(by["text-length"].gatewayMiBps)} MiB/s`, by["text-length"].gatewayMiBps >= 250);
   if (by.escapes) add("a masked body of `%&\\+`: >= 250 MiB/s of CPU", `${fmt(by.escapes.gatewayMiBps)} MiB/s`, by.escapes.gatewayMiBps >= 250);
   if (by.binary) add("a binary body: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.binary.shareOfBare)} %`, by.binary.shareOfBare >= 0.8);
+  if (by["binary-length"]) add("a binary body with a Content-Length: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-length"].shareOfBare)} %`, by["binary-length"].shareOfBare >= 0.8);
   if (by["binary-unwatched"]) add("a binary body, bodyTimeoutMs null: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-unwatched"].shareOfBare)} %`, by["binary-unwatched"].shareOfBare >= 0.8);
   if (by.optout) add("a route with maskBody \"never\": >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.optout.shareOfBare)} %`, by.optout.shareOfBare >= 0.8);
   if (by["chunks-256"] && by["chunks-64k"]) {
@@ -219,16 +231,22 @@ function verdicts(results) {
   return rows;
 }
 
-function markdown(results, machine) {
+function markdown(results, machine, repetitions = REPETITIONS) {
   const lines = [
-    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream Worker, ${REPETITIONS} interleaved repetitions; medians, with the range of the per-repetition difference.`,
+    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway beside the bare Worker (fetch and return) in front of the same upstream (a Node HTTP server outside workerd; bodies written as HTTP chunks of the stated size), ${repetitions} interleaved repetitions; medians, with the range of the per-repetition difference.`,
     "",
     "| scenario | gateway | bare Worker | gateway adds (range) | MiB/s of CPU, gateway / bare |",
     "|---|---|---|---|---|",
   ];
   for (const r of results) {
     const rate = r.gatewayMiBps === undefined ? "" : `${fmt(r.gatewayMiBps)} / ${fmt(r.bareMiBps)} (${fmt(100 * r.shareOfBare)} %)`;
-    lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | +${fmt(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
+    lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | ${signed(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
+  }
+  const perChunk = results.filter((r) => r.addedUsPerChunk !== undefined);
+  if (perChunk.length > 0) {
+    const size = (/** @type {number} */ bytes) => (bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+    const each = perChunk.map((r) => `${fmt(r.addedUsPerChunk, 1)} us at ${size(SCENARIOS.find((s) => s.name === r.name).chunk)}`).join(", ");
+    lines.push("", `What the masked relay adds per HTTP chunk the upstream writes (added time / chunks, ${perChunk.length === 1 ? "one size" : "by chunk size"}): ${each}.`);
   }
   lines.push("", "| floor | measured | met |", "|---|---|---|");
   for (const v of verdicts(results)) lines.push(`| ${v.floor} | ${v.value} | ${v.met ? "yes" : "**no**"} |`);
@@ -257,12 +275,21 @@ async function profile(name) {
   for (const f of summary.functions) console.log(`${(100 * f.share).toFixed(1).padStart(5)} %  ${f.name}`);
 }
 
+// --render: the docs section again from bench/gateway-cpu.json, without measuring.
+if (args.includes("--render")) {
+  const saved = JSON.parse(readFileSync(join(root, "bench/gateway-cpu.json"), "utf8"));
+  writeDocsSection(join(root, "docs/gateway.md"), "gateway-cpu", markdown(saved.results, saved.machine, saved.repetitions));
+  process.exit(0);
+}
+
+const upstreamServer = await startUpstream(UPSTREAM_PORT);
 if (profileScenario !== null) {
   await profile(profileScenario);
   process.exit(0);
 }
 
 const results = await main();
+await upstreamServer.close();
 const machine = `${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}`;
 console.log(markdown(results, machine));
 if (!noWrite && only === null) {

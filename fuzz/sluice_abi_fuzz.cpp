@@ -11,11 +11,17 @@
 //   - peek = check: a peek decides exactly as the check that follows it;
 //   - retry-after admits: a denied request is admitted retry_after_ms later, and not 1 ms before;
 //   - corrupted imports are refused: a changed header or length always, and any other change is either
-//     refused or imported exactly as written.
+//     refused or imported exactly as written;
+//   - the secret scan (sluice_scan_*, the gateway's masking) misses nothing: every input is read a
+//     second time as secrets and a text full of their fragments in mixed spellings, with tables built
+//     as worker/gateway/redact.js builds them, and the scan's candidates must include every position
+//     where a naive matcher (every position, every secret, every start in it) finds 12 characters of
+//     a secret in a row, or a whole secret, each character as it is or in an escape the masker reads.
 // Run by scripts/fuzz.sh (part of npm test, bounded in time); seeds in fuzz/corpus.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,10 +32,15 @@
 
 #include "../wasm-bindings/sluice_abi.h"
 #include "sluice/rule.hpp"
+#include "sluice/secret_scan.hpp"
 
 extern "C" uint8_t* sluice_fuzz_io(void);
 extern "C" uint8_t* sluice_fuzz_state(void);
 extern "C" void sluice_fuzz_teardown(void);
+extern "C" sluice::SecretScanTables* sluice_fuzz_scan_tables_new(uint32_t pair_count);
+extern "C" uint8_t* sluice_fuzz_scan_reserve(uint32_t length);
+extern "C" uint32_t* sluice_fuzz_scan_positions(void);
+extern "C" int32_t sluice_fuzz_scan(const sluice::SecretScanTables* tables, uint32_t length);
 
 namespace {
 
@@ -146,9 +157,181 @@ void check_bounds(const Rule& r, std::vector<Admitted> admitted) {
   }
 }
 
+// ---- The secret scan ----
+
+constexpr size_t kFragmentBytes = 12;  // redact.js's FRAGMENT_BYTES
+
+using Bytes = std::vector<uint8_t>;
+
+void append(Bytes& out, const char* text) {
+  while (*text != 0) out.push_back(static_cast<uint8_t>(*text++));
+}
+
+// Character `c` spelled one of the ways redact.js's matcher reads (as it is, or an escape), chosen by
+// `how`. Bytes of 0x80 and above are matched as they are or as %XX only.
+void spell(Bytes& out, uint8_t c, uint8_t how) {
+  char buffer[16];
+  const uint8_t kind = c >= 0x80 ? how % 3 : how % 9;
+  switch (kind) {
+    case 0: out.push_back(c); return;
+    case 1: std::snprintf(buffer, sizeof buffer, "%%%02X", c); break;
+    case 2: std::snprintf(buffer, sizeof buffer, "%%%02x", c); break;
+    case 3: std::snprintf(buffer, sizeof buffer, "\\u%04x", c); break;
+    case 4: std::snprintf(buffer, sizeof buffer, "\\u%04X", c); break;
+    case 5: std::snprintf(buffer, sizeof buffer, "\\x%02x", c); break;
+    case 6: std::snprintf(buffer, sizeof buffer, "&#%u;", c); break;
+    case 7: std::snprintf(buffer, sizeof buffer, "&#x%X;", c); break;
+    default:
+      if (c == ' ') std::snprintf(buffer, sizeof buffer, "+");
+      else if (c == '/' || c == '"' || c == '\\') std::snprintf(buffer, sizeof buffer, "\\%c", c);
+      else std::snprintf(buffer, sizeof buffer, "%c", c);
+  }
+  append(out, buffer);
+}
+
+int hex_value(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') return (c | 0x20) - 'a' + 10;
+  return -1;
+}
+
+// The escape at text[at]: sets *value and returns its length, or 0 (the naive reading: %XX, +,
+// \uXXXX, \xXX, \/ \" \\, &#D; and &#xH; of 1 to 6 digits).
+size_t escape_at(const Bytes& text, size_t at, int* value) {
+  const size_t n = text.size();
+  auto hex = [&](size_t from, size_t count) {
+    if (from + count > n) return -1;
+    int v = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const int d = hex_value(text[from + i]);
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  };
+  const uint8_t c = text[at];
+  if (c == '+') return *value = ' ', 1;
+  if (c == '%') return (*value = hex(at + 1, 2)) >= 0 ? 3 : 0;
+  if (c == '\\' && at + 1 < n) {
+    const uint8_t next = text[at + 1];
+    if (next == 'u') return (*value = hex(at + 2, 4)) >= 0 ? 6 : 0;
+    if (next == 'x') return (*value = hex(at + 2, 2)) >= 0 ? 4 : 0;
+    if (next == '/' || next == '"' || next == '\\') return *value = next, 2;
+    return 0;
+  }
+  if (c == '&' && at + 1 < n && text[at + 1] == '#') {
+    const bool is_hex = at + 2 < n && (text[at + 2] | 0x20) == 'x';
+    size_t i = at + (is_hex ? 3 : 2);
+    int v = 0;
+    size_t digits = 0;
+    for (; i < n && digits <= 6; ++i, ++digits) {
+      const int d = is_hex ? hex_value(text[i]) : (text[i] >= '0' && text[i] <= '9' ? text[i] - '0' : -1);
+      if (d < 0) break;
+      v = v * (is_hex ? 16 : 10) + d;
+    }
+    if (digits == 0 || digits > 6 || i >= n || text[i] != ';') return 0;
+    return *value = v, i + 1 - at;
+  }
+  return 0;
+}
+
+// Whether text[at...] spells secret[i...] for `need` characters (each as it is, or an escape of it;
+// both readings are tried where both fit).
+bool spells(const Bytes& text, size_t at, const Bytes& secret, size_t i, size_t need) {
+  if (need == 0) return true;
+  if (at >= text.size() || i >= secret.size()) return false;
+  const uint8_t want = secret[i];
+  if (text[at] == want && spells(text, at + 1, secret, i + 1, need - 1)) return true;
+  int value = -1;
+  const size_t length = escape_at(text, at, &value);
+  if (length == 0 || value != want) return false;
+  if (want >= 0x80 && text[at] != '%') return false;
+  return spells(text, at + length, secret, i + 1, need - 1);
+}
+
+// The tables redact.js's scanInput builds for `secrets` (its base64 needles aside), in the scan's layout.
+sluice::SecretScanTables* scan_tables(const std::vector<Bytes>& secrets) {
+  std::map<uint32_t, std::array<uint32_t, 8>> thirds;
+  for (const Bytes& b : secrets) {
+    if (b.size() <= kFragmentBytes) continue;
+    for (size_t from = 0; from + kFragmentBytes <= b.size(); ++from) {
+      thirds[(static_cast<uint32_t>(b[from]) << 8) | b[from + 1]][b[from + 2] >> 5] |= 1u << (b[from + 2] & 31);
+    }
+  }
+  sluice::SecretScanTables* t = sluice_fuzz_scan_tables_new(static_cast<uint32_t>(thirds.size()));
+  INVARIANT(t != nullptr, "no memory for %zu pairs", thirds.size());
+  auto* sets = reinterpret_cast<sluice::ThirdSet*>(t + 1);
+  uint32_t index = 0;
+  for (const auto& [pair, words] : thirds) {
+    t->pair_index[pair] = static_cast<uint16_t>(++index);
+    t->pair_bits[pair >> 5] |= 1u << (pair & 31);
+    for (int w = 0; w < 8; ++w) sets[index - 1].words[w] = words[w];
+  }
+  for (const Bytes& b : secrets) {
+    if (b.size() <= kFragmentBytes) t->raw_start[b[0]] = 1;
+    t->escape_value_start[b[0]] = 1;
+    if (b.size() <= kFragmentBytes) continue;
+    t->has_fragments = 1;
+    for (size_t from = 0; from + kFragmentBytes <= b.size(); ++from) {
+      t->fragment_first[b[from]] = 1;
+      t->escape_value_start[b[from]] = 1;
+    }
+  }
+  sluice::prepare_secret_scan(*t);
+  return t;
+}
+
+void check_secret_scan(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  std::vector<Bytes> secrets(in.ConsumeIntegralInRange<size_t>(1, 3));
+  for (Bytes& secret : secrets) {
+    const size_t length = in.ConsumeIntegralInRange<size_t>(1, 40);
+    for (size_t i = 0; i < length; ++i) secret.push_back(in.ConsumeIntegral<uint8_t>());
+  }
+  // The text: pieces of the input's bytes as they are, and runs of a secret in mixed spellings.
+  Bytes text;
+  while (text.size() < 4000 && in.remaining_bytes() > 0) {
+    if (in.ConsumeBool()) {
+      const size_t count = in.ConsumeIntegralInRange<size_t>(1, 16);
+      for (size_t i = 0; i < count && in.remaining_bytes() > 0; ++i) text.push_back(in.ConsumeIntegral<uint8_t>());
+    } else {
+      const Bytes& secret = secrets[in.ConsumeIntegralInRange<size_t>(0, secrets.size() - 1)];
+      const size_t from = in.ConsumeIntegralInRange<size_t>(0, secret.size() - 1);
+      const size_t to = in.ConsumeIntegralInRange<size_t>(from + 1, secret.size());
+      for (size_t i = from; i < to; ++i) spell(text, secret[i], in.ConsumeIntegral<uint8_t>());
+    }
+  }
+  if (text.empty()) return;
+  sluice::SecretScanTables* tables = scan_tables(secrets);
+  uint8_t* area = sluice_fuzz_scan_reserve(static_cast<uint32_t>(text.size()));
+  INVARIANT(area != nullptr, "no memory to scan %zu bytes", text.size());
+  std::memcpy(area, text.data(), text.size());
+  const int32_t count = sluice_fuzz_scan(tables, static_cast<uint32_t>(text.size()));
+  INVARIANT(count >= 0 && static_cast<size_t>(count) <= text.size(), "scan returned %d for %zu bytes", count, text.size());
+  const uint32_t* positions = sluice_fuzz_scan_positions();
+  std::vector<bool> candidate(text.size(), false);
+  for (int32_t k = 0; k < count; ++k) {
+    INVARIANT(positions[k] < text.size() && (k == 0 || positions[k] > positions[k - 1]), "positions out of order at %d", k);
+    candidate[positions[k]] = true;
+  }
+  for (size_t at = 0; at < text.size(); ++at) {
+    if (candidate[at]) continue;
+    for (size_t s = 0; s < secrets.size(); ++s) {
+      const Bytes& secret = secrets[s];
+      INVARIANT(!spells(text, at, secret, 0, secret.size()), "secret %zu (%zu bytes) at %zu is no candidate", s, secret.size(), at);
+      if (secret.size() <= kFragmentBytes) continue;
+      for (size_t from = 0; from + kFragmentBytes <= secret.size(); ++from) {
+        INVARIANT(!spells(text, at, secret, from, kFragmentBytes), "12 bytes of secret %zu from its byte %zu at %zu are no candidate", s, from, at);
+      }
+    }
+  }
+  std::free(tables);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  check_secret_scan(data, size);
   FuzzedDataProvider in(data, size);
   sluice_fuzz_teardown();
   sluice_init(in.ConsumeIntegral<uint32_t>(), in.ConsumeIntegral<uint32_t>(), 7, 9);

@@ -320,24 +320,19 @@ uint32_t* g_scan_positions = nullptr;
 uint32_t g_scan_capacity = 0;
 }  // namespace
 
-SLUICE_EXPORT(sluice_scan_tables_new) uint32_t sluice_scan_tables_new(uint32_t pair_count) {
-  if (pair_count > 65535) return 0;
+namespace {
+// The scan's exports below on real pointers; the exports return them as 32-bit offsets (wasm's linear
+// memory), the native fuzz target (SLUICE_FUZZ_HOOKS) calls these directly.
+sluice::SecretScanTables* scan_tables_new(uint32_t pair_count) {
+  if (pair_count > 65535) return nullptr;
   auto* tables = static_cast<sluice::SecretScanTables*>(std::calloc(1, sluice::secret_scan_tables_bytes(pair_count)));
-  if (tables == nullptr) return 0;
+  if (tables == nullptr) return nullptr;
   tables->pair_count = pair_count;
-  return reinterpret_cast<uintptr_t>(tables);
+  return tables;
 }
 
-SLUICE_EXPORT(sluice_scan_tables_ready) void sluice_scan_tables_ready(uint32_t tables) {
-  if (tables != 0) sluice::prepare_secret_scan(*reinterpret_cast<sluice::SecretScanTables*>(static_cast<uintptr_t>(tables)));
-}
-
-SLUICE_EXPORT(sluice_scan_tables_free) void sluice_scan_tables_free(uint32_t tables) {
-  std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(tables)));
-}
-
-SLUICE_EXPORT(sluice_scan_reserve) uint32_t sluice_scan_reserve(uint32_t length) {
-  if (length <= g_scan_capacity) return reinterpret_cast<uintptr_t>(g_scan_text);
+uint8_t* scan_reserve(uint32_t length) {
+  if (length <= g_scan_capacity) return g_scan_text;
   std::free(g_scan_text);
   std::free(g_scan_positions);
   g_scan_text = static_cast<uint8_t*>(std::malloc(length));
@@ -348,16 +343,49 @@ SLUICE_EXPORT(sluice_scan_reserve) uint32_t sluice_scan_reserve(uint32_t length)
     g_scan_text = nullptr;
     g_scan_positions = nullptr;
     g_scan_capacity = 0;
-    return 0;
+    return nullptr;
   }
   g_scan_capacity = length;
-  return reinterpret_cast<uintptr_t>(g_scan_text);
+  return g_scan_text;
 }
 
-SLUICE_EXPORT(sluice_scan_positions) uint32_t sluice_scan_positions(void) { return reinterpret_cast<uintptr_t>(g_scan_positions); }
+int32_t scan(const sluice::SecretScanTables* tables, uint32_t length) {
+  if (tables == nullptr || length > g_scan_capacity) return fail(Status::kInvalidArgument);
+  return static_cast<int32_t>(sluice::scan_secret_candidates(*tables, g_scan_text, length, g_scan_positions));
+}
+
+template <typename T>
+T* from_offset(uint32_t offset) {
+  return reinterpret_cast<T*>(static_cast<uintptr_t>(offset));
+}
+}  // namespace
+
+SLUICE_EXPORT(sluice_scan_tables_new) uint32_t sluice_scan_tables_new(uint32_t pair_count) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(scan_tables_new(pair_count)));
+}
+
+SLUICE_EXPORT(sluice_scan_tables_ready) void sluice_scan_tables_ready(uint32_t tables) {
+  if (tables != 0) sluice::prepare_secret_scan(*from_offset<sluice::SecretScanTables>(tables));
+}
+
+SLUICE_EXPORT(sluice_scan_tables_free) void sluice_scan_tables_free(uint32_t tables) { std::free(from_offset<void>(tables)); }
+
+SLUICE_EXPORT(sluice_scan_reserve) uint32_t sluice_scan_reserve(uint32_t length) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(scan_reserve(length)));
+}
+
+SLUICE_EXPORT(sluice_scan_positions) uint32_t sluice_scan_positions(void) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(g_scan_positions));
+}
 
 SLUICE_EXPORT(sluice_scan) int32_t sluice_scan(uint32_t tables, uint32_t length) {
-  if (tables == 0 || length > g_scan_capacity) return fail(Status::kInvalidArgument);
-  const auto* t = reinterpret_cast<const sluice::SecretScanTables*>(static_cast<uintptr_t>(tables));
-  return static_cast<int32_t>(sluice::scan_secret_candidates(*t, g_scan_text, length, g_scan_positions));
+  return scan(from_offset<const sluice::SecretScanTables>(tables), length);
 }
+
+#ifdef SLUICE_FUZZ_HOOKS
+// The scan's exports on real pointers, for the native fuzz target (fuzz/): the same code the exports run.
+extern "C" sluice::SecretScanTables* sluice_fuzz_scan_tables_new(uint32_t pair_count) { return scan_tables_new(pair_count); }
+extern "C" uint8_t* sluice_fuzz_scan_reserve(uint32_t length) { return scan_reserve(length); }
+extern "C" uint32_t* sluice_fuzz_scan_positions(void) { return g_scan_positions; }
+extern "C" int32_t sluice_fuzz_scan(const sluice::SecretScanTables* tables, uint32_t length) { return scan(tables, length); }
+#endif

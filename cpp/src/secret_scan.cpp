@@ -70,6 +70,11 @@ int32_t escaped_character(const uint8_t* text, uint32_t length, uint32_t at) {
   return kNone;
 }
 
+bool in_third_set(const ThirdSet& set, uint32_t third) { return ((set.words[third >> 5] >> (third & 31)) & 1) != 0; }
+
+// Whether some fragment begins with the characters `pair` (first << 8 | second).
+bool has_pair(const SecretScanTables& t, uint32_t pair) { return ((t.pair_bits[pair >> 5] >> (pair & 31)) & 1) != 0; }
+
 bool is_candidate(const SecretScanTables& t, const uint8_t* text, uint32_t length, uint32_t at) {
   const uint8_t c = text[at];
   if (t.raw_start[c] != 0) return true;
@@ -85,10 +90,19 @@ bool is_candidate(const SecretScanTables& t, const uint8_t* text, uint32_t lengt
     if (at + 2 >= length) return true;
     const uint8_t third = text[at + 2];
     const ThirdSet& set = reinterpret_cast<const ThirdSet*>(&t + 1)[index - 1];
-    if (((set.words[third >> 5] >> (third & 31)) & 1) != 0) return true;
-    if (is_escape_start(third) && escaped_character(text, length, at + 2) != kNone) return true;
+    if (in_third_set(set, third)) return true;
+    // The third byte an escape: of a character that continues one of those fragments.
+    if (is_escape_start(third)) {
+      const int32_t value = escaped_character(text, length, at + 2);
+      if (value == kAnyCharacter || (value >= 0 && in_third_set(set, static_cast<uint32_t>(value)))) return true;
+    }
   }
-  return t.fragment_first[c] != 0 && is_escape_start(next) && escaped_character(text, length, at + 1) != kNone;
+  // The first byte of a fragment, then an escape of a character that is that fragment's second (the
+  // matcher reads the escape as that character only: a `+` after a fragment's first byte is a
+  // candidate only where some fragment goes on with a space).
+  if (t.fragment_first[c] == 0 || !is_escape_start(next)) return false;
+  const int32_t value = escaped_character(text, length, at + 1);
+  return value == kAnyCharacter || (value >= 0 && has_pair(t, (static_cast<uint32_t>(c) << 8) | static_cast<uint32_t>(value)));
 }
 
 }  // namespace
@@ -104,7 +118,9 @@ void prepare_secret_scan(SecretScanTables& t) {
       bool keep = t.raw_start[c] != 0;
       // A fragment's first two bytes as they are, or its first byte then an escape.
       keep = keep || (pairs && ((t.pair_bits[pair >> 5] >> (pair & 31)) & 1) != 0);
-      keep = keep || (pairs && t.fragment_first[c] != 0 && is_escape_start(static_cast<uint8_t>(next)));
+      // (A `+` spells a space only: the pair of the first byte and a space must begin a fragment.)
+      const bool escape_next = next == '+' ? has_pair(t, (c << 8) | 0x20) : is_escape_start(static_cast<uint8_t>(next));
+      keep = keep || (pairs && t.fragment_first[c] != 0 && escape_next);
       // An escape whose two first bytes allow a character that begins a secret or fragment.
       if (c == '+') keep = keep || t.escape_value_start[0x20] != 0;
       if (c == '%' && hex_digit(static_cast<uint8_t>(next)) >= 0) {

@@ -79,10 +79,27 @@ TEST_CASE("secret scan: a fragment's first byte then an escape", "[secret_scan]"
   // Q then %52 ("R" spelled): a candidate at Q (the escape spells no first byte); Q then %zz: none.
   CHECK(candidates(*t, "Q%52T") == std::vector<uint32_t>{0});
   CHECK(candidates(*t, "Q%zzT").empty());
+  // Q then an escape of a character no fragment continues Q with (A, or the space a + spells): none,
+  // since the matcher reads an escape as that character only.
+  CHECK(candidates(*t, "Q%41T").empty());
+  CHECK(candidates(*t, "Q+RT").empty());
+  // A named reference may name anything: a candidate after Q (and where it begins).
+  CHECK(candidates(*t, "Q&amp;T") == std::vector<uint32_t>{0, 1});
   // A byte that begins no fragment, then an escape of one that does: only the escape.
   CHECK(candidates(*t, "w%51") == std::vector<uint32_t>{1});
-  // The pair as it is, then an escape as the third byte: a candidate whatever the escape spells.
-  CHECK(candidates(*t, "QR%41") == std::vector<uint32_t>{0});
+  // The pair as it is, then an escape as the third byte: a candidate when it spells a third byte of
+  // the pair's fragments (T), not otherwise (A).
+  CHECK(candidates(*t, "QR%54") == std::vector<uint32_t>{0});
+  CHECK(candidates(*t, "QR\\u0054") == std::vector<uint32_t>{0});
+  CHECK(candidates(*t, "QR%41").empty());
+}
+
+TEST_CASE("secret scan: a + after a fragment's first byte where a fragment goes on with a space", "[secret_scan]") {
+  const auto t = tables_for('Q', ' ', 'T', '!');
+  CHECK(candidates(*t, "Q+T") == std::vector<uint32_t>{0});
+  // (After an escaped second byte the third is not looked at.)
+  CHECK(candidates(*t, "Q+v") == std::vector<uint32_t>{0});
+  CHECK(candidates(*t, "R+T").empty());
 }
 
 TEST_CASE("secret scan: without fragments, pairs are not looked at", "[secret_scan]") {

@@ -84,9 +84,18 @@ export function watchBody(body, timeoutMs, onStall) {
 }
 
 /**
- * A streaming masking pass (redact.js's secretMasker(...).stream()).
- * @typedef {{ push(chunk: Uint8Array): Uint8Array | null, end(): Uint8Array | null }} StreamMasker
+ * A streaming masking pass (redact.js's secretMasker(...).stream()): push/end for a caller that hands it
+ * chunks, or `hold` (how many of the last bytes seen may begin an occurrence the next bytes complete)
+ * and `mask` (in place, over the held bytes and the new ones in one array) for one that keeps them.
+ * @typedef {{ push(chunk: Uint8Array): Uint8Array | null, end(): Uint8Array | null, hold: number, mask: (bytes: Uint8Array) => boolean }} StreamMasker
  */
+
+/**
+ * How many bytes one read of the upstream's body may bring (besides the bytes held back for masking).
+ * A read returns what has arrived, up to this, without waiting for more: an upstream that writes
+ * several chunks before the gateway reads (or one large one) costs one stream step, not one per chunk.
+ */
+export const READ_BYTES = 64 * 1024;
 
 /**
  * watchedReader reads `body` under a SilenceWatchdog of `timeoutMs` (none when null): when the body
@@ -96,7 +105,25 @@ export function watchBody(body, timeoutMs, onStall) {
  * @param {ReadableStream} body @param {number | null} timeoutMs @param {() => void} onStall
  */
 export function watchedReader(body, timeoutMs, onStall) {
-  const reader = body.getReader();
+  return watched(body.getReader(), timeoutMs, onStall);
+}
+
+/**
+ * watchedByobReader is watchedReader with a BYOB reader, or null when `body` is not a byte stream
+ * (workerd's bodies of fetch() are).
+ * @param {ReadableStream} body @param {number | null} timeoutMs @param {() => void} onStall
+ */
+export function watchedByobReader(body, timeoutMs, onStall) {
+  const reader = byobReader(body);
+  return reader === null ? null : watched(reader, timeoutMs, onStall);
+}
+
+/**
+ * watched puts `reader` (of a body, default or BYOB) under watchedReader's SilenceWatchdog.
+ * @template {ReadableStreamDefaultReader | ReadableStreamBYOBReader} R
+ * @param {R} reader @param {number | null} timeoutMs @param {() => void} onStall
+ */
+function watched(reader, timeoutMs, onStall) {
   /** @type {UpstreamBodyStalled | null} */
   let error = null;
   const watchdog = timeoutMs === null
@@ -118,14 +145,19 @@ export function watchedReader(body, timeoutMs, onStall) {
  * In workerd the chunks are written by a loop into a native stream, so the runtime reads the client's
  * side without calling into JavaScript: a FixedLengthStream of `length` when the body announced one
  * (the runtime then sends that Content-Length, and a body that ends short is an error the client
- * sees), else an IdentityTransformStream. Elsewhere a ReadableStream's pull does the same steps (and
- * `length` is not enforced).
+ * sees), else an IdentityTransformStream; a byte stream (a body of fetch()) is read by
+ * relayCoalesced, whatever has arrived per read. Elsewhere a ReadableStream's pull does the same steps
+ * (and `length` is not enforced).
  * @param {ReadableStream} body
  * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null }} options
  * @returns {ReadableStream}
  */
 export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null }) {
   if (masker === null && timeoutMs === null) return body;
+  if (typeof IdentityTransformStream === "function") {
+    const byob = byobReader(body);
+    if (byob !== null) return relayCoalesced(byob, { timeoutMs, onStall, masker, length });
+  }
   const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
   /**
    * The next bytes for the client, or null at the end (throws when the body failed or stalled).
@@ -178,4 +210,68 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
       return reader.cancel(reason);
     },
   });
+}
+
+// A BYOB reader of `body` when it is a byte stream (workerd's bodies of fetch() are), else null.
+/** @param {ReadableStream} body @returns {ReadableStreamBYOBReader | null} */
+function byobReader(body) {
+  try {
+    return body.getReader({ mode: "byob" });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * relayCoalesced is relayChunks's step in workerd for a byte stream: one buffer of READ_BYTES plus the
+ * masker's `hold` is read into (a BYOB read answers with what has arrived, up to the space left, and
+ * does not wait to fill it: a chunk written alone reaches the client before the next is written), the
+ * bytes held back from the last read stay in front of the new ones in the same buffer, the whole is
+ * masked in place in one pass (one copy, into the wasm scan's memory), and all but the new hold is
+ * written on. The buffer is read into again once the write has been taken by the client's side (a
+ * native stream's write settles then), so no chunk is copied or allocated per read.
+ * @param {ReadableStreamBYOBReader} byob
+ * @param {{ timeoutMs: number | null, onStall: () => void, masker: StreamMasker | null, length: number | null }} options
+ * @returns {ReadableStream}
+ */
+function relayCoalesced(byob, { timeoutMs, onStall, masker, length }) {
+  const { reader, watchdog, stalled } = watched(byob, timeoutMs, onStall);
+  const hold = masker === null ? 0 : masker.hold;
+  // eslint-disable-next-line no-undef -- workerd's globals
+  const { readable, writable } = length === null ? new IdentityTransformStream() : new FixedLengthStream(length);
+  const writer = writable.getWriter();
+  (async () => {
+    let buffer = new ArrayBuffer(READ_BYTES + hold);
+    let held = 0;
+    try {
+      for (;;) {
+        watchdog?.reading();
+        const { done, value } = await reader.read(new Uint8Array(buffer, held, buffer.byteLength - held));
+        watchdog?.answered();
+        if (stalled() !== null) throw stalled();
+        if (done) {
+          watchdog?.stop();
+          // The held bytes were masked with everything before them; nothing follows to complete them.
+          // A BYOB read that finds the end gives the buffer back as an empty view of it.
+          const last = /** @type {Uint8Array | undefined} */ (value);
+          if (held > 0 && last !== undefined) await writer.write(new Uint8Array(last.buffer, 0, held));
+          break;
+        }
+        buffer = value.buffer;
+        const filled = value.byteOffset + value.byteLength;
+        const bytes = new Uint8Array(buffer, 0, filled);
+        masker?.mask(bytes);
+        const release = Math.max(0, filled - hold);
+        if (release > 0) await writer.write(bytes.subarray(0, release));
+        if (release > 0 && release < filled) bytes.copyWithin(0, release, filled);
+        held = filled - release;
+      }
+      await writer.close();
+    } catch (error) {
+      watchdog?.stop();
+      reader.cancel(error).catch(() => {});
+      writer.abort(error).catch(() => {});
+    }
+  })();
+  return readable;
 }

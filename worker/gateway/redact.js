@@ -466,6 +466,10 @@ function streamMasker({ mask, longest }) {
   /** @type {Uint8Array | null} */
   let held = null;
   return {
+    // For a caller that keeps the held-back bytes itself, in front of the next chunk in one buffer
+    // (body-watchdog.js's coalescing relay): how many to hold, and the in-place mask of the whole.
+    hold: longest - 1,
+    mask,
     push(/** @type {ArrayBufferView} */ chunk) {
       const view = chunk instanceof Uint8Array ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       let bytes;
@@ -520,7 +524,7 @@ function maskingStream(compiled) {
  *   any: boolean,
  *   text: (value: string) => string,
  *   bytes: (array: Uint8Array) => boolean,
- *   stream: () => { push(chunk: Uint8Array): Uint8Array | null, end(): Uint8Array | null },
+ *   stream: () => { push(chunk: Uint8Array): Uint8Array | null, end(): Uint8Array | null, hold: number, mask: (bytes: Uint8Array) => boolean },
  *   body: (stream: ReadableStream | null) => ReadableStream | null,
  * }}
  */
@@ -531,7 +535,7 @@ export function secretMasker(secrets, options = {}) {
       any: false,
       text: (value) => value,
       bytes: () => false,
-      stream: () => ({ push: (chunk) => chunk, end: () => null }),
+      stream: () => ({ push: (chunk) => chunk, end: () => null, hold: 0, mask: () => false }),
       body: (stream) => stream,
     };
   }

@@ -4,12 +4,13 @@
 //     carry a secret as text, with bodyTimeoutMs null): the runtime pipes the body, no JavaScript runs
 //     per chunk;
 //   - whole: a body that must be masked and announces a length up to WHOLE_BODY_BYTES is read whole
-//     (bounded by bodyTimeoutMs like a stream) and masked in one pass: no stream step at all;
-//   - streamed: one stream step per chunk (body-watchdog.js's relayChunks), masking and watching the
-//     silences together.
+//     (bounded by bodyTimeoutMs like a stream) and masked in one pass: a read per socket read, no
+//     stream step per chunk;
+//   - streamed: one stream step per read of what has arrived (body-watchdog.js's relayChunks: in
+//     workerd a BYOB read into a 64 KiB buffer), masking and watching the silences together.
 // A body of known length keeps it on the way out, so a body cut short is an error the client sees.
 
-import { relayChunks, watchedReader } from "./body-watchdog.js";
+import { relayChunks, watchedByobReader, watchedReader } from "./body-watchdog.js";
 
 /** Bodies up to this length (declared by the upstream) are read whole and masked in one pass. */
 export const WHOLE_BODY_BYTES = 64 * 1024;
@@ -66,9 +67,43 @@ function concat(chunks, total) {
 }
 
 // Reads `body` whole, watching its silences. Resolves to { bytes } or, when it stalled or failed,
-// { partial, error }.
+// { partial, error }. A byte stream is read with a BYOB reader: each read brings what has arrived (a
+// few socket reads in all, where a default reader's reads bring 4 KiB each) into a scratch buffer,
+// copied at once into the body's (`length` bytes and one more, to see a body longer than it said).
+// The scratch buffer is the one a BYOB read takes from JavaScript: a read that fails or is cut off
+// keeps it, never what arrived before.
+/** @param {ReadableStream} body @param {number} length @param {number | null} timeoutMs @param {() => void} onStall @returns {Promise<{ bytes: Uint8Array, partial?: undefined, error?: undefined } | { partial: Uint8Array, error: unknown, bytes?: undefined }>} */
+async function readWhole(body, length, timeoutMs, onStall) {
+  const byob = watchedByobReader(body, timeoutMs, onStall);
+  if (byob === null) return readWholeByChunks(body, timeoutMs, onStall);
+  const { reader, watchdog, stalled } = byob;
+  const bytes = new Uint8Array(length + 1);
+  let scratch = new ArrayBuffer(length + 1);
+  let filled = 0;
+  try {
+    while (filled <= length) {
+      watchdog?.reading();
+      const { done, value } = await reader.read(new Uint8Array(scratch, 0, length + 1 - filled));
+      watchdog?.answered();
+      if (stalled() !== null) return { partial: bytes.subarray(0, filled), error: stalled() };
+      if (done) return { bytes: bytes.subarray(0, filled) };
+      bytes.set(value, filled);
+      filled += value.byteLength;
+      scratch = value.buffer;
+    }
+    // Longer than it said: what the caller needs to see that is here; the rest is not read.
+    reader.cancel().catch(() => {});
+    return { bytes };
+  } catch (error) {
+    return { partial: bytes.subarray(0, filled), error };
+  } finally {
+    watchdog?.stop();
+  }
+}
+
+// readWhole for a stream that is not a byte stream: chunk by chunk, concatenated at the end.
 /** @param {ReadableStream} body @param {number | null} timeoutMs @param {() => void} onStall @returns {Promise<{ bytes: Uint8Array, partial?: undefined, error?: undefined } | { partial: Uint8Array, error: unknown, bytes?: undefined }>} */
-async function readWhole(body, timeoutMs, onStall) {
+async function readWholeByChunks(body, timeoutMs, onStall) {
   const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
   /** @type {Uint8Array[]} */
   const chunks = [];
@@ -125,7 +160,7 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall) {
     return relayChunks(body, { timeoutMs, onStall, masker: null, length });
   }
   if (length !== null && length <= WHOLE_BODY_BYTES) {
-    const read = await readWhole(body, timeoutMs, onStall);
+    const read = await readWhole(body, length, timeoutMs, onStall);
     if (read.bytes !== undefined && read.bytes.length === length) {
       mask.bytes(read.bytes);
       return read.bytes;

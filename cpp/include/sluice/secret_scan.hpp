@@ -8,8 +8,10 @@
 //     that begins a secret or a fragment (`escape_value_start`; a named reference counts whatever
 //     it names);
 //   - its two bytes are the first two of some fragment, as they are (`pair_bits`, `pair_index`), and the third is
-//     the third byte of one of those fragments (`third_sets`) or begins an escape;
-//   - its byte begins some fragment (`fragment_first`) and the next bytes are an escape of any character.
+//     the third byte of one of those fragments (`third_sets`), as it is or spelled by an escape;
+//   - its byte begins some fragment (`fragment_first`) and the next bytes are an escape of a character
+//     that is the second of a fragment beginning with that byte (`pair_bits`; a named reference counts
+//     whatever it names).
 // Every position where the matcher can find an occurrence passes one of these (redact.js says why,
 // and test/js/gateway-secret-scan.test.js compares the two on random texts and chunkings), so the
 // scan only ever adds positions to try: masking is exactly as strong as trying every position.
