@@ -14,10 +14,10 @@
 //
 // Writes bench/gateway-cpu.json and the section of docs/gateway.md between its markers.
 import { readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
 
+import { ADMIN_TOKEN, HEADERS, UPSTREAM_TOKEN, bundleWorker, gatewayConfig } from "./gateway-cpu/setup.js";
 import { startUpstream } from "./gateway-cpu/upstream.js";
 import { writeDocsSection } from "./lib/docs-section.js";
 import { summarizeProfile } from "./lib/profile-summary.js";
@@ -35,31 +35,10 @@ const REPETITIONS = quick ? 3 : 7;
 // by function (self time) instead of the figures.
 const profileScenario = args.find((a) => a.startsWith("--profile="))?.slice(10) ?? null;
 
-// wrangler's own esbuild, as the tests bundle.
-const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
-const { build } = requireFromWrangler("esbuild");
-
-// A credential as long as the issue's (46 characters), and an admin token: every body is masked for both.
-const UPSTREAM_TOKEN = "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5";
-const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789ab";
 // The upstream server's port (within the range this bench may use on a shared machine).
 const UPSTREAM_PORT = Number(args.find((a) => a.startsWith("--port="))?.slice(7) ?? 18300);
 const UPSTREAM_ORIGIN = `http://127.0.0.1:${UPSTREAM_PORT}`;
-const upstream = (path, extra = {}) => ({
-  url: `${UPSTREAM_ORIGIN}${path}`,
-  auth: { secret: "UPSTREAM_TOKEN", header: "x-upstream-token" },
-  ...extra,
-});
-const everyone = [{ name: "ip", algorithm: "sliding-counter", limit: 1_000_000_000, windowSec: 60, key: "ip" }];
-const CONFIG = {
-  routes: [
-    { prefix: "/api", methods: ["GET"], upstream: upstream("/api"), rules: everyone },
-    { prefix: "/bare-api", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null }), rules: everyone },
-    { prefix: "/optout", methods: ["GET"], upstream: upstream("/api", { maskBody: "never" }), rules: everyone },
-    { prefix: "/limited", methods: ["GET"], upstream: upstream("/api"), rules: [{ name: "limited", algorithm: "fixed-window", limit: 1, windowSec: 3600, key: "ip" }] },
-  ],
-  admin: { path: "/admin/metrics", tokenSecret: "SLUICE_ADMIN_TOKEN" },
-};
+const CONFIG = gatewayConfig(UPSTREAM_ORIGIN);
 
 const MiB = 1024 * 1024;
 const body = (bytes, chunk, kind) => `body?bytes=${bytes}&chunk=${chunk}&kind=${kind}`;
@@ -81,31 +60,6 @@ const SCENARIOS = [
   { name: "chunks-64k", what: "256 KiB of text in 64 KiB chunks, masked", gateway: `/api/${body(MiB / 4, 65536, "text")}`, bare: `/api/${body(MiB / 4, 65536, "text")}`, batch: 4, bytes: MiB / 4, chunk: 65536 },
 ].filter((s) => only === null || only.includes(s.name));
 
-const configAsModule = {
-  name: "config-as-module",
-  setup(builder) {
-    builder.onResolve({ filter: /^bench:gateway-config$/ }, () => ({ path: "./bench-config.js", external: true }));
-    builder.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./sluice.wasm", external: true }));
-  },
-};
-
-async function bundleGateway() {
-  const result = await build({
-    entryPoints: [join(root, "bench/gateway-cpu/gateway.js")],
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["module", "main"],
-    plugins: [configAsModule],
-    external: ["cloudflare:*"],
-    logLevel: "silent",
-  });
-  return result.outputFiles[0].text;
-}
-
 async function start(inspectorPort) {
   const esm = (path, contents) => ({ type: "ESModule", path, contents });
   const plain = (name, file, extra = {}) => ({
@@ -122,7 +76,7 @@ async function start(inspectorPort) {
         name: "gateway",
         modulesRoot: "/",
         modules: [
-          esm("/worker.js", await bundleGateway()),
+          esm("/worker.js", await bundleWorker(join(root, "bench/gateway-cpu/gateway.js"))),
           esm("/bench-config.js", `export default ${JSON.stringify(CONFIG)};\n`),
           { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(join(root, "wasm-bindings/sluice.wasm")) },
         ],
@@ -138,8 +92,6 @@ async function start(inspectorPort) {
     },
   });
 }
-
-const HEADERS = { "cf-connecting-ip": "203.0.113.7", "user-agent": "bench/1.0", accept: "*/*" };
 
 async function batch(worker, path, count) {
   let bytes = 0;

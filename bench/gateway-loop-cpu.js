@@ -10,10 +10,11 @@
 // and data warm in the CPU's caches. Interleaved repetitions; medians of the per-repetition
 // difference, with its range. Prints only: the floors are gateway-cpu.js's.
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
 
+import { ADMIN_TOKEN, UPSTREAM_TOKEN, bundleWorker, gatewayConfig } from "./gateway-cpu/setup.js";
+import { startUpstream } from "./gateway-cpu/upstream.js";
 import { median, rotate } from "./lib/stats.js";
 import { mostRun, threadNs, threadTimes, workerdPid } from "./lib/thread-cpu.js";
 
@@ -22,54 +23,17 @@ const args = process.argv.slice(2);
 const REPETITIONS = Number(args.find((a) => a.startsWith("--reps="))?.slice(7) ?? 9);
 const PER_REQUEST = Number(args.find((a) => a.startsWith("--n="))?.slice(4) ?? 2000);
 
-const requireFromWrangler = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
-const { build } = requireFromWrangler("esbuild");
-
-// gateway-cpu.js's configuration, for its three request rows.
-const UPSTREAM_TOKEN = "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5";
-const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789ab";
-const upstream = (path, extra = {}) => ({
-  url: `https://upstream.internal${path}`,
-  service: "UPSTREAM",
-  auth: { secret: "UPSTREAM_TOKEN", header: "x-upstream-token" },
-  ...extra,
-});
-const everyone = [{ name: "ip", algorithm: "sliding-counter", limit: 1_000_000_000, windowSec: 60, key: "ip" }];
-const CONFIG = {
-  routes: [
-    { prefix: "/api", methods: ["GET"], upstream: upstream("/api"), rules: everyone },
-    { prefix: "/bare-api", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null }), rules: everyone },
-    { prefix: "/limited", methods: ["GET"], upstream: upstream("/api"), rules: [{ name: "limited", algorithm: "fixed-window", limit: 1, windowSec: 3600, key: "ip" }] },
-  ],
-  admin: { path: "/admin/metrics", tokenSecret: "SLUICE_ADMIN_TOKEN" },
-};
+// gateway-cpu.js's configuration, upstream (a Node server in this process) and headers.
+const UPSTREAM_PORT = Number(args.find((a) => a.startsWith("--port="))?.slice(7) ?? 18300);
+const UPSTREAM_ORIGIN = `http://127.0.0.1:${UPSTREAM_PORT}`;
+const CONFIG = gatewayConfig(UPSTREAM_ORIGIN);
 const SCENARIOS = [
   { name: "small", what: "a small JSON GET (masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small" },
   { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small" },
   { name: "limited", what: "a 429 beside the bare Worker's constant 429", gateway: "/limited/small", bare: "/limited" },
 ];
 
-const configAsModule = {
-  name: "config-as-module",
-  setup(builder) {
-    builder.onResolve({ filter: /^bench:gateway-config$/ }, () => ({ path: "./bench-config.js", external: true }));
-    builder.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./sluice.wasm", external: true }));
-  },
-};
-
-const bundled = await build({
-  entryPoints: [join(root, "bench/gateway-loop-cpu/driver.js")],
-  bundle: true,
-  write: false,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  conditions: ["workerd", "worker", "browser"],
-  mainFields: ["module", "main"],
-  plugins: [configAsModule],
-  external: ["cloudflare:*"],
-  logLevel: "silent",
-});
+const upstreamServer = await startUpstream(UPSTREAM_PORT);
 const esm = (path, contents) => ({ type: "ESModule", path, contents });
 const mf = new Miniflare({
   workers: [
@@ -77,15 +41,13 @@ const mf = new Miniflare({
       name: "loop",
       modulesRoot: "/",
       modules: [
-        esm("/worker.js", bundled.outputFiles[0].text),
+        esm("/worker.js", await bundleWorker(join(root, "bench/gateway-loop-cpu/driver.js"))),
         esm("/bench-config.js", `export default ${JSON.stringify(CONFIG)};\n`),
         { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(join(root, "wasm-bindings/sluice.wasm")) },
       ],
       compatibilityDate: "2026-04-20",
-      bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
-      serviceBindings: { UPSTREAM: "upstream" },
+      bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, UPSTREAM_ORIGIN },
     },
-    { name: "upstream", modulesRoot: "/", modules: [esm("/worker.js", readFileSync(join(root, "bench/gateway-cpu/upstream.js"), "utf8"))], compatibilityDate: "2026-04-20" },
   ],
   handleRuntimeStdio(out, err) {
     out.resume();
@@ -113,6 +75,7 @@ for (let rep = 0; rep < REPETITIONS; rep++) {
   }
 }
 await mf.dispose();
+await upstreamServer.close();
 
 const us = (n) => n.toFixed(1);
 console.log(`In-isolate loops of ${PER_REQUEST} requests, ${REPETITIONS} interleaved repetitions (${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}): on-CPU us per request, medians.`);

@@ -6,10 +6,9 @@ import { env as startEnv } from "cloudflare:workers";
 import config from "bench:gateway-config";
 import { createGateway, resolveConfig } from "../../worker/gateway/gateway.js";
 import bare from "../gateway-cpu/bare.js";
+import { HEADERS } from "../gateway-cpu/headers.js";
 
 const gateway = createGateway(resolveConfig(config, startEnv), { log: () => {} });
-// The headers bench/gateway-cpu.js sends.
-const HEADERS = { "cf-connecting-ip": "203.0.113.7", "user-agent": "bench/1.0", accept: "*/*" };
 
 export default {
   async fetch(request, env, ctx) {
