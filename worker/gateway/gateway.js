@@ -407,7 +407,7 @@ export function createGateway(config, options = {}) {
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);
-      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), lockoutRules, reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
+      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), lockoutRules, blocksNow: (env) => autoBlocks.list(env), reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
     } else {
       try {
         handled = await handleRoute(request, url, canonical.path, env, ctx, record);
