@@ -147,3 +147,20 @@ test("the gateway's countWhen and costFrom rules are in /metrics, the log line, 
   const costsRead = Object.fromEntries(["header", "clamped", "missing", "invalid", "exhausted"].map((source) => [source, sample(metrics, "sluice_cost_from_total", { ...query, source })]));
   assert.deepEqual(costsRead, { header: 2, clamped: 1, missing: 1, invalid: 1, exhausted: 1 });
 });
+
+test("countWhen's ranges are the gateway's skipSuccessfulRequests and skipFailedRequests", async () => {
+  const upstream = { fetch: async (input, init) => new Response(null, { status: Number(new Request(input, init).headers.get("x-status")) }) };
+  const route = (prefix, name, status) => ({ prefix, methods: ["POST"], upstream: { url: `https://api.internal${prefix}`, service: "UP" }, rules: [{ name, algorithm: "fixed-window", limit: 2, windowSec: 600, key: "ip", countWhen: { status } }] });
+  const gateway = createGateway(validateConfig({ routes: [route("/failures", unique("skip-successful"), ["400-599"]), route("/successes", unique("skip-failed"), ["100-399"])] }), { log() {} });
+  const send = async (path, status) =>
+    (await gateway.fetch(new Request(`https://gw.test${path}`, { method: "POST", headers: { "cf-connecting-ip": "192.0.2.44", "x-status": String(status) } }), { UP: upstream }, { waitUntil() {} })).status;
+  const seen = async (path, statuses) => {
+    const out = [];
+    for (const status of statuses) out.push(await send(path, status));
+    return out;
+  };
+  // ["400-599"], skipSuccessfulRequests: 2xx and 3xx are free; the second 4xx/5xx spends the key.
+  assert.deepEqual(await seen("/failures", [200, 204, 302, 404, 200, 503, 200]), [200, 204, 302, 404, 200, 503, 429]);
+  // ["100-399"], skipFailedRequests: 4xx and 5xx are free; the second success spends the key.
+  assert.deepEqual(await seen("/successes", [500, 401, 200, 429, 201, 200]), [500, 401, 200, 429, 201, 429]);
+});
