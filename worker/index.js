@@ -12,6 +12,8 @@ import { createGateway, resolveConfig } from "./gateway/gateway.js";
 export { SluiceDurableObject } from "./src/stores/durable-object.js";
 // And this one as SLUICE_DASHBOARD: where every isolate's counters add up for the dashboard.
 export { SluiceDashboardObject } from "./gateway/dashboard/object.js";
+// And this one as SLUICE_OVERRIDES: the live table of a rule's liveOverrides.
+export { SluiceOverridesObject } from "./src/features/overrides/table-object.js";
 // And this entrypoint as DEMO_UPSTREAM, the demo's upstream (remove both when you proxy a real API).
 export { DemoUpstream } from "./demo/upstream.js";
 

@@ -68,3 +68,32 @@ test("a burst from three isolates at once admits exactly the limit, and its refu
     assert.equal(retryAfter, "280", `isolate w${on}`);
   }
 });
+
+async function listed(on) {
+  const response = await isolates[on].fetch("http://ab.test/__test/blocks");
+  assert.equal(response.status, 200);
+  return response.json();
+}
+
+test("a block one isolate started is listed by every isolate (the object's list), and a lift in another takes it off every list", async () => {
+  const client = "192.0.2.72";
+  await setClock(T0 + 800_000); // past the earlier tests' blocks
+  // Only isolate w0 serves the client: 4 admitted, 6 strikes, then the block.
+  for (let i = 0; i < 10; i++) await login(0, client);
+  assert.deepEqual(await login(0, client), [429, "300"]);
+  const block = { rule: "login", key: `ip:${client}`, untilMs: T0 + 800_000 + 300_000 };
+  // w1 and w2 never saw the client: they list the block all the same, from the object.
+  for (let on = 0; on < ISOLATES; on++) assert.deepEqual(await listed(on), [block], `isolate w${on}`);
+  // w2 lifts it: no isolate lists it any more, and w2 admits the client again. (w0 remembers its own
+  // denial until its retry time: the chain's pre-filter, docs/stores.md.)
+  const lift = await isolates[2].fetch("http://ab.test/__test/lift", { method: "POST", body: JSON.stringify({ rule: "login", key: `ip:${client}` }) });
+  assert.deepEqual(await lift.json(), { lifted: true });
+  for (let on = 0; on < ISOLATES; on++) assert.deepEqual(await listed(on), [], `isolate w${on} after the lift`);
+  await setClock(T0 + 900_000);
+  assert.deepEqual(await login(2, client), [200, null]);
+  // A block ends off every list when its time is up.
+  for (let i = 0; i < 11; i++) await login(1, client);
+  assert.equal((await listed(2)).length, 1);
+  await setClock(T0 + 900_000 + 300_000);
+  for (let on = 0; on < ISOLATES; on++) assert.deepEqual(await listed(on), [], `isolate w${on} after the block's end`);
+});

@@ -58,3 +58,33 @@ test("four isolates on Redis count one client's refusals exactly toward one bloc
   assert.deepEqual([strikes, refused], [6, 4]);
   assert.equal((await login(1, "203.0.113.91"))[0], 200, "another client is not affected");
 });
+
+async function listed(on, key) {
+  const response = await isolates[on].fetch("http://ab.test/__test/blocks");
+  assert.equal(response.status, 200);
+  return (await response.json()).filter((block) => block.key === key);
+}
+
+test("a block one isolate started on Redis is listed by every isolate (Redis's list), and a lift in another takes it off every list", async () => {
+  const client = "192.0.2.92";
+  const key = `ip:${client}`;
+  // Only isolate w0 serves the client: 4 admitted, 6 strikes, then the block.
+  const before = Date.now();
+  for (let i = 0; i < 11; i++) await login(0, client);
+  const after = Date.now();
+  for (let on = 0; on < ISOLATES; on++) {
+    const blocks = await listed(on, key);
+    assert.equal(blocks.length, 1, `isolate w${on}`);
+    assert.equal(blocks[0].rule, "login-redis");
+    // The block's end: two hours from its start, which was during the requests above.
+    assert.ok(blocks[0].untilMs >= before + 7_200_000 - 1000 && blocks[0].untilMs <= after + 7_200_000 + 1000, `isolate w${on}: ${blocks[0].untilMs}`);
+  }
+  const lift = await isolates[3].fetch("http://ab.test/__test/lift", { method: "POST", body: JSON.stringify({ rule: "login-redis", key }) });
+  assert.deepEqual(await lift.json(), { lifted: true });
+  for (let on = 0; on < ISOLATES; on++) assert.deepEqual(await listed(on, key), [], `isolate w${on} after the lift`);
+  // The block is gone in Redis too (w3, which lifted it and never remembered its denial): the rule's own
+  // window (4 an hour) refuses, no longer the block.
+  const [status, retryAfter] = await login(3, client);
+  assert.equal(status, 429);
+  assert.ok(retryAfter <= 3600, `Retry-After ${retryAfter}`);
+});

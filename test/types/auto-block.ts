@@ -3,7 +3,7 @@
 import { autoBlock, blocksAdmin, createLimiter, ip, type AutoBlockCounters, type BlockEntry } from "sluice";
 
 const limiter = createLimiter({ key: ip(), limit: 10, windowSec: 60, autoBlock: autoBlock({ after: 20, withinSec: 600, blockSec: 3600 }) });
-const listed: BlockEntry[] = limiter.blocks.list();
+const listed: Promise<BlockEntry[]> = limiter.blocks.list();
 const counters: Array<{ rule: string } & AutoBlockCounters> = limiter.blocks.counters();
 const lifted: Promise<boolean> = limiter.blocks.lift("10-per-60s", "ip:192.0.2.1");
 const admin: (request: Request, env?: unknown) => Promise<Response> = blocksAdmin({ limiters: [limiter], tokenSecret: "ADMIN_TOKEN" });

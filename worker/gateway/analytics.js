@@ -6,7 +6,8 @@
 //                  double1 = 1, double2 = status, double3 = upstream status (0: none), double4 = upstream ms
 //   rule point:    index1 = route; blob1 = "rule", blob2 = route, blob3 = rule, blob4 = event, blob5 = mode;
 //                  double1 = 1, double2 = remaining, double3 = limit, double4 = near limit (0/1),
-//                  double5 = decided by a fallback store (0/1)
+//                  double5 = decided by a fallback store (0/1), double6 = charged after the response (0/1; only on
+//                  the points of a rule that counts on the response, countWhen or costFrom)
 
 /** @import { GatewayRoute } from "./config.js" */
 /** @import { RuleVerdict } from "./decide.js" */
@@ -40,6 +41,8 @@ export function analyticsPoints(route, verdicts, summary) {
         verdict.decision?.limit ?? 0,
         verdict.nearLimit ? 1 : 0,
         verdict.fallback ? 1 : 0,
+        // Only a rule that counts on the response has a sixth.
+        ...(verdict.rule.countWhen !== undefined || verdict.rule.costFrom !== undefined ? [verdict.charged === true ? 1 : 0] : []),
       ],
     });
   }

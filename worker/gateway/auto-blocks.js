@@ -1,8 +1,8 @@
-// The gateway's auto-blocking rules (a rule's `autoBlock`): their counters in /metrics, and the blocks
-// admin endpoint, `<admin.path>/blocks`, which lists the blocks this isolate started or met and lifts
-// one (the library's blocksAdmin: the admin token, fail closed; a lift is logged with a fingerprint of
+// The gateway's auto-blocking rules (a rule's `autoBlock`): their counters in /metrics, the blocks in
+// force for the dashboard, and the blocks admin endpoint, `<admin.path>/blocks`, which lists the blocks
+// in force (the deployment's on the durable and Redis stores) and lifts one (the library's blocksAdmin: the admin token, fail closed; a lift is logged with a fingerprint of
 // the key, never the key).
-import { blocksAdmin } from "../src/features/auto-block/admin.js";
+import { blocksAdmin, listBlocks } from "../src/features/auto-block/admin.js";
 
 /** @import { GatewayConfig, GatewayRoute } from "./config.js" */
 
@@ -48,6 +48,13 @@ export function createAutoBlocks(config, limiterFor, log) {
     serve(request, env, ctx) {
       const serve = (handler ??= blocksAdmin({ limiters: limiters(), tokenSecret: /** @type {{ tokenSecret: string }} */ (config.admin).tokenSecret, log }));
       return serve(request, env, ctx);
+    },
+    /**
+     * The blocks in force (the deployment's on the durable and Redis stores), ending soonest first.
+     * @param {any} env
+     */
+    list(env) {
+      return groups.length === 0 ? Promise.resolve([]) : listBlocks(limiters(), env);
     },
     /** @returns {import("./metrics.js").MetricFamily[]} */
     families() {

@@ -3,13 +3,16 @@
 // websocket-config.js) take their known fields, enumerations and numeric bounds from here, and
 // config-schema.js turns the same table into the JSON Schema editors read (gateway.config.schema.json).
 // What the library checks itself (a rule's quota, a store's settings, lists, JWT settings) is described
-// here by type and meaning only: its checks stay the library's, and the validator stays authoritative.
+// here as strictly as one field at a time can say it (a store's settings per store kind); the library's
+// checks stay authoritative for what spans fields (jwt needs keys to verify with; fallback's order).
 // test/js/gateway-config-schema.test.js fails when the table, the validator and the schema disagree.
 
 import { ALGORITHMS } from "../../wasm-bindings/sluice.js";
 import { MODES } from "../src/engine/mode.js";
 import { HEADER_MODES } from "../src/http/headers.js";
 import { CF_FIELDS } from "../src/http/characteristics.js";
+import { MAX_LIST_ENTRIES } from "../src/features/lists/access-list.js";
+import { LOCATION_HINTS } from "../src/stores/location-hints.js";
 
 // CONNECT and TRACE are left out on purpose: a tunnel and a request echo have no place in a gateway.
 /** @type {readonly ("GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS")[]} */
@@ -30,8 +33,8 @@ export const LOCKOUT_RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/;
  * One field: a JSON Schema fragment (type, enum, bounds, pattern, items, or `ref` to another object of
  * the table) plus `description` and `required`.
  * @typedef {{ description: string, required?: boolean, ref?: string, type?: string | string[], enum?: readonly unknown[],
- *   minimum?: number, maximum?: number, pattern?: RegExp, items?: Field, minItems?: number, maxItems?: number, anyOf?: Field[],
- *   const?: unknown }} Field
+ *   minimum?: number, maximum?: number, exclusiveMinimum?: number, pattern?: RegExp, items?: Field, minItems?: number, maxItems?: number,
+ *   anyOf?: Field[], const?: unknown }} Field
  */
 
 // The table's shorthands. `extra` adds keywords to (or replaces those of) the field they make.
@@ -63,6 +66,22 @@ const key = (description, extra = {}) => ({
 });
 /** @param {Field} field @returns {Field} */
 const required = (field) => ({ ...field, required: true });
+/** The fallback chain's settings, every remote store's; `fallbacks`: the stores it may fall back to, in order. @param {string[]} fallbacks @returns {Record<string, Field>} */
+const chainFields = (fallbacks) => ({
+  fallback: { type: "array", items: oneOf(fallbacks, "a store"), maxItems: fallbacks.length, description: `Who decides, in this order (${fallbacks.join(" before ")}), when the store fails; [] for none` },
+  failMode: oneOf(["open", "closed"], "When no store can answer"),
+  timeoutMs: { type: "number", exclusiveMinimum: 0, description: "How long each store of the chain may take, in ms (default: adaptive)" },
+  breaker: { anyOf: [flag("on or off"), object("breaker", "the breaker's settings")], description: "The circuit breaker" },
+  preFilter: flag("Deny from the isolate, with no round trip, a key the store denied until its retry time (default true)"),
+  logIntervalMs: { type: "number", minimum: 0, description: "Fallbacks are logged at most once per interval, in ms (default 60000)" },
+});
+/** A lease's settings (leases.js's checkLeaseOptions). @returns {Record<string, Field>} */
+const leaseFields = () => ({
+  leaseMs: whole("How long a lease lasts, in ms", 1, 3_600_000),
+  maxLeaseUnits: whole("The most units one lease carries", 1, 2 ** 20),
+  maxKeys: { type: "integer", minimum: 1, description: "How many keys an isolate holds leases for" },
+  refill: flag("Take the next lease before this one runs out (default true)"),
+});
 
 /** @type {Readonly<Record<string, Readonly<Record<string, Field>>>>} */
 export const CONFIG_FIELDS = Object.freeze({
@@ -75,8 +94,8 @@ export const CONFIG_FIELDS = Object.freeze({
     analytics: object("analytics", "The Analytics Engine dataset binding to write to"),
     ip: object("ip", "How the ip key part finds the client (the library's ip() options)"),
     accuracy: object("accuracy", "Measure the memory and KV rules against exact counting (docs/accuracy.md)"),
-    jwt: loose("object", "How jwt:<claim> key parts verify tokens (http/jwt.js's options, without secret: use secretBinding); required when a rule keys by a claim"),
-    lists: loose("object", "Allow and deny lists of addresses, countries and ASNs: { allow, deny }, each { ips, countries, asns } (docs/lists.md)"),
+    jwt: object("jwt", "How jwt:<claim> key parts verify tokens (http/jwt.js's options, without secret: use secretBinding); required when a rule keys by a claim"),
+    lists: object("lists", "Allow and deny lists of addresses, countries and ASNs (docs/lists.md)"),
   },
   route: {
     prefix: required(text("/ or a path like /v1/geo: plain segments, no trailing /, at most 96 characters; matches whole segments, ignoring ASCII case")),
@@ -124,7 +143,7 @@ export const CONFIG_FIELDS = Object.freeze({
     store: oneOf(STORES, 'Where the counts live (default "memory")'),
     mode: oneOf(MODES, '"enforce" (default): a denial answers 429; "shadow": counted, let through; "bypass": not checked'),
     rollout: number("enforce rules only: the share of keys enforced, from 0 to 1 (default 1)", 0, 1),
-    lease: { anyOf: [flag("on or off"), loose("object", "{ leaseMs, maxLeaseUnits, maxKeys }")], description: 'store "durable" only: this rule\'s leases (docs/leases.md)' },
+    lease: { anyOf: [flag("on or off"), object("durableLease", "the lease settings")], description: 'store "durable" only: this rule\'s leases (docs/leases.md)' },
     countWhen: object("countWhen", "Count only the requests whose upstream response matches: checked before the upstream call, charged after it (docs/response-count.md)"),
     costFrom: object("costFrom", "Charge what the upstream's response header says the request cost, after the response (docs/response-count.md#cost-from-the-origin)"),
     liveOverrides: object("liveOverrides", "Per-key limits from a live table (a Durable Object) changed without a redeploy, at <admin.path>/overrides/<name> (docs/overrides.md); not with overrides"),
@@ -204,20 +223,66 @@ export const CONFIG_FIELDS = Object.freeze({
     closeReason: loose("string", "The close frame's reason"),
   },
   stores: {
-    durable: object("storeSettings", "The durable store's settings (docs/gateway.md#stores)"),
-    kv: object("storeSettings", "The kv store's settings"),
-    redis: object("storeSettings", "The redis store's settings"),
+    durable: object("durableSettings", "The durable store's settings (docs/gateway.md#stores)"),
+    kv: object("kvSettings", "The kv store's settings"),
+    redis: object("redisSettings", "The redis store's settings"),
   },
-  storeSettings: {
-    bindings: loose("object", "The bindings in wrangler.toml"),
-    shards: { anyOf: [loose("integer", "how many objects"), { const: "key", description: "one object per key" }], description: "durable: how many objects share the keys" },
-    lease: { anyOf: [flag("on or off"), loose("object", "{ leaseMs, maxLeaseUnits, maxKeys }")], description: "durable: leased quotas (docs/leases.md)" },
-    fallback: loose("array", "Who decides, in this order, when the store fails"),
-    failMode: oneOf(["open", "closed"], "When no store can answer"),
-    timeoutMs: loose("integer", "How long each store of the chain may take (default: adaptive)"),
-    breaker: { anyOf: [flag("on or off"), loose("object", "the breaker's settings")], description: "The circuit breaker" },
-    preFilter: flag("Deny from the isolate, with no round trip, a key the store denied until its retry time (default true)"),
-    logIntervalMs: loose("integer", "Fallbacks are logged at most once per interval (default 60000)"),
+  durableSettings: {
+    bindings: object("durableBindings", "The bindings in wrangler.toml"),
+    shards: { anyOf: [whole("how many objects", 1, 4096), { const: "key", description: "one object per key" }], description: "How many objects share the keys (default 1), or \"key\" for one per key" },
+    lease: { anyOf: [flag("on or off"), object("durableLease", "the lease settings")], description: "Leased quotas (docs/leases.md)" },
+    ...chainFields(["kv", "memory"]),
+  },
+  kvSettings: {
+    bindings: object("kvBindings", "The binding in wrangler.toml"),
+    ...chainFields(["memory"]),
+  },
+  redisSettings: {
+    bindings: object("redisBindings", "The env variables (secrets) and binding it reads"),
+    lease: { anyOf: [flag("on or off"), object("redisLease", "the lease settings")], description: "Leased quotas (docs/leases.md)" },
+    ...chainFields(["kv", "memory"]),
+  },
+  durableBindings: {
+    durable: binding("The Durable Object binding of SluiceDurableObject (default SLUICE_DO)"),
+    kv: binding("The KV namespace binding of the kv fallback (default SLUICE_KV)"),
+  },
+  kvBindings: {
+    kv: binding("The KV namespace binding (default SLUICE_KV)"),
+  },
+  redisBindings: {
+    kv: binding("The KV namespace binding of the kv fallback (default SLUICE_KV)"),
+    redisUrl: binding("The env variable holding the Upstash REST URL (default UPSTASH_REDIS_REST_URL)"),
+    redisToken: binding("The secret holding the Upstash REST token (default UPSTASH_REDIS_REST_TOKEN)"),
+  },
+  durableLease: {
+    ...leaseFields(),
+    locationHint: oneOf(LOCATION_HINTS, "Lend through a regional object near this location (docs/leases.md)"),
+  },
+  redisLease: leaseFields(),
+  breaker: {
+    failures: { type: "integer", minimum: 1, description: "Failures in a row that open the breaker" },
+    cooldownMs: { type: "number", exclusiveMinimum: 0, description: "How long it stays open, in ms" },
+  },
+  jwt: {
+    secretBinding: binding("The Worker secret holding the HS256 secret (at least 32 characters)"),
+    keys: { type: "array", items: loose("object", "a public key as a JWK (RSA for RS256, EC P-256 for ES256)"), description: "Public keys; kid picks one" },
+    jwksUrl: text("Where the public keys are published (a JWKS document), https only", { pattern: /^https:\/\/[^/\s]+\// }),
+    algorithms: { type: "array", items: oneOf(["HS256", "RS256", "ES256"], "an algorithm"), minItems: 1, description: "The algorithms accepted (default: those the keys given allow)" },
+    audience: { anyOf: [text("an audience", { pattern: /./ }), { type: "array", items: text("an audience", { pattern: /./ }), minItems: 1, description: "audiences" }], description: "The token's aud must name one of these" },
+    issuer: text("The token's iss must be this", { pattern: /./ }),
+    clockToleranceSec: number("Leeway for exp and nbf, in seconds (default 0)", 0, 300),
+    requireExp: flag("Refuse tokens without exp (default true)"),
+    cookie: text("Read the token from this cookie instead of Authorization: Bearer", { pattern: /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/ }),
+    jwksCacheMs: { type: "number", minimum: 1000, description: "How long fetched keys are kept, in ms (default 600000)" },
+  },
+  lists: {
+    allow: object("listEntries", "Requests that skip the route's rules"),
+    deny: object("listEntries", "Requests refused with 403"),
+  },
+  listEntries: {
+    ips: { type: "array", items: text("an IPv4 or IPv6 address or CIDR block"), maxItems: MAX_LIST_ENTRIES, description: `Addresses and CIDR blocks, at most ${MAX_LIST_ENTRIES}` },
+    countries: { type: "array", items: text("a two-letter code (request.cf.country; T1 is Tor, XX unknown), any case", { pattern: /^[A-Za-z][A-Za-z0-9]$/ }), maxItems: MAX_LIST_ENTRIES, description: `Countries, at most ${MAX_LIST_ENTRIES}` },
+    asns: { type: "array", items: whole("an AS number", 0, 4_294_967_295), maxItems: MAX_LIST_ENTRIES, description: `Autonomous systems (request.cf.asn), at most ${MAX_LIST_ENTRIES}` },
   },
   responses: {
     code: { anyOf: [loose("string", "a code"), loose("number", "a number")], description: 'The code of a 429\'s body (default "sluice_rate_limited")' },

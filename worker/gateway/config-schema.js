@@ -8,7 +8,7 @@ import { CONFIG_FIELDS } from "./config-fields.js";
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 // JSON Schema keywords a field may carry as they are.
 /** @type {readonly (keyof Field)[]} */
-const KEYWORDS = ["type", "enum", "const", "minimum", "maximum", "minItems", "maxItems"];
+const KEYWORDS = ["type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "minItems", "maxItems"];
 
 /** @param {Field} field @returns {Record<string, unknown>} */
 function fieldSchema(field) {
@@ -44,7 +44,7 @@ export function configSchema() {
   return {
     $schema: DRAFT,
     title: "sluice gateway configuration (gateway.config.json)",
-    description: "Generated from worker/gateway/config-fields.js by scripts/build-config-schema.js; docs/gateway.md describes every field. The gateway's start-up checks (npx sluice check) are the authority: some checks (canonical URLs, a rule's quota against the core's bounds, a store's settings) are theirs alone.",
+    description: "Generated from worker/gateway/config-fields.js by scripts/build-config-schema.js; docs/gateway.md describes every field. The gateway's start-up checks (npx sluice check) are the authority: checks that span fields or are code (canonical URLs, a rule's quota against the core's bounds, which keys jwt verifies with, a fallback's order, whether a listed address parses) are theirs alone.",
     ...objectSchema(config),
     $defs: Object.fromEntries(Object.entries(others).map(([name, fields]) => [name, objectSchema(fields)])),
   };

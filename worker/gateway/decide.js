@@ -29,11 +29,12 @@ import { effectiveMode, isNearLimit, ruleEvent } from "../src/engine/mode.js";
 /**
  * One rule's verdict for a request: its effective mode and key, the store's decision (`check`, null
  * when no store consulted it), what the verdict stands on (`decision`), the event it logs, and which
- * store decided.
+ * store decided; a rule that counts on the response (countWhen, costFrom) also says whether the
+ * response was charged (`charged`, once settled).
  * @typedef {{
  *   rule: GatewayRule, mode: Mode, key: string | null, check: Decision | null, decision: Decision | null,
  *   event: "bypassed" | "unchecked" | "admitted" | "denied" | "would_have_denied", nearLimit: boolean,
- *   fallback: boolean, store: Outcome["store"] | null,
+ *   fallback: boolean, store: Outcome["store"] | null, charged?: boolean,
  * }} RuleVerdict
  */
 /**
@@ -200,4 +201,39 @@ export async function decide(route, limiterFor, request, env, ctx) {
   if (asked.length === 0) return unchecked(verdicts, null);
   const checked = asked.sort((a, b) => a - b).map((index) => verdicts[index]);
   return { blocked, verdicts, checked, outcome: mergedOutcome(checked, blocked), bypassHeaders: null };
+}
+
+/**
+ * withResponseRules adds the verdicts of `route`'s rules that count on the response (response-rules.js)
+ * to `verdict` (which did not block): `decisions` are their checks' decisions in order, up to the one
+ * that refused, `refused` (null when all admitted). The request is then blocked when one refused, and
+ * the merged outcome (the rate-limit headers, a 429) covers them as it covers the route's other rules.
+ * @param {GatewayRoute} route @param {RouteVerdict} verdict
+ * @param {readonly CheckedDecision[]} decisions @param {CheckedDecision | null} refused
+ * @returns {RouteVerdict}
+ */
+export function withResponseRules(route, verdict, decisions, refused) {
+  const answered = refused === null ? decisions : [...decisions, refused];
+  answered.forEach((decision, k) => record(verdict.verdicts, [route.responseRuleIndexes[k]], decision));
+  const blocked = verdict.blocked || answered.some((_, k) => verdict.verdicts[route.responseRuleIndexes[k]].event === "denied");
+  const asked = new Set([...verdict.checked.map((ruleVerdict) => verdict.verdicts.indexOf(ruleVerdict)), ...route.responseRuleIndexes.slice(0, answered.length)]);
+  const checked = [...asked].sort((a, b) => a - b).map((index) => verdict.verdicts[index]);
+  return { ...verdict, blocked, checked, outcome: mergedOutcome(checked, blocked) };
+}
+
+/**
+ * settledResponseRules records what settling the response did to the response rules' verdicts: each
+ * rule's decision after its charge (`settled`, in order) and whether it charged, and returns the
+ * merged outcome the response's rate-limit headers now describe.
+ * @param {GatewayRoute} route @param {RouteVerdict} verdict
+ * @param {ReadonlyArray<{ decision: CheckedDecision, charged: boolean }>} settled
+ * @returns {MergedOutcome}
+ */
+export function settledResponseRules(route, verdict, settled) {
+  settled.forEach(({ decision, charged }, k) => {
+    const index = route.responseRuleIndexes[k];
+    if (charged) record(verdict.verdicts, [index], decision);
+    verdict.verdicts[index].charged = charged;
+  });
+  return mergedOutcome(verdict.checked, verdict.blocked);
 }

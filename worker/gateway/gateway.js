@@ -32,13 +32,13 @@ import { storeStats } from "../src/stores/registry.js";
 import { serveAdmin } from "./admin.js";
 import { BLOCKS_SUBPATH, createAutoBlocks } from "./auto-blocks.js";
 import { OVERRIDES_SUBPATH, createLiveOverridesAdmin } from "./live-overrides-admin.js";
-import { createResponseRules } from "./response-rules.js";
+import { createResponseRules, responseRuleFamilies } from "./response-rules.js";
 import { accuracyFamilies } from "./accuracy-metrics.js";
 import { DashboardReporter } from "./dashboard/report.js";
 import { serveDashboard } from "./dashboard/serve.js";
 import { analyticsDataset, analyticsPoints, writeLater } from "./analytics.js";
 import { ConfigError, isValidatedConfig, validateConfig } from "./config.js";
-import { decide } from "./decide.js";
+import { decide, settledResponseRules, withResponseRules } from "./decide.js";
 import { GatewayError, errorResponse } from "./errors.js";
 import { createLimiterFactory } from "./limiter.js";
 import { createAccessList } from "../src/features/lists/access-list.js";
@@ -139,7 +139,7 @@ export function createGateway(config, options = {}) {
   // Every counter /metrics shows: the rules', the stores', and the dashboard reporter's own.
   // The rules whose denials are lockouts, so the dashboard can list the accounts locked now.
   const lockoutRules = [...new Set(routes.flatMap((route) => route.rules.filter((rule) => /** @type {any} */ (rule).kind === "lockout").map((rule) => rule.name)))];
-  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...autoBlocks.families(), ...(reporter === null ? [] : reporter.families())];
+  const moreFamilies = () => [...storeFamilies(storeStats()), ...accuracyFamilies(probes), ...autoBlocks.families(), ...responseRuleFamilies(responseRulesFor), ...(reporter === null ? [] : reporter.families())];
   const allFamilies = () => [...metrics.families(), ...moreFamilies()];
   const maskerFor = allSecretsMasker(gatewayConfig);
   const bindingNeeds = routeBindingNeeds(gatewayConfig);
@@ -286,7 +286,11 @@ export function createGateway(config, options = {}) {
       }
       // Rules that count on the response: checked now, charged once the upstream has answered.
       const responseRules = verdict === null || verdict.blocked || verdict.bypassHeaders !== null || lockout?.response ? null : responseRulesFor[route.index];
-      if (responseRules !== null) counting = { rules: responseRules, ...(await responseRules.check(request, env, ctx)) };
+      if (responseRules !== null) {
+        counting = { rules: responseRules, ...(await responseRules.check(request, env, ctx)) };
+        // Their verdicts join the route's: counted, logged, in the headers; a refusal blocks.
+        verdict = withResponseRules(route, /** @type {RouteVerdict} */ (verdict), counting.decisions, counting.refused);
+      }
     } catch (error) {
       if (error instanceof ClientAborted) {
         if (verdict !== undefined && verdict !== null) noteVerdict(route, verdict, record);
@@ -314,10 +318,6 @@ export function createGateway(config, options = {}) {
       if (lockout?.response) {
         record.decision = "denied";
         return { response: lockout.response, route, verdict };
-      }
-      if (counting?.refused) {
-        record.decision = "denied";
-        return { response: rateLimitedResponse(counting.refused), route, verdict };
       }
     }
 
@@ -374,8 +374,13 @@ export function createGateway(config, options = {}) {
     }
     // A relayed response carries rateHeaders already; sluice's own 502/504 get them here.
     const relayed = result.failure === null ? result.response : withHeaders(result.response, rateHeaders);
-    const answered = counting === null ? relayed : await counting.rules.settle(counting.decisions, relayed, request, env, ctx);
-    return { response: answered, route, verdict };
+    if (counting === null || verdict === null) return { response: relayed, route, verdict };
+    // Charged after the response: the log line and the headers say what each rule left then.
+    const settled = await counting.rules.settle(counting.decisions, relayed, request, env, ctx);
+    const outcome = settledResponseRules(route, verdict, settled.settled);
+    verdict.outcome = outcome;
+    record.rules = logRules(verdict.verdicts);
+    return { response: withHeaders(settled.response, rateLimitHeaders(outcome)), route, verdict };
   }
 
   /** @param {Request} request @param {any} env @param {any} ctx @returns {Promise<Response>} */
@@ -402,7 +407,7 @@ export function createGateway(config, options = {}) {
     } else if (dashboard !== null && admin !== null && underPath(canonical.path, dashboard.path)) {
       record.route = "dashboard";
       const subpath = canonical.path.slice(dashboard.path.length);
-      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), lockoutRules, reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
+      handled = { response: await serveDashboard(request, subpath, env, /** @type {any} */ (admin), { nowMs: () => Date.now(), lockoutRules, blocksNow: (env) => autoBlocks.list(env), reportNow: (env) => /** @type {DashboardReporter} */ (reporter).report(env, Date.now(), allFamilies()) }) };
     } else {
       try {
         handled = await handleRoute(request, url, canonical.path, env, ctx, record);

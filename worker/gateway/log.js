@@ -55,7 +55,14 @@ export function logRules(verdicts) {
     event: verdict.event,
     remaining: verdict.decision?.remaining ?? null,
     store: verdict.store,
+    // A rule that counts on the response: whether its response was charged (null: not settled).
+    ...(countsResponse(verdict.rule) ? { charged: verdict.charged ?? null } : {}),
   }));
+}
+
+/** @param {any} rule */
+function countsResponse(rule) {
+  return rule.countWhen !== undefined || rule.costFrom !== undefined;
 }
 
 /** The request's decision word, from decide.js's result. @param {Pick<import("./decide.js").RouteVerdict, "blocked" | "verdicts" | "checked">} verdict @returns {string} */

@@ -4,7 +4,7 @@
 // Where anyOf fails, the errors of the branch that failed least are reported (as editors do).
 
 const ANNOTATIONS = new Set(["$schema", "title", "description", "$defs"]);
-const KEYWORDS = new Set(["$ref", "type", "enum", "const", "minimum", "maximum", "minItems", "maxItems", "pattern", "items", "anyOf", "properties", "required", "additionalProperties"]);
+const KEYWORDS = new Set(["$ref", "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "minItems", "maxItems", "pattern", "items", "anyOf", "properties", "required", "additionalProperties"]);
 
 const join = (path, name) => (typeof name === "number" ? `${path}[${name}]` : path === "" ? name : `${path}.${name}`);
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -41,6 +41,7 @@ export function schemaErrors(schema, value, root = schema, path = "") {
   if (typeof value === "number") {
     if (schema.minimum !== undefined && value < schema.minimum) fail(`must be >= ${schema.minimum}`);
     if (schema.maximum !== undefined && value > schema.maximum) fail(`must be <= ${schema.maximum}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) fail(`must be > ${schema.exclusiveMinimum}`);
   }
   if (typeof value === "string" && schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) fail(`must match ${schema.pattern}`);
   if (Array.isArray(value)) {

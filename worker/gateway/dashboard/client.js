@@ -137,6 +137,15 @@ export function dashboardClient() {
         ? el("p", { class: "empty", id: "limited" }, ["No client limited in the last five minutes."])
         : el("table", { id: "limited" }, [el("caption", {}, ["Clients limited now (last five minutes)"]), el("thead", {}, [el("tr", {}, ["key", "rule", "denials"].map((t) => el("th", {}, [t])))]), el("tbody", {}, limitedRows)]);
 
+    // The blocks of auto-blocking rules in force, the deployment's (keys redacted unless showKeys).
+    const blockRows = (view.blocks ?? []).map((entry) =>
+      el("tr", {}, [el("td", { class: "key" }, [entry.key]), el("td", {}, [entry.rule]), el("td", { class: "num" }, [number(Math.max(0, Math.ceil((entry.untilMs - view.nowMs) / 60_000)))])]),
+    );
+    const blocks =
+      blockRows.length === 0
+        ? el("p", { class: "empty", id: "blocks" }, ["No client blocked by an auto-blocking rule."])
+        : el("table", { id: "blocks" }, [el("caption", {}, ["Blocks in force (auto-blocking rules)"]), el("thead", {}, [el("tr", {}, ["key", "rule", "minutes left"].map((t) => el("th", {}, [t])))]), el("tbody", {}, blockRows)]);
+
     const roundTrips = roundTripTable(byName);
     const stores = familyTable(
       families.filter((f) => /^sluice_(store|lease)_/.test(f.name) && !ROUND_TRIP_FAMILY.test(f.name)),
@@ -148,7 +157,7 @@ export function dashboardClient() {
     );
     const summary = el("p", { id: "summary" }, [`${view.isolates} isolate(s) reporting, ${view.retiredIsolates} retired; updated ${new Date(view.nowMs).toISOString()}`]);
     const content = /** @type {HTMLElement} */ (document.getElementById("content"));
-    content.replaceChildren(summary, rules, limited, locked, roundTrips, stores, other);
+    content.replaceChildren(summary, rules, limited, blocks, locked, roundTrips, stores, other);
     root.dataset.loaded = String(view.nowMs);
   }
 

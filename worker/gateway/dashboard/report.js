@@ -126,8 +126,8 @@ export function dashboardObject(env, binding) {
   return namespace.get(namespace.idFromName(DASHBOARD_OBJECT));
 }
 
-/** `kind#<12 hex>`: the key's kind and an HMAC of the whole key under `token`. @param {string} key @param {string} token @returns {Promise<string>} */
-async function redact(key, token) {
+/** redact is `kind#<12 hex>`: the key's kind and an HMAC of the whole key under `token` (the dashboard's blocks use it too). @param {string} key @param {string} token @returns {Promise<string>} */
+export async function redact(key, token) {
   const colon = key.indexOf(":");
   const kind = colon > 0 && colon <= 16 && /^[a-z0-9_-]+$/i.test(key.slice(0, colon)) ? key.slice(0, colon) : "key";
   const hmacKey = await crypto.subtle.importKey("raw", encoder.encode(`sluice dashboard keys\u0000${String(token)}`), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);

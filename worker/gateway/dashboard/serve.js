@@ -10,20 +10,22 @@ import { tokensEqual, MIN_TOKEN_LENGTH } from "../admin.js";
 import { readBoundedBody } from "../../src/http/bounded-body.js";
 import { GatewayError, errorResponse } from "../errors.js";
 import { CLIENT_SCRIPT, ICON, STYLE_SHEET, dashboardPage, loginPage, securityHeaders } from "./page.js";
-import { dashboardObject } from "./report.js";
+import { dashboardObject, redact } from "./report.js";
 import { CLEARED_COOKIE, hasSession, newSessionCookie, sameOrigin } from "./session.js";
 
 const BEARER = /^Bearer +(\S+) *$/i;
 // A login form's body is a token of a few hundred bytes at most.
 const MAX_LOGIN_BYTES = 4096;
+// The most blocks in force the page lists (those ending soonest).
+const MAX_SHOWN_BLOCKS = 100;
 
 /**
  * Answers a request whose canonical path is the dashboard's `path` or below it.
  * @param {Request} request
  * @param {string} subpath What follows the dashboard's path ("" or "/login", ...).
  * @param {any} env
- * @param {{ path: string, tokenSecret: string, dashboard: { path: string, binding: string } }} admin
- * @param {{ nowMs: () => number, lockoutRules: readonly string[], reportNow: (env: any) => Promise<void> }} hooks
+ * @param {{ path: string, tokenSecret: string, dashboard: { path: string, binding: string, showKeys?: boolean } }} admin
+ * @param {{ nowMs: () => number, lockoutRules: readonly string[], reportNow: (env: any) => Promise<void>, blocksNow?: (env: any) => Promise<Array<{ rule: string, key: string, untilMs: number }>> }} hooks
  * @returns {Promise<Response>}
  */
 export async function serveDashboard(request, subpath, env, admin, hooks) {
@@ -68,7 +70,13 @@ export async function serveDashboard(request, subpath, env, admin, hooks) {
       return errorResponse(GatewayError.MISCONFIGURED, { extra: { field: "admin.dashboard.binding" } });
     }
     const view = await object.view();
-    return new Response(JSON.stringify({ ...view, lockoutRules: hooks.lockoutRules }), { headers: securityHeaders("application/json") });
+    // The blocks of auto-blocking rules in force: the deployment's list (auto-blocks.js), its keys
+    // redacted as the limited keys are, unless the configuration shows keys.
+    const inForce = (await hooks.blocksNow?.(env)) ?? [];
+    const blocks = await Promise.all(
+      inForce.slice(0, MAX_SHOWN_BLOCKS).map(async ({ rule, key, untilMs }) => ({ rule, key: admin.dashboard.showKeys === true ? key : await redact(key, token), untilMs })),
+    );
+    return new Response(JSON.stringify({ ...view, lockoutRules: hooks.lockoutRules, blocks }), { headers: securityHeaders("application/json") });
   }
   return errorResponse(GatewayError.NO_ROUTE);
 }

@@ -331,8 +331,9 @@ export function createEngine(options, surface) {
 /**
  * The blocks of a limiter's auto-blocking rules (features/auto-block/): what an admin API lists and lifts.
  * @typedef {object} LimiterBlocks
- * @property {() => import("../features/auto-block/auto-block.js").BlockEntry[]} list The blocks this isolate started or met that
- *   have not ended (the blocks themselves are the store's: an isolate lists those it saw).
+ * @property {(env?: unknown) => Promise<import("../features/auto-block/auto-block.js").BlockEntry[]>} list The blocks in force, ending
+ *   soonest first: on the durable and Redis stores the deployment's (the store's list, which every isolate notes the blocks it
+ *   starts or meets in), on memory this isolate's; `env` is where a store's binding is looked up.
  * @property {(rule: string, key: string, env?: unknown, ctx?: unknown) => Promise<boolean>} lift Ends the block of `key` (as the rule's
  *   key function gives it, "ip:192.0.2.1") under the auto-blocking rule named `rule`, in the store, and forgets its strikes; false
  *   when no rule of that name auto-blocks.
@@ -341,7 +342,7 @@ export function createEngine(options, surface) {
  */
 
 /** A limiter without auto-blocking rules has no blocks. @type {LimiterBlocks} */
-const NO_BLOCKS = Object.freeze({ list: () => [], lift: async () => false, counters: () => [] });
+const NO_BLOCKS = Object.freeze({ list: async () => [], lift: async () => false, counters: () => [] });
 
 /**
  * responseHeaders lists the [name, value] pairs a response to `decision` carries.

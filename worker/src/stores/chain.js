@@ -88,6 +88,7 @@ export { DEFAULT_FAIL_MODE, DEFAULT_TIMEOUT_MS, LATE_WINDOW } from "./chain/sett
  *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome | Promise<Outcome>;
  *   reset(checks: readonly StoreCheck[], options: TimedStoreOptions): Promise<void>;
  *   isolateTables(rule: NormalizedRule): IsolateTable[];
+ *   readonly blockList?: import("./block-list-table.js").BlockListStore;
  * }} FallbackChain
  */
 
@@ -179,5 +180,6 @@ export function createFallbackChain(options = /** @type {any} */ ({})) {
     await Promise.all(stores.map((store) => /** @type {Required<Store>} */ (store).reset(checks, resetOptions)));
   }
 
-  return { name: "chain", counters, decide, reset, isolateTables };
+  // The deployment's list of auto-blocks is the primary store's (a fallback keeps counts, not that list).
+  return { name: "chain", counters, decide, reset, isolateTables, blockList: settings.primary.blockList };
 }

@@ -28,6 +28,7 @@ import { freshDemand, noteRequest, unitsWanted } from "./demand.js";
 import { checkLeaseOptions } from "./leases.js";
 import { RegionalLender } from "./regional-lender.js";
 import { RuleCore } from "./rule-core.js";
+import { SqlBlockList } from "./block-list-table.js";
 import { durableStore } from "./kinds/durable.js";
 import { registerStoreKind } from "./registry.js";
 
@@ -177,6 +178,8 @@ export class SluiceDurableObject extends DurableObject {
   // Numbers reservations (and their ends) object-wide, so that an undo token names one reservation and
   // never a later one of a key whose entry was dropped and made again.
   #generations = 0;
+  /** @type {SqlBlockList} */
+  #blockList;
   // When the sweep alarm is due (ms), or null when none is scheduled.
   /** @type {number | null} */
   #alarmAtMs = null;
@@ -187,6 +190,7 @@ export class SluiceDurableObject extends DurableObject {
     this.#sql = ctx.storage.sql;
     this.#persistent = /** @type {typeof SluiceDurableObject} */ (this.constructor).persistence !== false;
     this.#sql.exec(SCHEMA);
+    this.#blockList = new SqlBlockList(this.#sql);
     ctx.blockConcurrencyWhile(async () => {
       this.#alarmAtMs = await ctx.storage.getAlarm();
     });
@@ -616,6 +620,25 @@ export class SluiceDurableObject extends DurableObject {
       removed += this.#persistent ? this.#sql.exec(FORGET, rule.id, key).rowsWritten : 0;
     }
     return removed;
+  }
+
+  /**
+   * noteBlock, listBlocks and forgetBlock keep the deployment's list of auto-blocks (block-list-table.js),
+   * in the one object the durable store names for it; times are the calling limiter's (nowMs).
+   * @param {{ rule: string, key: string, untilMs: number }} entry @param {number} nowMs
+   */
+  noteBlock(entry, nowMs) {
+    this.#blockList.note(entry, nowMs);
+  }
+
+  /** @param {number} nowMs */
+  listBlocks(nowMs) {
+    return this.#blockList.list(nowMs);
+  }
+
+  /** @param {string} rule @param {string} key */
+  forgetBlock(rule, key) {
+    this.#blockList.forget(rule, key);
   }
 
   /**

@@ -53,6 +53,7 @@ import { nowMs as wallClockMs } from "../engine/clock.js";
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Promise<Outcome>;
  *   refill(checks: readonly StoreCheck[], options: StoreOptions & { lend: { wanted: number[], leaseMs: number, aheadMs?: number }, giveBack?: unknown[] }): Promise<{ leases: Array<{ units: number, expiresAtMs: number, validForMs: number, startsInMs?: number, remaining: number } | null>, returned: number[] | null, resetMs: number[] }>;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
+ *   readonly blockList: import("./block-list-table.js").BlockListStore;
  *   readonly counters: Readonly<DurableStoreCounters>;
  *   objectOf(key: string): string;
  *   timeoutFor(checks: readonly StoreCheck[]): number;
@@ -247,6 +248,23 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     );
   }
 
+  // The deployment's list of auto-blocks lives in one object of its own, beside the shards.
+  /** @param {unknown} env */
+  const blocksObject = (env) => {
+    const namespace = /** @type {ObjectNamespace} */ (resolveBinding(binding, env, "durable store binding"));
+    return /** @type {any} */ (namespace.get(namespace.idFromName(`${name}/blocks`)));
+  };
+  /** @type {import("./block-list-table.js").BlockListStore} */
+  const blockList = {
+    note: async (entry, { nowMs, env }) => {
+      await withDeadline(blocksObject(env).noteBlock(entry, nowMs), timeoutMs, "the Durable Object");
+    },
+    list: async ({ nowMs, env }) => withDeadline(blocksObject(env).listBlocks(nowMs), timeoutMs, "the Durable Object"),
+    forget: async (rule, key, { env }) => {
+      await withDeadline(blocksObject(env).forgetBlock(rule, key), timeoutMs, "the Durable Object");
+    },
+  };
+
   return {
     name: "durable",
     counters,
@@ -254,6 +272,7 @@ export function createDurableStore(options = /** @type {any} */ ({})) {
     refill,
     reset,
     takeBack,
+    blockList,
     roundTrip: roundTrips,
     /**
      * timeoutFor is how long a fallback chain should wait for `checks`' objects now: the longest of

@@ -99,6 +99,7 @@ const FIRST_REGIONAL_LEASE_DIVISOR = 8;
  *   holds(checks: readonly StoreCheck[], nowMs: number): boolean;
  *   resetInMs(check: StoreCheck, nowMs: number): number;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
+ *   readonly blockList?: import("./block-list-table.js").BlockListStore;
  *   isolateTables(): [];
  *   isBound(env: unknown): boolean;
  * }} LeasedStore
@@ -755,6 +756,7 @@ export function createLeasedStore(options) {
     holds,
     resetInMs,
     reset,
+    blockList: durable.blockList,
     /** Leases live in this isolate's JS heap (at most maxKeys keys), not in the core's tables. */
     isolateTables: () => [],
     isBound: (env) => durable.isBound(env),

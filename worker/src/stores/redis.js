@@ -56,6 +56,7 @@ import { DEFAULT_REDIS_ENV, checkRedisOptions, isBound } from "./redis-options.j
 import { StateCache } from "./redis-state-cache.js";
 import { takeBack } from "./redis-take-back.js";
 import { WriteTags } from "./redis-values.js";
+import { MAX_LISTED_BLOCKS, MAX_LISTED_KEY_CHARS } from "./block-list-table.js";
 import { MAX_CHECKS_PER_CALL } from "../../../wasm-bindings/sluice.js";
 
 /** @import { IsolateTable, Outcome, StoreCheck, StoreOptions, WaitUntilContext } from "./store.js" */
@@ -104,6 +105,7 @@ const MAX_WAIT_MS = 600_000;
  *   refill(checks: readonly StoreCheck[], options: { env?: unknown, ctx?: WaitUntilContext, lend: { wanted: number[], leaseMs: number }, giveBack?: Asked["giveBack"] }): Promise<{ leases: Array<object | null>, returned: number[] | null, resetMs: number[] }>;
  *   objectOf(key: string): string;
  *   reset(checks: readonly StoreCheck[], options?: StoreOptions): Promise<void>;
+ *   readonly blockList: import("./block-list-table.js").BlockListStore;
  *   isolateTables(): IsolateTable[];
  *   isBound(env: unknown): boolean;
  * }} RedisStore
@@ -148,6 +150,7 @@ export function createRedisStore(options = {}) {
     refill: (checks, refillOptions) => refill(parts, checks, refillOptions),
     objectOf,
     reset: (checks, resetOptions) => reset(parts, checks, resetOptions),
+    blockList: redisBlockList(parts),
     /** The scratch core is emptied after every decision: nothing counts in the isolate. */
     isolateTables: () => [],
     /** @param {unknown} env */
@@ -277,6 +280,40 @@ function checkAsked({ checks, giveBack }) {
  */
 function objectOf(key) {
   return key;
+}
+
+/**
+ * The deployment's list of auto-blocks in Redis (block-list-table.js): one sorted set, `<prefix>b`
+ * (apart from every key's `s:`, `h:` and `l:`), whose members are [rule, key] as JSON, scored by the
+ * block's end. Noting drops the ended ones and, past MAX_LISTED_BLOCKS, those ending first.
+ * @param {RedisStoreParts} parts
+ * @returns {import("./block-list-table.js").BlockListStore}
+ */
+function redisBlockList(parts) {
+  const set = `${parts.config.prefix}b`;
+  return {
+    async note({ rule, key, untilMs }, { nowMs, env }) {
+      if (key.length > MAX_LISTED_KEY_CHARS) throw new RangeError(`key must be at most ${MAX_LISTED_KEY_CHARS} characters`);
+      const send = parts.connection.commandSender(env);
+      // GT: a later end replaces an earlier one, never the reverse.
+      await send(["ZADD", set, "GT", untilMs, JSON.stringify([rule, key])]);
+      await send(["ZREMRANGEBYSCORE", set, "-inf", nowMs]);
+      await send(["ZREMRANGEBYRANK", set, 0, -(MAX_LISTED_BLOCKS + 1)]);
+    },
+    async list({ nowMs, env }) {
+      const reply = await parts.connection.commandSender(env)(["ZRANGEBYSCORE", set, `(${nowMs}`, "+inf", "WITHSCORES", "LIMIT", 0, MAX_LISTED_BLOCKS]);
+      const flat = Array.isArray(reply) ? reply : [];
+      const blocks = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const [rule, key] = JSON.parse(String(flat[i]));
+        blocks.push({ rule: String(rule), key: String(key), untilMs: Number(flat[i + 1]) });
+      }
+      return blocks;
+    },
+    async forget(rule, key, { env }) {
+      await parts.connection.commandSender(env)(["ZREM", set, JSON.stringify([rule, key])]);
+    },
+  };
 }
 
 /**

@@ -114,6 +114,7 @@ export function createRegionalStore(options = /** @type {any} */ ({})) {
     refill,
     /** reset forgets the keys at their home objects; what regional objects and isolates hold stays good until it ends. */
     reset: home.reset,
+    blockList: home.blockList,
     objectOf,
     // The chain's timeouts and late-answer reconciliation (chain.js) are the home objects' client's: a
     // regional object's answer carries no undo tokens, so a late one is not taken back (docs/leases.md).

@@ -85,6 +85,8 @@
  * - reset(checks, options), optional for stores of your own (every built-in store has it): forgets the
  *   (rule, key) of each check, which is back to its full quota; `cost` is ignored. Takes the same
  *   options as decide (nowMs, env, ctx). The limiter's reset() needs it.
+ * - blockList, optional: the deployment's list of auto-blocks (block-list-table.js), kept where the blocks are
+ *   (the Durable Object and Redis stores have one; without it, an isolate lists the blocks it saw).
  * - isBound(env), optional: false when `env` lacks the binding the store needs (a fallback chain then skips it).
  * - checkBindings(env), optional: throws a SluiceConfigError naming what `env` lacks for this store to
  *   decide at all (the dev bypass calls it, so a missing binding fails in development as when deployed).
@@ -103,6 +105,7 @@
  *   readonly ownDeadline?: boolean;
  *   decide(checks: readonly StoreCheck[], options?: StoreOptions): Outcome | Promise<Outcome>;
  *   reset?(checks: readonly StoreCheck[], options?: StoreOptions): void | Promise<void>;
+ *   readonly blockList?: import("./block-list-table.js").BlockListStore;
  *   isolateTables?(rule: NormalizedRule): IsolateTable[];
  *   isBound?(env: unknown): boolean;
   checkBindings?(env: unknown): void;

@@ -1,6 +1,7 @@
 // The admin API of auto-blocking, as a fetch handler an app mounts beside its limiters:
 //
-//   GET     the blocks now: { blocks: [{ rule, key, untilMs }] } (those this isolate started or met)
+//   GET     the blocks in force: { blocks: [{ rule, key, untilMs }] } (on the durable and Redis stores the
+//           deployment's, whichever isolate started them; on memory this isolate's)
 //   DELETE  lift one, a JSON body { rule, key }: { lifted: true }, or 404 when no auto-blocking rule has that name
 //
 // Every call needs `Authorization: Bearer <token>`, the token being the Worker secret `tokenSecret`
@@ -27,7 +28,7 @@ export function blocksAdmin({ limiters, tokenSecret, log = (line) => console.log
   return async function blocksAdminHandler(request, env, ctx) {
     const refusal = await adminAuthRefusal(request, env, tokenSecret);
     if (refusal !== null) return refusal;
-    if (request.method === "GET") return adminJson({ blocks: limiters.flatMap((limiter) => limiter.blocks.list()) });
+    if (request.method === "GET") return adminJson({ blocks: await listBlocks(limiters, env) });
     if (request.method !== "DELETE") return adminJson({ error: "method not allowed" }, 405);
     const text = await request.text();
     if (text.length > MAX_BODY_BYTES) return adminJson({ error: "body too large" }, 413);
@@ -47,4 +48,22 @@ export function blocksAdmin({ limiters, tokenSecret, log = (line) => console.log
     log(JSON.stringify({ event: "sluice.block.lift", at: Date.now(), actor, rule: body.rule.slice(0, 64), fingerprint: await fingerprint(body.key) }));
     return adminJson({ lifted: true });
   };
+}
+
+/**
+ * The blocks of `limiters`, each (rule, key) once (limiters may share a rule and a store), ending soonest first.
+ * @param {ReadonlyArray<{ blocks: import("../../engine/limiter.js").LimiterBlocks }>} limiters
+ * @param {unknown} env
+ */
+export async function listBlocks(limiters, env) {
+  /** @type {Map<string, import("./auto-block.js").BlockEntry>} */
+  const merged = new Map();
+  for (const lists of await Promise.all(limiters.map((limiter) => limiter.blocks.list(env)))) {
+    for (const entry of lists) {
+      const id = `${entry.rule}\u0000${entry.key}`;
+      const known = merged.get(id);
+      if (known === undefined || known.untilMs < entry.untilMs) merged.set(id, entry);
+    }
+  }
+  return [...merged.values()].sort((a, b) => a.untilMs - b.untilMs);
 }

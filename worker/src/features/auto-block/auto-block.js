@@ -10,6 +10,7 @@
 import { SluiceConfigError, describe } from "../../engine/errors.js";
 import { normalizeRuleSpec } from "../../engine/options.js";
 import { storeKey } from "../../http/keys.js";
+import { MAX_LISTED_KEY_CHARS } from "../../stores/block-list-table.js";
 import { createBlockList } from "./block-list.js";
 
 /** @import { NormalizedRule, Outcome, Store, StoreOptions } from "../../stores/store.js" */
@@ -23,7 +24,8 @@ import { createBlockList } from "./block-list.js";
  * @property {number} [withinMs] Or in milliseconds.
  * @property {number} [blockSec] How long a key is then refused everything, in seconds (whole milliseconds).
  * @property {number} [blockMs] Or in milliseconds.
- * @property {number} [maxListed] How many blocks the isolate's list of blocks keeps (default 1000; older ones are forgotten, never lifted).
+ * @property {number} [maxListed] How many blocks the isolate's own list of blocks keeps (default 1000; older ones are forgotten, never lifted; the
+ *   store's list of blocks, on durable and Redis, keeps its own 10,000).
  */
 
 /**
@@ -161,11 +163,21 @@ export function createAutoBlocker(spec, rule, strikes) {
 
   // A denied strike started the block when the store reports its whole length (a block it met has
   // less left, unless it started in the same millisecond: then it is counted twice); either way the
-  // isolate's list holds it.
-  /** @param {string} keyText @param {Outcome} charged a denial of the strikes rule @param {number} nowMs */
-  function noteBlock(keyText, charged, nowMs) {
+  // isolate's list holds it, and a block new to that list is noted in the store's list of blocks (the
+  // deployment's: one write per block per isolate), awaited so that the list shows it once the
+  // request that started it is answered.
+  /** @param {Store} store @param {string} keyText @param {Outcome} charged a denial of the strikes rule @param {StoreOptions & { nowMs: number }} options */
+  async function noteBlock(store, keyText, charged, options) {
     if (charged.retryAfterMs >= spec.blockMs) counters.blocksStarted++;
-    blocks.add(rule.name, keyText, nowMs + charged.retryAfterMs, nowMs);
+    const untilMs = options.nowMs + charged.retryAfterMs;
+    if (!blocks.add(rule.name, keyText, untilMs, options.nowMs)) return;
+    if (store.blockList === undefined || keyText.length > MAX_LISTED_KEY_CHARS) return;
+    try {
+      await store.blockList.note({ rule: rule.name, key: keyText, untilMs }, { nowMs: options.nowMs, env: options.env });
+      blocks.shared(rule.name, keyText);
+    } catch {
+      counters.failures++;
+    }
   }
 
   return Object.freeze({
@@ -186,8 +198,8 @@ export function createAutoBlocker(spec, rule, strikes) {
         // A strike left the span between the peek and the charge: the key has room again.
         return null;
       }
-      noteBlock(keyText, charged, options.nowMs);
       counters.refusedWhileBlocked++;
+      await noteBlock(store, keyText, charged, options);
       return charged;
     },
     /**
@@ -200,11 +212,19 @@ export function createAutoBlocker(spec, rule, strikes) {
       const charged = await call(store, key, { ...options, peek: false });
       if (charged === null) return;
       counters.strikes++;
-      if (!charged.allowed) noteBlock(keyText, charged, options.nowMs);
+      if (!charged.allowed) await noteBlock(store, keyText, charged, options);
     },
-    /** list is the blocks this isolate started or met that have not ended at `nowMs`. @param {number} nowMs @returns {BlockEntry[]} */
-    list(nowMs) {
-      return blocks.live(nowMs);
+    /**
+     * list is the blocks this isolate started or met that have not ended at `nowMs`; with
+     * `unsharedOnly`, only those the store's list of blocks does not hold.
+     * @param {number} nowMs @param {boolean} [unsharedOnly] @returns {BlockEntry[]}
+     */
+    list(nowMs, unsharedOnly = false) {
+      return blocks.live(nowMs, unsharedOnly);
+    },
+    /** A call on the store's list of blocks failed (the isolate's own list answered alone). */
+    listFailed() {
+      counters.failures++;
     },
     /**
      * lift ends the block of `keyText` (the key as the rule's key function gives it) and forgets its
@@ -215,6 +235,14 @@ export function createAutoBlocker(spec, rule, strikes) {
       await store.reset([{ rule: strikes, key: await storeKey(keyText), cost: 1 }], options);
       blocks.remove(rule.name, keyText);
       counters.lifted++;
+      // The block has ended in the store; off the deployment's list too (a failure leaves it listed until its end).
+      if (store.blockList !== undefined) {
+        try {
+          await store.blockList.forget(rule.name, keyText, options);
+        } catch {
+          counters.failures++;
+        }
+      }
     },
   });
 }
@@ -273,7 +301,37 @@ export function groupAutoBlocks(list) {
      */
     blocks(store, now) {
       return Object.freeze({
-        list: () => list.flatMap(({ blocker }) => blocker.list(now())),
+        /**
+         * The blocks in force: the store's list of blocks (the deployment's, on the durable and Redis
+         * stores) with the blocks of this isolate's own list that the store's does not hold.
+         * @param {any} [env]
+         * @returns {Promise<BlockEntry[]>}
+         */
+        async list(env) {
+          const nowMs = now();
+          /** @type {Map<string, BlockEntry>} */
+          const merged = new Map();
+          /** @param {BlockEntry} entry */
+          const add = (entry) => {
+            const id = `${entry.rule}\u0000${entry.key}`;
+            const known = merged.get(id);
+            if (known === undefined || known.untilMs < entry.untilMs) merged.set(id, { rule: entry.rule, key: entry.key, untilMs: entry.untilMs });
+          };
+          let fromStore = false;
+          if (store.blockList !== undefined) {
+            const names = new Set(list.map((entry) => entry.name));
+            try {
+              for (const entry of await store.blockList.list({ nowMs, env })) if (names.has(entry.rule) && entry.untilMs > nowMs) add(entry);
+              fromStore = true;
+            } catch {
+              for (const { blocker } of list) blocker.listFailed();
+            }
+          }
+          // The store's list is the deployment's (a lift in another isolate takes a block off it); the
+          // isolate's own adds what the store's list does not hold, or everything when it failed.
+          for (const { blocker } of list) blocker.list(nowMs, fromStore).forEach(add);
+          return [...merged.values()].sort((a, b) => a.untilMs - b.untilMs);
+        },
         /** @param {string} rule @param {string} key @param {any} [env] @param {any} [ctx] */
         async lift(rule, key, env, ctx) {
           const found = list.find((entry) => entry.name === rule);

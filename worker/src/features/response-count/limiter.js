@@ -68,6 +68,10 @@ export function createResponseLimiter(options) {
       const stripped = cost !== null && response.headers.has(cost.header) ? withoutHeader(response, cost.header) : response;
       return withHeaders(stripped, responseHeaders(decision, settings));
     },
+    /** Whether check() charged the request already (a refusal that found room again): settle then charges nothing. @param {any} decision */
+    chargedAtCheck(decision) {
+      return chargedByCheck.has(decision);
+    },
     /** With costFrom: how the responses' costs were read; else null. */
     costCounters: cost === null ? null : cost.counters,
     /** @param {any} decision */
