@@ -33,6 +33,19 @@ describe("DenialCache", () => {
     });
   });
 
+  test("a block's denial is answered from memory for at most BLOCK_RECHECK_MS, with the store's retry time, so a lift elsewhere reaches this isolate", async () => {
+    const { BLOCK_RECHECK_MS } = await import("../../worker/src/stores/denial-cache.js");
+    const BLOCKING = { id: "s|sliding-log|3|60000|0", limit: 3, blockMs: 3_600_000 };
+    const cache = new DenialCache(10);
+    cache.remember([{ rule: BLOCKING, key: "a", cost: 1 }], denied(3_600_000), 0);
+    cache.remember([check("b")], denied(3_600_000), 0);
+    // Still denied just before the recheck, telling the block's true end.
+    assert.equal(cache.lookup([{ rule: BLOCKING, key: "a", cost: 1 }], BLOCK_RECHECK_MS - 1).retryAfterMs, 3_600_000 - BLOCK_RECHECK_MS + 1);
+    // Then the store is asked again (it may have been lifted); a throttling rule's denial stays to its retry time.
+    assert.equal(cache.lookup([{ rule: BLOCKING, key: "a", cost: 1 }], BLOCK_RECHECK_MS), null);
+    assert.equal(cache.lookup([check("b")], BLOCK_RECHECK_MS).allowed, false);
+  });
+
   test("only denies requests at least as costly as the one denied", () => {
     const cache = new DenialCache(10);
     cache.remember([check("a", 3)], denied(5000), 0);

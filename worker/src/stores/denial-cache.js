@@ -1,5 +1,10 @@
 // The local pre-filter: a key a remote store denied stays denied in this isolate, with no round trip,
-// until the retry time that store gave has passed.
+// until the retry time that store gave has passed. A block (a rule with blockMs: blockSec rules and
+// auto-blocking's strikes) can end early, lifted or reset from another isolate, so its denial is
+// answered from memory for at most BLOCK_RECHECK_MS and then asked of the store again: a lift reaches
+// every isolate within that time, and a blocked client costs a store call per isolate per period.
+/** How long a block's denial is answered from this isolate's memory before the store is asked again. */
+export const BLOCK_RECHECK_MS = 10_000;
 
 /**
  * DenialCache remembers, per (rule, key), the latest denial and the cost it was denied for. It holds
@@ -46,8 +51,11 @@ export class DenialCache {
       const id = entryId(checks[i]);
       this.#entries.delete(id); // re-inserted last: the Map's order is the eviction order
       if (this.#entries.size >= this.#maxKeys) this.#makeRoom(nowMs);
+      const blocks = (checks[i].rule.blockMs ?? 0) > 0;
       this.#entries.set(id, {
         untilMs: nowMs + decision.retryAfterMs,
+        // When to ask the store again (a block may be lifted elsewhere); the retry time stays the store's.
+        recheckMs: nowMs + (blocks ? Math.min(decision.retryAfterMs, BLOCK_RECHECK_MS) : decision.retryAfterMs),
         atMs: nowMs,
         cost: checks[i].cost,
         decision,
@@ -69,7 +77,7 @@ export class DenialCache {
       const id = entryId(checks[i]);
       const entry = this.#entries.get(id);
       if (entry === undefined) continue;
-      if (nowMs >= entry.untilMs || nowMs < entry.atMs) {
+      if (nowMs >= entry.recheckMs || nowMs < entry.atMs) {
         this.#entries.delete(id);
         continue;
       }
@@ -82,7 +90,7 @@ export class DenialCache {
   /** @param {number} nowMs */
   #makeRoom(nowMs) {
     for (const [id, entry] of this.#entries) {
-      if (nowMs >= entry.untilMs) this.#entries.delete(id);
+      if (nowMs >= entry.recheckMs) this.#entries.delete(id);
     }
     if (this.#entries.size >= this.#maxKeys) this.#entries.delete(/** @type {string} */ (this.#entries.keys().next().value));
   }
