@@ -75,7 +75,7 @@ async function memoryChild(count) {
 async function parseOnly(file) {
   let records = 0;
   for await (const batch of readLines([file], { read: 0, total: null })) {
-    for (const line of batch.lines) if (parseLogpushLine(line) !== null) records++;
+    for (let i = 0; i < batch.count; i++) if (parseLogpushLine(batch.text(i)) !== null) records++;
   }
   return records;
 }
