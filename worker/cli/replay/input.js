@@ -261,9 +261,14 @@ async function* streamChunks(stream, splitter, progress) {
   }
   if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) chunks = Readable.from(raw()).pipe(createGunzip({ chunkSize: CHUNK }));
   else chunks = raw();
+  // A stream may give chunks of any size (a generated log, a string of megabytes): they are copied a
+  // read's worth at a time, so the buffer stays the size of a read and the longest line.
   for await (const chunk of chunks) {
-    const at = splitter.room(chunk.length);
-    chunk.copy(splitter.buffer, at);
-    yield at + chunk.length;
+    for (let from = 0; from < chunk.length; from += CHUNK) {
+      const piece = Math.min(CHUNK, chunk.length - from);
+      const at = splitter.room(piece);
+      chunk.copy(splitter.buffer, at, from, from + piece);
+      yield at + piece;
+    }
   }
 }
