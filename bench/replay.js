@@ -1,13 +1,14 @@
 // node bench/replay.js [--quick]: how fast `sluice replay` goes, and in how much memory (issue 21 §1).
 //
 // Throughput: one generated Logpush file (realistic lines: test/js/fixtures/replay/traffic.js), read
-// in each repetition twice, in alternating order: parse only (the same reader and parser, no
-// decision) and end to end (replay() with an --rule engine: parse, canonical path, key, the core's
-// decision, the per-rule statistics). Speeds are lines per second of this process's CPU time
-// (process.cpuUsage(), user + system), which keeps repetitions comparable on a shared machine; the
-// wall-clock speed is printed beside it. One uncounted round of each warms up first. The ratio is taken per repetition (end to end / parse only,
-// same repetition) and its median reported. Floors: >= 500,000 lines/s end to end, and >= 0.5 of
-// parse only.
+// in each repetition three times, in rotating order: read only (the reader, each line made the
+// string the parser is given), parse only (the same reader and parser, no decision) and end to end
+// (replay() with an --rule engine: parse, canonical path, key, the core's decision, the per-rule
+// statistics). Speeds are lines per second of this process's CPU time (process.cpuUsage(), user +
+// system), which keeps repetitions comparable on a shared machine; the wall-clock speed is printed
+// beside it. One uncounted round of each warms up first. The ratio is taken per repetition (end to
+// end / parse only, same repetition) and its median reported. Floors: >= 500,000 lines/s end to
+// end, and >= 0.5 of parse only. Read only is no floor: it says what a line costs before parsing.
 //
 // Memory: replay() fed a generated stream (no file) of 1M and then 10M lines in fresh child
 // processes, 100,000 clients; peak RSS (resourceUsage().maxRSS) of each. The footprint must not grow
@@ -72,10 +73,19 @@ async function memoryChild(count) {
   process.stdout.write(JSON.stringify({ lines: result.lines.replayed, maxRssMiB: process.resourceUsage().maxRSS / 1024 }));
 }
 
+// What the reader alone costs: every line made the string the parser is given, nothing parsed.
+async function readOnly(file) {
+  let lines = 0;
+  for await (const batch of readLines([file], { read: 0, total: null })) {
+    for (let i = 0; i < batch.count; i++) if (batch.text(i).length > 0) lines++;
+  }
+  return lines;
+}
+
 async function parseOnly(file) {
   let records = 0;
   for await (const batch of readLines([file], { read: 0, total: null })) {
-    for (const line of batch.lines) if (parseLogpushLine(line) !== null) records++;
+    for (let i = 0; i < batch.count; i++) if (parseLogpushLine(batch.text(i)) !== null) records++;
   }
   return records;
 }
@@ -101,6 +111,15 @@ function spreadLine(rows, cpu) {
   return `Spread over the ${rows.length} repetitions: parse only ${range(rows.map((r) => cpu(r.parse)), n)} lines/s, end to end ${range(rows.map((r) => cpu(r.replay)), n)} lines/s, ratio ${range(rows.map((r) => r.ratio), (x) => x.toFixed(2))}.`;
 }
 
+// Where a line's CPU time goes, from the medians of the three runs: the reader (read only), the
+// parser (parse only less read only), the decision and the statistics (end to end less parse only).
+/** @param {any[]} rows */
+function perLine(rows) {
+  const us = (/** @type {(r: any) => number} */ f) => (median(rows.map(f)) * 1e6).toFixed(2);
+  const perLineSec = (/** @type {any} */ m) => m.cpuSec / m.lines;
+  return `Per line, CPU time (medians): reading ${us((r) => perLineSec(r.read))} us, parsing ${us((r) => perLineSec(r.parse) - perLineSec(r.read))} us, deciding and counting ${us((r) => perLineSec(r.replay) - perLineSec(r.parse))} us; end to end ${us((r) => perLineSec(r.replay))} us (500,000 lines/s is 2 us).`;
+}
+
 // The section of docs/replay.md, from a report (this run's, or bench/replay.json with --docs).
 /** @param {any} report */
 function writeDocs(report) {
@@ -117,11 +136,12 @@ function writeDocs(report) {
       "|---|---|---|",
       ...report.floors.map((/** @type {any} */ f) => `| ${f.floor} | ${f.met ? "yes" : "**no**"} | ${f.measured.toLocaleString("en-US")} |`),
       "",
-      "| repetition | parse only, lines/s | end to end, lines/s | ratio |",
-      "|---|---|---|---|",
-      ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
+      "| repetition | read only, lines/s | parse only, lines/s | end to end, lines/s | ratio |",
+      "|---|---|---|---|---|",
+      ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${r.read ? n(cpu(r.read)) : "-"} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
       "",
       spreadLine(report.rows, cpu),
+      ...(report.rows[0].read ? ["", perLine(report.rows)] : []),
       "",
       `Peak RSS: ${report.memory.map((/** @type {any} */ m) => `${n(m.lines)} lines ${m.maxRssMiB.toFixed(0)} MiB`).join(", ")} (100,000 clients, the log generated as it is read).`,
     ].join("\n"),
@@ -144,14 +164,18 @@ async function main() {
   // the file into the page cache, which would flatter the first ratio.
   await parseOnly(file);
   await endToEnd(file);
+  await readOnly(file);
   const rows = [];
+  const runs = { read: readOnly, parse: parseOnly, replay: endToEnd };
   for (let rep = 0; rep < repetitions; rep++) {
-    const order = rep % 2 === 0 ? ["parse", "replay"] : ["replay", "parse"];
+    // Each repetition in another order, so no one of them always follows another.
+    const order = [["read", "parse", "replay"], ["replay", "parse", "read"], ["parse", "replay", "read"]][rep % 3];
+    /** @type {Record<string, any>} */
     const row = {};
-    for (const which of order) row[which] = await measure(which === "parse" ? parseOnly : endToEnd, file);
+    for (const which of order) row[which] = await measure(runs[/** @type {keyof typeof runs} */ (which)], file);
     row.ratio = row.replay.lines / row.replay.cpuSec / (row.parse.lines / row.parse.cpuSec);
     rows.push(row);
-    console.log(`rep ${rep + 1}: parse ${Math.round(row.parse.lines / row.parse.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.parse.lines / row.parse.wallSec).toLocaleString("en-US")}/s wall); end to end ${Math.round(row.replay.lines / row.replay.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.replay.lines / row.replay.wallSec).toLocaleString("en-US")}/s wall); ratio ${row.ratio.toFixed(2)}`);
+    console.log(`rep ${rep + 1}: read ${Math.round(row.read.lines / row.read.cpuSec).toLocaleString("en-US")}/s cpu; parse ${Math.round(row.parse.lines / row.parse.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.parse.lines / row.parse.wallSec).toLocaleString("en-US")}/s wall); end to end ${Math.round(row.replay.lines / row.replay.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.replay.lines / row.replay.wallSec).toLocaleString("en-US")}/s wall); ratio ${row.ratio.toFixed(2)}`);
   }
   rmSync(dir, { recursive: true, force: true });
   const endToEndPerSec = median(rows.map((r) => r.replay.lines / r.replay.cpuSec));

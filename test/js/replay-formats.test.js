@@ -152,6 +152,32 @@ describe("inputs", () => {
   });
 });
 
+describe("inputs larger than a read", () => {
+  test("lines across the 1 MiB reads of a file, one longer than a read, non-ASCII ones, and a last line without a newline arrive whole", async () => {
+    const rand = (/** @type {number} */ i) => (i * 2654435761) >>> 0;
+    const lines = [];
+    for (let i = 0; i < 30_000; i++) lines.push(`${i}:${"x".repeat(rand(i) % 180)}${i % 997 === 0 ? "caf\u00e9 \u2713" : ""}`);
+    lines.splice(12_345, 0, "y".repeat(1_500_000));
+    const file = join(dir, "large.log");
+    writeFileSync(file, `${lines.join("\n")}\r`);
+    assert.deepEqual(await collect([file]), lines);
+    // The same bytes gzipped, from a file and as a stream whose chunks split lines anywhere.
+    const gz = join(dir, "large.log.gz");
+    writeFileSync(gz, gzipSync(`${lines.join("\n")}\r`));
+    assert.deepEqual(await collect([gz]), lines);
+    const bytes = Buffer.from(`${lines.join("\r\n")}\n`);
+    const pieces = [];
+    for (let at = 0, k = 0; at < bytes.length; k++) {
+      const size = 1 + (rand(k) % 300_000);
+      pieces.push(bytes.subarray(at, at + size));
+      at += size;
+    }
+    const out = [];
+    for await (const batch of readLines(["-"], { read: 0, total: null }, Readable.from(pieces))) out.push(...batch.lines);
+    assert.deepEqual(out, lines);
+  });
+});
+
 /** @param {string[]} paths */
 async function collect(paths) {
   const out = [];

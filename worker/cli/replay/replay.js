@@ -79,8 +79,8 @@ export async function replay({ inputs, format, columns, engine, maxClients = nul
       source = batch.source;
       parse = null;
     }
-    for (let i = 0; i < batch.lines.length; i++) {
-      const line = batch.lines[i];
+    for (let i = 0; i < batch.count; i++) {
+      const line = batch.text(i);
       lines.total++;
       if ((lines.total & (PROGRESS_EVERY - 1)) === 0) onProgress?.(lines.total, progress);
       if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === "")) {
