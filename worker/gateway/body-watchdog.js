@@ -187,9 +187,7 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
         for (let out = await next(); out !== null; out = await next()) await writer.write(out);
         await writer.close();
       } catch (error) {
-        watchdog?.stop();
-        reader.cancel(error).catch(() => {});
-        writer.abort(error).catch(() => {});
+        abandonRelay(error, watchdog, reader, writer);
       }
     })();
     return readable;
@@ -268,10 +266,23 @@ function relayCoalesced(byob, { timeoutMs, onStall, masker, length }) {
       }
       await writer.close();
     } catch (error) {
-      watchdog?.stop();
-      reader.cancel(error).catch(() => {});
-      writer.abort(error).catch(() => {});
+      abandonRelay(error, watchdog, reader, writer);
     }
   })();
   return readable;
+}
+
+/**
+ * abandonRelay ends a relay that failed (a stall, an upstream error, a client gone): the watchdog stops,
+ * the upstream's body is cancelled and the client's response aborted, so a cut-off body never reads as
+ * complete. Neither side's refusal matters any more.
+ * @param {unknown} error
+ * @param {{ stop(): void } | null | undefined} watchdog
+ * @param {{ cancel(reason?: any): Promise<void> }} reader
+ * @param {{ abort(reason?: any): Promise<void> }} writer
+ */
+function abandonRelay(error, watchdog, reader, writer) {
+  watchdog?.stop();
+  reader.cancel(error).catch(() => {});
+  writer.abort(error).catch(() => {});
 }
