@@ -48,15 +48,19 @@ export function isLoopbackHost(hostname) {
 }
 
 /**
- * bypassApplies: whether `bypass` lets a request to `url` through, given the Worker's `env`.
+ * bypassApplies: whether `bypass` lets a request to the URL `urlOf()` answers through, given the
+ * Worker's `env`. The URL is asked for only once `env` switches the bypass on: building it costs a
+ * string per request (the replay's requests make theirs from the log's fields).
  * @param {Readonly<{ variable: string; value: string }> | null} bypass
  * @param {unknown} env
- * @param {string | undefined} url
+ * @param {() => string | undefined} urlOf
  * @returns {boolean}
  */
-export function bypassApplies(bypass, env, url) {
+export function bypassApplies(bypass, env, urlOf) {
   if (bypass === null || env === null || typeof env !== "object") return false;
-  if (/** @type {Record<string, unknown>} */ (env)[bypass.variable] !== bypass.value || typeof url !== "string") return false;
+  if (/** @type {Record<string, unknown>} */ (env)[bypass.variable] !== bypass.value) return false;
+  const url = urlOf();
+  if (typeof url !== "string") return false;
   let hostname;
   try {
     hostname = new URL(url).hostname;
