@@ -48,6 +48,17 @@ describe("the probe's parts", () => {
     assert.equal(referenceRule(counting).algorithm, "sliding-counter", "the log does not count denials");
   });
 
+  test("a refusal by an auto-block is not compared: the reference is not charged for it and nothing is counted", () => {
+    const probe = accuracyProbe({ sample: 1 });
+    const rule = { id: "r|fixed-window|5|60000|0", name: "r", algorithm: "fixed-window", limit: 5, windowMs: 60_000, burst: 0, keyCapacity: 100 };
+    const refusal = { allowed: false, limit: 5, remaining: 0, resetMs: 1000, retryAfterMs: 1000, decidingCheck: 0, checks: [null], store: "memory", autoBlocked: true };
+    // No env and no binding: were the reference asked, the comparison would fail and count `failed`.
+    assert.equal(probe.observe([{ rule, key: "ip:192.0.2.7", cost: 1 }], /** @type {any} */ (refusal), {}, undefined), null);
+    assert.deepEqual({ ...probe.counters }, { sampled: 0, agreed: 0, overAdmitted: 0, underAdmitted: 0, failed: 0 });
+    const counted = probe.observe([{ rule, key: "ip:192.0.2.7", cost: 1 }], /** @type {any} */ ({ ...refusal, autoBlocked: undefined }), {}, undefined);
+    assert.notEqual(counted, null, "the same refusal without the block is compared");
+  });
+
   test("the gateway's accuracy field is validated with the same messages, naming the field", () => {
     const config = JSON.parse(readFileSync(new URL("../../gateway.config.json", import.meta.url), "utf8"));
     assert.throws(() => validateConfig({ ...config, accuracy: { sample: 2 } }), /accuracy\.sample: must be a number from 0 to 1/);

@@ -112,7 +112,9 @@ export function accuracyProbe(options) {
    * @param {any} ctx
    */
   function observe(checks, outcome, env, ctx) {
-    if (checks.length === 0 || !sampled(checks[0].key, sample)) return null;
+    // A refusal by an auto-block charged no rule: counting it in the reference would charge exact
+    // counting for what the limiter never counted, and compare a block with a rate as under-admission.
+    if (outcome.autoBlocked === true || checks.length === 0 || !sampled(checks[0].key, sample)) return null;
     counters.sampled++;
     const referenceChecks = checks.map((check) => ({ ...check, rule: referenceRule(check.rule) }));
     const compared = (async () => {
