@@ -10,20 +10,13 @@
 // the switch. Nor can a second native stream sit between them to take the blow: workerd refuses to
 // pipe one IdentityTransformStream into another. These tests pin both facts in workerd (in front of a
 // Node HTTP upstream, as a deployment reaches its API); each fails the day workerd changes, and the
-// switch becomes possible.
-//
-// Then the client side of the relay that remains: a client that hangs up in the middle of a body the
-// gateway does not mask is no limiter error and no stall, and the upstream's request is closed.
+// switch becomes possible. The relay that remains is tested in gateway-unmasked-relay.test.js.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { Miniflare } from "miniflare";
 
-import { configModule, workerOptions } from "./helpers/worker.js";
-import { parseExposition, sample } from "./helpers/prometheus.js";
-
-const COMPATIBILITY_DATE = "2026-04-20";
-const ADMIN_TOKEN = "native-pipe-admin-token-0123456789abcdef0123";
+const COMPATIBILITY_DATE = "2026-04-20"; // test/js/helpers/worker.js's
 
 function gate() {
   let open;
@@ -146,69 +139,5 @@ describe("what workerd does when a native pipe is stopped", () => {
   test("a native stream cannot sit between the two: one IdentityTransformStream is not piped into another", async () => {
     const response = await worker.fetch(`http://worker/chain?origin=${encodeURIComponent(origin)}`);
     assert.match(await response.text(), /^failed: .*not implemented/);
-  });
-});
-
-describe("a client that hangs up in the middle of a body the gateway does not mask", () => {
-  let server;
-  let mf;
-  let gateway;
-  const rest = gate();
-  const closed = gate();
-
-  before(async () => {
-    server = createServer((request, response) => {
-      response.writeHead(200, { "content-type": "image/webp" });
-      response.write(pattern(0, 64 * 1024));
-      response.on("close", () => closed.open(response.writableFinished));
-      rest.opened.then(() => {
-        // The gateway reads on and finds the client gone: its relay cancels this request.
-        for (let i = 0; i < 64; i++) response.write(pattern(i, 64 * 1024));
-      });
-    });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const origin = `http://127.0.0.1:${server.address().port}`;
-    const config = {
-      routes: [
-        {
-          prefix: "/media",
-          methods: ["GET"],
-          upstream: { url: `${origin}/media` },
-          rules: [{ name: "media", algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "ip" }],
-        },
-      ],
-      admin: { path: "/admin/metrics", tokenSecret: "ADMIN_TOKEN" },
-    };
-    const worker = await workerOptions({
-      name: "gw",
-      entry: "gateway",
-      bindings: { ADMIN_TOKEN, TEST_LIMITER_NOW: String(Date.UTC(2030, 0, 1, 0, 0, 10)) },
-      extraModules: [configModule(config)],
-    });
-    mf = new Miniflare({ workers: [worker], handleRuntimeStdio: (out, err) => (out.resume(), err.resume()) });
-    gateway = await mf.getWorker("gw");
-  });
-
-  after(async () => {
-    rest.open();
-    await mf?.dispose();
-    server.closeAllConnections?.();
-    await new Promise((resolve) => server.close(resolve));
-  });
-
-  test("no limiter error, no stall, and the upstream's request is closed unfinished", { timeout: 30_000 }, async () => {
-    const response = await gateway.fetch("https://gw.test/media/movie.webp", { headers: { "cf-connecting-ip": "192.0.2.9" } });
-    assert.equal(response.status, 200);
-    const reader = response.body.getReader();
-    const { done, value } = await reader.read();
-    assert.equal(done, false);
-    assert.ok(value.byteLength > 0);
-    await reader.cancel(new Error("the client hung up"));
-    rest.open();
-    assert.equal(await closed.opened, false, "the upstream's response was cut off, not read to its end");
-    const metrics = await gateway.fetch("https://gw.test/admin/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    const exposition = parseExposition(await metrics.text());
-    assert.equal(sample(exposition, "sluice_limiter_errors_total", { route: "/media" }) ?? 0, 0);
-    assert.equal(sample(exposition, "sluice_upstream_failures_total", { route: "/media", reason: "body_timeout" }) ?? 0, 0);
   });
 });
