@@ -85,7 +85,9 @@ async function start(inspectorPort) {
       },
       plain("bare", "bare.js", { bindings: { UPSTREAM_ORIGIN } }),
     ],
-    // The gateway logs a line per request, as shipped: read and dropped.
+    // What a Worker writes is read and dropped. The gateway here logs nowhere (gateway-cpu/gateway.js
+    // passes `log: () => {}`: its line is built and stringified, not written); the console.log line the
+    // shipped Worker writes is a step of bench/gateway-parts.js.
     handleRuntimeStdio(out, err) {
       out.resume();
       err.on("data", (chunk) => process.stderr.write(chunk));

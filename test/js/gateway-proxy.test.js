@@ -179,6 +179,19 @@ describe("responses", () => {
     assert.deepEqual(await response.json(), { method: "GET", host: "api.upstream.test", url: "/v2/bypass/x", body: "" });
   });
 
+  // Both directions walk the runtime's Headers with forEach (forwarding.js): in workerd, as here,
+  // a repeated Set-Cookie must stay two fields and a repeated request field one joined field.
+  test("two Set-Cookie fields from the upstream reach the client as two; a field the client repeats reaches the upstream joined", async () => {
+    const response = await gateway.fetch("/v1/bypass/cookies");
+    assert.equal(response.status, 200);
+    assert.deepEqual(response.headers.getSetCookie(), ["a=1; Path=/", "b=2; Path=/"]);
+    assert.equal(response.headers.get("x-upstream"), "yes");
+    assert.equal(await response.text(), "cookies");
+    const repeated = await gateway.raw("/v1/geo/x", { headers: ["CF-Connecting-IP: 203.0.113.7", "X-Repeat: 1", "X-Repeat: 2"] });
+    assert.equal(repeated.status, 200);
+    assert.equal(gateway.upstream.at(-1).headers["x-repeat"], "1, 2");
+  });
+
   test("cache policy on success: the route's directive, or the upstream's own with 'upstream'", async () => {
     const configured = await gateway.fetch("/v1/geo/x", { headers: CLIENT });
     assert.equal(configured.headers.get("cache-control"), "public, max-age=60");

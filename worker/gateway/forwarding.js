@@ -125,12 +125,15 @@ export function upstreamRequestHeaders(incoming, upstream, secret) {
   const { forwardHeaders, stripHeaders = [], clientIpHeader = null } = upstream;
   /** @type {[string, string][]} */
   const headers = [];
-  for (const [name, value] of incoming) {
-    if (NEVER_FORWARDED.has(name) || name === credentialHeader || listed?.has(name)) continue;
-    if (isStrippedByDefault(name) && !forwardHeaders.includes(name)) continue;
-    if (stripHeaders.includes(name) || name === clientIpHeader) continue;
+  // forEach, not for...of: one call into the runtime for the whole list, where the iterator crosses
+  // into it per field and builds a [name, value] array each time. Measured in workerd (a request's 8
+  // fields walked 100 times in one request, beside the bare Worker): ~2.5 us a walk against ~4.5 us.
+  incoming.forEach((value, name) => {
+    if (NEVER_FORWARDED.has(name) || name === credentialHeader || listed?.has(name)) return;
+    if (isStrippedByDefault(name) && !forwardHeaders.includes(name)) return;
+    if (stripHeaders.includes(name) || name === clientIpHeader) return;
     headers.push([name, value]);
-  }
+  });
   if (clientIpHeader !== null) {
     const address = incoming.get("cf-connecting-ip");
     if (address !== null) headers.push([clientIpHeader, address]);
@@ -163,11 +166,12 @@ export function clientResponseHeaders(upstreamHeaders, status, cacheControl, mas
   const replaced = ours.length === 0 ? null : new Set(ours.map(([name]) => name.toLowerCase()));
   /** @type {[string, string][]} */
   const headers = [];
-  for (const [name, value] of upstreamHeaders) {
-    if (HOP_BY_HOP.includes(name) || listed?.has(name) || replaced?.has(name)) continue;
-    if (cache !== null && name === "cache-control") continue;
+  // forEach for the reason upstreamRequestHeaders gives.
+  upstreamHeaders.forEach((value, name) => {
+    if (HOP_BY_HOP.includes(name) || listed?.has(name) || replaced?.has(name)) return;
+    if (cache !== null && name === "cache-control") return;
     headers.push([name, mask(value)]);
-  }
+  });
   if (cache !== null) headers.push(["cache-control", cache]);
   for (const [name, value] of ours) headers.push([name, value]);
   return fieldsInit(headers);
