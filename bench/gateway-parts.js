@@ -38,7 +38,7 @@ const PAUSE_MS = 1;
 // Back to back: batches of this many requests of one step.
 const BATCH = 20;
 const noWrite = args.includes("--no-write");
-const UPSTREAM_PORT = Number(option("port", 18300));
+const UPSTREAM_PORT = Number(option("port", 18310)); // not gateway-cpu.js's 18300: the two may run at once
 const UPSTREAM_ORIGIN = `http://127.0.0.1:${UPSTREAM_PORT}`;
 
 // gateway-cpu.js's configuration, plus a route like /api whose rule is in bypass mode.
