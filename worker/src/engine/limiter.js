@@ -166,9 +166,44 @@ export function createEngine(options, surface) {
     return evaluateNow(args, env, ctx, peek);
   }
 
+  // The usual limiter: one rule with a fixed cost and limit, counted in the isolate's memory store,
+  // with nothing deciding around the store call (auto-blocking, the accuracy probe, overrides). Its
+  // requests take the same steps as any other's (the key, its store key, the store at the clock's
+  // time, the decision, its count) without the lists of checks a request of several rules needs.
+  const entry = entries[0];
+  const oneMemoryCheck =
+    count === 1 &&
+    typeof (/** @type {any} */ (store).decideOne) === "function" &&
+    settings.autoBlock === null &&
+    settings.accuracy == null &&
+    settings.liveTables.length === 0 &&
+    !settings.dynamic &&
+    typeof entry.cost === "number" &&
+    entry.limitOf === undefined &&
+    entry.overrideOf === undefined;
+
+  /** @param {string} keyText @param {boolean} peek @returns {CheckedDecision | Promise<CheckedDecision>} */
+  function chargeOne(keyText, peek) {
+    const key = storeKey(keyText);
+    if (isPromise(key)) return key.then((hashed) => decideOne(hashed, keyText, peek));
+    return decideOne(key, keyText, peek);
+  }
+
+  /** @param {string} key @param {string} keyText @param {boolean} peek @returns {CheckedDecision} */
+  function decideOne(key, keyText, peek) {
+    const outcome = /** @type {any} */ (store).decideOne(entry.rule, key, entry.cost, currentTime(clock), peek);
+    const decision = decide(outcome, rules, [keyText]);
+    if (!peek) countDecision(decision);
+    return decision;
+  }
+
   // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
   /** @param {readonly unknown[]} args @param {any} env @param {any} ctx @param {boolean} peek */
   function refreshThenCheck(args, env, ctx, peek) {
+    if (oneMemoryCheck) {
+      const keyText = resolveKeyText(entry.key, args);
+      return isPromise(keyText) ? keyText.then((text) => chargeOne(text, peek)) : chargeOne(keyText, peek);
+    }
     if (settings.liveTables.length === 0) return check(args, env, ctx, peek);
     return (async () => {
       for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
