@@ -8,6 +8,7 @@ const RAW_START = 0;
 const FRAGMENT_FIRST = 256;
 const ESCAPE_VALUE_START = 512;
 const HAS_FRAGMENTS = 768;
+const NAMED_FIRST = 784;
 const PAIR_BITS = 9216;
 const PAIR_INDEX = 17408;
 const THIRD_SETS = 148736 + 32768;
@@ -17,8 +18,10 @@ const THIRD_SETS = 148736 + 32768;
  * `pairIndex` (65536 entries) gives each pair 0 or 1 + its index in `thirdSets` (8 words per pair).
  * `runs`: every secret and base64 needle, with the fewest of its bytes an occurrence as it is has, and
  * whether escapes may spell its characters (a secret's, not a needle's): the sparse scan's grams.
+ * `namedFirst` (8 words): bit c set when a named character reference beginning with the letter c
+ * spells a character of a secret.
  * @typedef {{ bytes: Uint8Array, minBytes: number, escapable: boolean }} ScanRun
- * @typedef {{ rawStart: Uint8Array, fragmentFirst: Uint8Array, escapeValueStart: Uint8Array, hasFragments: boolean, pairIndex: Uint16Array, thirdSets: Uint32Array, runs: ScanRun[] }} ScanTableInput
+ * @typedef {{ rawStart: Uint8Array, fragmentFirst: Uint8Array, escapeValueStart: Uint8Array, hasFragments: boolean, pairIndex: Uint16Array, thirdSets: Uint32Array, runs: ScanRun[], namedFirst: Uint32Array }} ScanTableInput
  */
 
 export class SecretScan {
@@ -82,6 +85,7 @@ export class SecretScan {
     this.#bytes.set(input.fragmentFirst, address + FRAGMENT_FIRST);
     this.#bytes.set(input.escapeValueStart, address + ESCAPE_VALUE_START);
     this.#words[(address + HAS_FRAGMENTS) >>> 2] = input.hasFragments ? 1 : 0;
+    this.#words.set(input.namedFirst, (address + NAMED_FIRST) >>> 2);
     const pairBits = new Uint32Array(2048);
     input.pairIndex.forEach((index, pair) => {
       if (index !== 0) pairBits[pair >>> 5] |= 1 << (pair & 31);

@@ -1,6 +1,7 @@
 #include "sluice/secret_scan.hpp"
 
 #include <cstring>
+#include <initializer_list>
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -151,6 +152,7 @@ void mark(uint32_t* marks, uint32_t from, uint32_t to_inclusive) {
 // classes share a bit:
 //   bit 0: `%` then a digit           bit 1: `%` then a hex letter (A-F, a-f)
 //   bit 2: `&` then `#`               bit 3: `&` then A-O or a-o        bit 4: `&` then P-Z or p-z
+//                                     (bits 3 and 4: the letters of named_first only)
 //   bit 5: `\` then u or x            bit 6: `\` then `/` or `"`, of a secret
 //   bit 7: `\` then `\`, of a secret
 // and `+` when a secret holds a space. The test is loose (the digits of \u and the rest of a reference
@@ -177,8 +179,9 @@ EscapeClasses escape_classes(const SecretScanTables& t) {
   add(k.next_low, k.next_high, '#', 0x04);
   for (uint8_t i = 0; i < 26; i++) {
     const uint8_t bit = i < 15 ? 0x08 : 0x10;
-    add(k.next_low, k.next_high, static_cast<uint8_t>('A' + i), bit);
-    add(k.next_low, k.next_high, static_cast<uint8_t>('a' + i), bit);
+    for (const uint8_t letter : {static_cast<uint8_t>('A' + i), static_cast<uint8_t>('a' + i)}) {
+      if (((t.named_first[letter >> 5] >> (letter & 31)) & 1) != 0) add(k.next_low, k.next_high, letter, bit);
+    }
   }
   add(k.next_low, k.next_high, 'u', 0x20);
   add(k.next_low, k.next_high, 'x', 0x20);

@@ -131,6 +131,7 @@ Tables tables_of(const std::string& secret) {
     reinterpret_cast<sluice::ThirdSet*>(&t + 1)[0].words[b[from + 2] >> 5] |= 1u << (b[from + 2] & 31);
   }
   t.pair_count = 1;
+  if (secret.find('/') != std::string::npos) t.named_first['s' >> 5] |= 1u << ('s' & 31);  // &sol;
   sluice::add_secret_scan_run(t, b, n, n < 12 ? n : 12, true);
   sluice::prepare_secret_scan(t);
   return tables;

@@ -351,7 +351,12 @@ function compile(secrets, scan = "auto") {
       ...spelled.map((bytes) => ({ bytes, minBytes: Math.min(bytes.length, FRAGMENT_BYTES), escapable: true })),
       ...needles.map((bytes) => ({ bytes, minBytes: Math.min(bytes.length, FRAGMENT_BASE64), escapable: false })),
     ];
-    return { rawStart, fragmentFirst, escapeValueStart, hasFragments, pairIndex, thirdSets: Uint32Array.from(thirdSets, (word) => word >>> 0), runs };
+    // The named references the matcher reads as a character of a secret, by their first letter.
+    const namedFirst = new Uint32Array(8);
+    for (const [name, value] of NAMED_REFERENCES) {
+      if (spelled.some((bytes) => bytes.includes(value))) namedFirst[name.charCodeAt(0) >>> 5] |= 1 << (name.charCodeAt(0) & 31);
+    }
+    return { rawStart, fragmentFirst, escapeValueStart, hasFragments, pairIndex, thirdSets: Uint32Array.from(thirdSets, (word) => word >>> 0), runs, namedFirst };
   };
   /** @type {{ address: number } | null} */
   let scanTables = null;

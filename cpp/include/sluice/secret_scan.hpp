@@ -26,8 +26,9 @@
 //   - With an escape: its first escape spells a character of a secret (`escape_chars`), and either the
 //     bytes before that escape, as they are, are sparse_min or more (the case above) or the occurrence
 //     began at most sparse_min - 1 bytes before it. Blocks of 16 bytes are tested at once for a byte
-//     that may begin such an escape (`%` before a hex digit, `&` before `#` or a letter, `\` before
-//     u, x or an escaped character of a secret, `+` when a secret holds a space); the few found are
+//     that may begin such an escape (`%` before a hex digit, `&` before `#` or the first letter of a
+//     name of a secret's character, `\` before u, x or an escaped character of a secret, `+` when a
+//     secret holds a space); the few found are
 //     read exactly, and those that spell a secret's character put the positions up to sparse_min - 1
 //     before them to the test.
 // So a text's bytes are read once, 16 at a time, plus one gram per stride: text full of `%&\+` whose
@@ -59,7 +60,11 @@ struct SecretScanTables {
   uint32_t pair_count;          // how many third sets follow the tables
   uint32_t sparse_min;          // the fewest bytes an occurrence as it is has (0: no runs added, dense scan)
   uint32_t sparse_back;         // the longest run added: how far before a gram its occurrence may begin
-  uint32_t reserved[60];        // pads coarse_pairs to offset 1024
+  // Bit c (of word c >> 5): a named character reference whose name begins with the letter c spells a
+  // character of a secret (the masker's names; written with the runs). The sparse scan's block test
+  // passes over `&` before any other letter.
+  uint32_t named_first[8];
+  uint32_t reserved[52];        // pads coarse_pairs to offset 1024
   // Filled by prepare_secret_scan from the fields above: bit (first << 8 | second) set when a
   // position with these two bytes may be a candidate, whatever follows.
   uint32_t coarse_pairs[2048];
@@ -80,6 +85,7 @@ static_assert(offsetof(SecretScanTables, has_fragments) == 768);
 static_assert(offsetof(SecretScanTables, pair_count) == 772);
 static_assert(offsetof(SecretScanTables, sparse_min) == 776);
 static_assert(offsetof(SecretScanTables, sparse_back) == 780);
+static_assert(offsetof(SecretScanTables, named_first) == 784);
 static_assert(offsetof(SecretScanTables, coarse_pairs) == 1024);
 static_assert(offsetof(SecretScanTables, pair_bits) == 9216);
 static_assert(offsetof(SecretScanTables, pair_index) == 17408);
