@@ -209,7 +209,8 @@ function markdown(results, machine, repetitions = REPETITIONS) {
 
 async function profile(name) {
   const scenario = SCENARIOS.find((s) => s.name === name);
-  const inspectorPort = 9700 + Math.floor(Math.random() * 90);
+  // --inspector-port=N keeps the inspector within the ports a shared machine gives this run.
+  const inspectorPort = Number(args.find((a) => a.startsWith("--inspector-port="))?.slice(17) ?? 9700 + Math.floor(Math.random() * 90));
   const mf = await start(inspectorPort);
   await mf.ready;
   const gateway = await mf.getWorker("gateway");

@@ -16,7 +16,8 @@
 //     second time as secrets and a text full of their fragments in mixed spellings, with tables built
 //     as worker/gateway/redact.js builds them, and the scan's candidates must include every position
 //     where a naive matcher (every position, every secret, every start in it) finds 12 characters of
-//     a secret in a row, or a whole secret, each character as it is or in an escape the masker reads.
+//     a secret in a row, or a whole secret, each character as it is or in an escape the masker reads
+//     (the sparse scan when every secret has 7 bytes or more, the dense one otherwise).
 // Run by scripts/fuzz.sh (part of npm test, bounded in time); seeds in fuzz/corpus.
 #include <fuzzer/FuzzedDataProvider.h>
 
@@ -41,6 +42,7 @@ extern "C" sluice::SecretScanTables* sluice_fuzz_scan_tables_new(uint32_t pair_c
 extern "C" uint8_t* sluice_fuzz_scan_reserve(uint32_t length);
 extern "C" uint32_t* sluice_fuzz_scan_positions(void);
 extern "C" int32_t sluice_fuzz_scan(const sluice::SecretScanTables* tables, uint32_t length);
+extern "C" int32_t sluice_fuzz_scan_tables_add_run(sluice::SecretScanTables* tables, uint32_t length, uint32_t min_bytes, uint32_t escapable);
 
 namespace {
 
@@ -276,6 +278,15 @@ sluice::SecretScanTables* scan_tables(const std::vector<Bytes>& secrets) {
       t->fragment_first[b[from]] = 1;
       t->escape_value_start[b[from]] = 1;
     }
+  }
+  // The sparse scan's runs (every secret: 12 of its bytes, or all when it is shorter), added through
+  // the export, which reads them from the scan area. A secret of 6 bytes or fewer keeps the dense scan.
+  for (const Bytes& b : secrets) {
+    uint8_t* area = sluice_fuzz_scan_reserve(static_cast<uint32_t>(b.size()));
+    INVARIANT(area != nullptr, "no memory for a run of %zu bytes", b.size());
+    std::memcpy(area, b.data(), b.size());
+    const uint32_t min_bytes = static_cast<uint32_t>(std::min(b.size(), kFragmentBytes));
+    INVARIANT(sluice_fuzz_scan_tables_add_run(t, static_cast<uint32_t>(b.size()), min_bytes, 1) == 0, "add_run refused %zu bytes", b.size());
   }
   sluice::prepare_secret_scan(*t);
   return t;

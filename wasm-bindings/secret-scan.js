@@ -8,14 +8,20 @@ const RAW_START = 0;
 const FRAGMENT_FIRST = 256;
 const ESCAPE_VALUE_START = 512;
 const HAS_FRAGMENTS = 768;
+const NAMED_FIRST = 784;
 const PAIR_BITS = 9216;
 const PAIR_INDEX = 17408;
-const THIRD_SETS = 17408 + 131072;
+const THIRD_SETS = 148736 + 32768;
 
 /**
  * The tables of one set of secrets, as redact.js builds them (see secret_scan.hpp for each).
  * `pairIndex` (65536 entries) gives each pair 0 or 1 + its index in `thirdSets` (8 words per pair).
- * @typedef {{ rawStart: Uint8Array, fragmentFirst: Uint8Array, escapeValueStart: Uint8Array, hasFragments: boolean, pairIndex: Uint16Array, thirdSets: Uint32Array }} ScanTableInput
+ * `runs`: every secret and base64 needle, with the fewest of its bytes an occurrence as it is has, and
+ * whether escapes may spell its characters (a secret's, not a needle's): the sparse scan's grams.
+ * `namedFirst` (8 words): bit c set when a named character reference beginning with the letter c
+ * spells a character of a secret.
+ * @typedef {{ bytes: Uint8Array, minBytes: number, escapable: boolean }} ScanRun
+ * @typedef {{ rawStart: Uint8Array, fragmentFirst: Uint8Array, escapeValueStart: Uint8Array, hasFragments: boolean, pairIndex: Uint16Array, thirdSets: Uint32Array, runs: ScanRun[], namedFirst: Uint32Array }} ScanTableInput
  */
 
 export class SecretScan {
@@ -56,6 +62,16 @@ export class SecretScan {
     this.#words = new Uint32Array(this.#memory.buffer);
   }
 
+  // Makes the scan area hold `length` bytes.
+  /** @param {number} length */
+  #reserve(length) {
+    if (length <= this.#capacity) return;
+    this.#text = this.#exports.sluice_scan_reserve(length);
+    if (this.#text === 0) throw new RangeError("sluice.wasm: no memory left to scan a body");
+    this.#capacity = length;
+    this.#refreshViews();
+  }
+
   /**
    * The module's copy of `input`, for candidates(). Throws when the module's memory runs out.
    * @param {ScanTableInput} input
@@ -69,6 +85,7 @@ export class SecretScan {
     this.#bytes.set(input.fragmentFirst, address + FRAGMENT_FIRST);
     this.#bytes.set(input.escapeValueStart, address + ESCAPE_VALUE_START);
     this.#words[(address + HAS_FRAGMENTS) >>> 2] = input.hasFragments ? 1 : 0;
+    this.#words.set(input.namedFirst, (address + NAMED_FIRST) >>> 2);
     const pairBits = new Uint32Array(2048);
     input.pairIndex.forEach((index, pair) => {
       if (index !== 0) pairBits[pair >>> 5] |= 1 << (pair & 31);
@@ -76,6 +93,12 @@ export class SecretScan {
     this.#words.set(pairBits, (address + PAIR_BITS) >>> 2);
     new Uint16Array(this.#memory.buffer, address + PAIR_INDEX, 65536).set(input.pairIndex);
     this.#words.set(input.thirdSets, (address + THIRD_SETS) >>> 2);
+    for (const run of input.runs) {
+      this.#reserve(run.bytes.length);
+      this.#bytes.set(run.bytes, this.#text);
+      const status = this.#exports.sluice_scan_tables_add_run(address, run.bytes.length, run.minBytes, run.escapable ? 1 : 0);
+      if (status < 0) throw new RangeError(`sluice.wasm: sluice_scan_tables_add_run failed (${-status})`);
+    }
     this.#exports.sluice_scan_tables_ready(address);
     const handle = { address };
     this.#release?.register(handle, address);
@@ -89,12 +112,7 @@ export class SecretScan {
    * @returns {Uint32Array}
    */
   candidates(tables, text) {
-    if (text.length > this.#capacity) {
-      this.#text = this.#exports.sluice_scan_reserve(text.length);
-      if (this.#text === 0) throw new RangeError("sluice.wasm: no memory left to scan a body");
-      this.#capacity = text.length;
-      this.#refreshViews();
-    }
+    this.#reserve(text.length);
     this.#bytes.set(text, this.#text);
     const count = this.#exports.sluice_scan(tables.address, text.length);
     if (count < 0) throw new RangeError(`sluice.wasm: sluice_scan failed (${-count})`);

@@ -336,7 +336,7 @@ uint8_t* scan_reserve(uint32_t length) {
   std::free(g_scan_text);
   std::free(g_scan_positions);
   g_scan_text = static_cast<uint8_t*>(std::malloc(length));
-  g_scan_positions = static_cast<uint32_t*>(std::malloc(static_cast<size_t>(length) * sizeof(uint32_t)));
+  g_scan_positions = static_cast<uint32_t*>(std::malloc(static_cast<size_t>(sluice::secret_scan_positions_words(length)) * sizeof(uint32_t)));
   if (g_scan_text == nullptr || g_scan_positions == nullptr) {
     std::free(g_scan_text);
     std::free(g_scan_positions);
@@ -347,6 +347,12 @@ uint8_t* scan_reserve(uint32_t length) {
   }
   g_scan_capacity = length;
   return g_scan_text;
+}
+
+int32_t scan_tables_add_run(sluice::SecretScanTables* tables, uint32_t length, uint32_t min_bytes, uint32_t escapable) {
+  if (tables == nullptr || length > g_scan_capacity || min_bytes == 0 || min_bytes > length) return fail(Status::kInvalidArgument);
+  sluice::add_secret_scan_run(*tables, g_scan_text, length, min_bytes, escapable != 0);
+  return 0;
 }
 
 int32_t scan(const sluice::SecretScanTables* tables, uint32_t length) {
@@ -366,6 +372,10 @@ SLUICE_EXPORT(sluice_scan_tables_new) uint32_t sluice_scan_tables_new(uint32_t p
 
 SLUICE_EXPORT(sluice_scan_tables_ready) void sluice_scan_tables_ready(uint32_t tables) {
   if (tables != 0) sluice::prepare_secret_scan(*from_offset<sluice::SecretScanTables>(tables));
+}
+
+SLUICE_EXPORT(sluice_scan_tables_add_run) int32_t sluice_scan_tables_add_run(uint32_t tables, uint32_t length, uint32_t min_bytes, uint32_t escapable) {
+  return scan_tables_add_run(from_offset<sluice::SecretScanTables>(tables), length, min_bytes, escapable);
 }
 
 SLUICE_EXPORT(sluice_scan_tables_free) void sluice_scan_tables_free(uint32_t tables) { std::free(from_offset<void>(tables)); }
@@ -388,4 +398,7 @@ extern "C" sluice::SecretScanTables* sluice_fuzz_scan_tables_new(uint32_t pair_c
 extern "C" uint8_t* sluice_fuzz_scan_reserve(uint32_t length) { return scan_reserve(length); }
 extern "C" uint32_t* sluice_fuzz_scan_positions(void) { return g_scan_positions; }
 extern "C" int32_t sluice_fuzz_scan(const sluice::SecretScanTables* tables, uint32_t length) { return scan(tables, length); }
+extern "C" int32_t sluice_fuzz_scan_tables_add_run(sluice::SecretScanTables* tables, uint32_t length, uint32_t min_bytes, uint32_t escapable) {
+  return scan_tables_add_run(tables, length, min_bytes, escapable);
+}
 #endif

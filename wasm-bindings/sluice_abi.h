@@ -92,9 +92,13 @@ int32_t sluice_give_back(uint32_t rule, uint32_t key_length, uint32_t units, dou
  * most 65535) and returns its address, or 0 when memory runs out; sluice_scan_tables_ready derives the
  * scan's first-pass table from them once they are written; sluice_scan_tables_free releases them. sluice_scan_reserve makes the scan area hold
  * `length` bytes and returns its address (0 when memory runs out); the positions area, from
- * sluice_scan_positions(), then holds `length` u32. sluice_scan writes the candidate positions of the
+ * sluice_scan_positions(), then holds `length` u32 (and the scan's scratch after them).
+ * sluice_scan_tables_add_run adds the scan area's first `length` bytes as a run an occurrence may
+ * repeat, `min_bytes` of them at least (sluice::add_secret_scan_run; `escapable` 0 or 1), and returns
+ * 0 or a negative status. sluice_scan writes the candidate positions of the
  * scan area's first `length` bytes and returns how many, or a negative status (length over the area). */
 uint32_t sluice_scan_tables_new(uint32_t pair_count);
+int32_t sluice_scan_tables_add_run(uint32_t tables, uint32_t length, uint32_t min_bytes, uint32_t escapable);
 void sluice_scan_tables_ready(uint32_t tables);
 void sluice_scan_tables_free(uint32_t tables);
 uint32_t sluice_scan_reserve(uint32_t length);

@@ -2,7 +2,9 @@
 // (cpp/include/sluice/secret_scan.hpp) and runs the exact matcher there only. The scan may only add
 // positions to try, never drop one: on random texts full of secrets, fragments of them in every
 // spelling, escape soup and raw bytes, cut into random chunks, the wasm scan must mask exactly the
-// bytes the JavaScript scan (every position tried) masks.
+// bytes the JavaScript scan (every position tried) masks. The sparse scan reads a gram every few bytes
+// and the bytes 16 at a time: fragments of the shortest length are planted at every offset against
+// those strides, as they are and with their first escape as late as it can be, and must be masked.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -108,6 +110,104 @@ describe("the wasm scan finds every position the JavaScript scan does", () => {
       js.bytes(byJs);
       auto.bytes(byAuto);
       assert.deepEqual(byAuto, byJs, `trial ${trial}`);
+    }
+  });
+});
+
+// Characters in none of the secrets below: filler that can neither begin nor extend an occurrence.
+const FILLER = "QVWXYZqvwxyz!()*,;:[]{}|^`";
+
+// HTML's names of some characters of the secrets below (as redact.js reads them).
+const NAMED = { "/": "sol", "+": "plus", "=": "equals", "&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos", "%": "percnt", "#": "num", "@": "commat", "?": "quest", ":": "colon", ";": "semi" };
+
+// `fragment` (a string) with its characters spelled as `how` says: "raw", or its first `escapeAt`
+// characters as they are and the next one escaped in one of the masker's forms, the rest as they are.
+function spellFragment(fragment, escapeAt, form) {
+  const hex = (c) => c.charCodeAt(0).toString(16).padStart(2, "0");
+  const forms = [(c) => `%${hex(c).toUpperCase()}`, (c) => `%${hex(c)}`, (c) => `\\u00${hex(c)}`, (c) => `\\x${hex(c)}`, (c) => `&#${c.charCodeAt(0)};`, (c) => `&#x${hex(c)};`, (c) => (c === " " ? "+" : c === "/" || c === '"' || c === "\\" ? `\\${c}` : `%${hex(c)}`), (c) => (NAMED[c] === undefined ? `%${hex(c)}` : `&${NAMED[c]};`)];
+  if (escapeAt < 0) return fragment;
+  return fragment.slice(0, escapeAt) + forms[form % forms.length](fragment[escapeAt]) + fragment.slice(escapeAt + 1);
+}
+
+describe("the sparse scan misses no fragment of the shortest length, wherever it lies", () => {
+  // Every secret long enough for the sparse scan (7 bytes and more: a gram every 9 bytes with these,
+  // whose shortest occurrence is 12 bytes), with the characters whose escapes the block test singles
+  // out (`/`, `"`, `\\`, a space).
+  const secrets = ['tok/en+9f=3a&b<c>d"e\'f~g h%i;j:k@l?m#n7c1e5\\Z', "bench-upstream-secret-7f3a9c1e5b2d4f60a8e1c3b5"];
+  const js = secretMasker(secrets, { scan: "js" });
+  const wasm = secretMasker(secrets, { scan: "wasm" });
+
+  test("12 bytes of a secret at every offset (0 to 47: every phase of the 9-byte gram stride and of the 16-byte blocks), as they are or with their first escape anywhere, are masked", () => {
+    const next = random(0x5ca2);
+    let planted = 0;
+    for (const secret of secrets) {
+      for (let from = 0; from + 12 <= secret.length; from += 5) {
+        const fragment = secret.slice(from, from + 12);
+        for (let offset = 0; offset < 48; offset++) {
+          for (let escapeAt = -1; escapeAt < 12; escapeAt++) {
+            const spelled = spellFragment(fragment, escapeAt, Math.floor(next() * 8));
+            const tail = 1 + Math.floor(next() * 40);
+            const text = encoder.encode(
+              Array.from({ length: offset }, () => FILLER[Math.floor(next() * FILLER.length)]).join("") +
+                spelled +
+                Array.from({ length: tail }, () => FILLER[Math.floor(next() * FILLER.length)]).join(""),
+            );
+            const byJs = text.slice();
+            const byWasm = text.slice();
+            js.bytes(byJs);
+            wasm.bytes(byWasm);
+            assert.deepEqual(byWasm, byJs, `${JSON.stringify(spelled)} at ${offset}`);
+            const span = byWasm.subarray(offset, offset + encoder.encode(spelled).length);
+            assert.ok(span.every((b) => b === 0x2a), `${JSON.stringify(spelled)} at ${offset} is masked`);
+            planted++;
+          }
+        }
+      }
+    }
+    assert.ok(planted > 5000, `${planted} fragments planted`);
+  });
+
+  test("split at every byte of the fragment, the stream masks what the JavaScript scan masks", () => {
+    const next = random(0x5ca3);
+    for (let trial = 0; trial < 200; trial++) {
+      const secret = secrets[trial % 2];
+      const from = Math.floor(next() * (secret.length - 12));
+      const spelled = spellFragment(secret.slice(from, from + 12 + Math.floor(next() * 6)), Math.floor(next() * 13) - 1, Math.floor(next() * 8));
+      const before = Array.from({ length: Math.floor(next() * 300) }, () => String.fromCharCode(0x20 + Math.floor(next() * 95))).join("");
+      const text = encoder.encode(`${before}${spelled}${FILLER}`);
+      const start = encoder.encode(before).length;
+      const inTwo = (masker, cut) => {
+        const stream = masker.stream();
+        const out = [];
+        for (const part of [text.slice(0, cut), text.slice(cut)]) {
+          const released = stream.push(part);
+          if (released !== null) out.push(...released);
+        }
+        const rest = stream.end();
+        if (rest !== null) out.push(...rest);
+        return Uint8Array.from(out);
+      };
+      for (let cut = start; cut <= start + spelled.length; cut++) {
+        const byWasm = inTwo(wasm, cut);
+        assert.deepEqual(byWasm, inTwo(js, cut), `trial ${trial}, cut at ${cut}`);
+        // Masked from its first byte on, whatever the cut (the bytes held back are masked with the rest).
+        assert.ok(byWasm.subarray(start, start + 12).every((b) => b === 0x2a), `trial ${trial}, cut at ${cut}`);
+      }
+    }
+  });
+
+  test("a secret too short for the sparse scan (6 bytes): the dense scan masks what the JavaScript scan masks", () => {
+    const short = ["k/y&1x", ...SECRETS];
+    const denseJs = secretMasker(short, { scan: "js" });
+    const denseWasm = secretMasker(short, { scan: "wasm" });
+    const next = random(0xd05e);
+    for (let trial = 0; trial < 100; trial++) {
+      const text = randomText(next, 1 + Math.floor(next() * 30));
+      const byJs = text.slice();
+      const byWasm = text.slice();
+      denseJs.bytes(byJs);
+      denseWasm.bytes(byWasm);
+      assert.deepEqual(byWasm, byJs, `trial ${trial}`);
     }
   });
 });
