@@ -25,17 +25,28 @@ struct Value {
 };
 
 // Byte classes inside a string: 0 plain, 1 the closing quote, 2 an escape, 3 a control byte (JSON
-// refuses it) or a byte above 0x7F (never seen: such lines fall back before the scan).
+// refuses it), 4 a byte above 0x7F (UTF-8, whose text JavaScript decodes: the line falls back).
 struct StringClasses {
   uint8_t of[256] = {};
   constexpr StringClasses() {
     for (int c = 0; c < 32; c++) of[c] = 3;
     of[static_cast<uint8_t>('"')] = 1;
     of[static_cast<uint8_t>('\\')] = 2;
-    for (int c = 128; c < 256; c++) of[c] = 3;
+    for (int c = 128; c < 256; c++) of[c] = 4;
   }
 };
 constexpr StringClasses kInString;
+
+// Whether any of the 8 bytes of `x` is not plain inside a string (a quote, a backslash, a control
+// byte, a byte above 0x7F): the classic "has a zero byte" test, ((v - 0x01..) & ~v & 0x80..), on x
+// xor'ed with the quote and the backslash, and on x less 0x20 for the control bytes.
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
+inline bool any_special(uint64_t x) {
+  const uint64_t quote = x ^ (kOnes * '"');
+  const uint64_t backslash = x ^ (kOnes * '\\');
+  return (((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | ((x - kOnes * 0x20) & ~x) | x) & kHighs;
+}
 
 constexpr bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 constexpr bool is_hex(uint8_t c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -137,14 +148,24 @@ class LineScanner {
   // its closing quote. `escaped` says whether it held an escape.
   Stop string(bool& escaped) {
     for (;;) {
+      // Eight bytes at a time while none of them ends the run of plain bytes (nearly all of a line).
+      int32_t i = i_;
+      while (end_ - i >= 8) {
+        uint64_t x;
+        std::memcpy(&x, b_ + i, 8);
+        if (any_special(x)) break;
+        i += 8;
+      }
       uint8_t cls = 0;
-      while (i_ < end_ && (cls = kInString.of[b_[i_]]) == 0) ++i_;
+      while (i < end_ && (cls = kInString.of[b_[i]]) == 0) ++i;
+      i_ = i;
       if (i_ >= end_) return kInvalid;
       if (cls == 1) {
         ++i_;
         return kGo;
       }
       if (cls == 3) return kInvalid;
+      if (cls == 4) return kUnsure;
       escaped = true;
       if (i_ + 1 >= end_) return kInvalid;
       const uint8_t e = b_[i_ + 1];
@@ -404,21 +425,18 @@ LogpushLine scan_logpush_line(const uint8_t* bytes, int32_t start, int32_t end, 
                               uint32_t header_capacity) {
   out = LogpushSpans{};
   out.host_start = out.host_end = out.time_start = out.time_end = out.status_start = out.status_end = -1;
-  // Blank lines, and any byte above 0x7F (the line's text is UTF-8 to decode; String.prototype.trim
-  // knows non-ASCII white space too): one look at every byte first.
-  bool blank = true;
-  uint8_t high = 0;
-  for (int32_t i = start; i < end; i++) {
-    high |= bytes[i];
-    blank = blank && is_trim_space(bytes[i]);
-  }
-  if (high >= 0x80) return static_cast<LogpushLine>(out.kind = static_cast<int32_t>(LogpushLine::kFallback));
-  if (blank) return static_cast<LogpushLine>(out.kind = static_cast<int32_t>(LogpushLine::kBlank));
   auto verdict = [&out](LogpushLine kind) {
     out.kind = static_cast<int32_t>(kind);
     return kind;
   };
+  // Blank: only ASCII white space as String.prototype.trim knows it. A byte above 0x7F first may be
+  // Unicode white space (the line's text is UTF-8): JavaScript decides. Further on, a byte above 0x7F
+  // in a string falls back, and one outside a string is a character JSON.parse refuses.
   int32_t first = start;
+  while (first < end && is_trim_space(bytes[first])) ++first;
+  if (first == end) return verdict(LogpushLine::kBlank);
+  if (bytes[first] >= 0x80) return verdict(LogpushLine::kFallback);
+  first = start;
   while (first < end && is_json_space(bytes[first])) ++first;
   if (first == end || bytes[first] != '{') return verdict(LogpushLine::kNotObject);
 

@@ -17,9 +17,6 @@ import { timestampMs } from "./timestamp.js";
 
 export { LogpushLine };
 
-/** @type {LogpushScan | null} */
-let shared = null;
-
 export class LogpushBatchReader {
   /** @type {LogpushScan} */
   #scan;
@@ -27,9 +24,9 @@ export class LogpushBatchReader {
   #batch = null;
 
   constructor() {
-    // One instance of the module per process is enough: the replay reads one batch at a time.
-    shared ??= new LogpushScan(/** @type {WebAssembly.Module} */ (sluiceWasm));
-    this.#scan = shared;
+    // An instance of the module per reader: a replay awaits between lines (a key to hash), and another
+    // replay in the same process must not overwrite this one's batch meanwhile.
+    this.#scan = new LogpushScan(/** @type {WebAssembly.Module} */ (sluiceWasm));
   }
 
   /**
