@@ -8,8 +8,9 @@ export const LogpushLine = Object.freeze({ BLANK: 0, NOT_OBJECT: 1, NOT_JSON: 2,
 /** How EdgeStartTimestamp is given (sluice::kLogpush*): the double, a string, or a number's text. */
 export const TimeForm = Object.freeze({ NUMBER: 0, STRING: 1, NUMBER_TEXT: 2 });
 
-// sluice::LogpushSpans: 16 i32 then 2 f64 (80 bytes); sluice::LogpushHeader: 4 i32.
-export const SPAN_WORDS = 20;
+// sluice::LogpushSpans: 20 i32 then 2 f64 (96 bytes); sluice::LogpushHeader: 6 i32.
+export const SPAN_WORDS = 24;
+export const HEADER_WORDS = 6;
 export const Span = Object.freeze({
   KIND: 0,
   IP: 1,
@@ -21,9 +22,19 @@ export const Span = Object.freeze({
   STATUS_TEXT: 12,
   HEADER_FIRST: 14,
   HEADER_COUNT: 15,
-  TIME_VALUE: 8, // in f64 words
-  STATUS_VALUE: 9,
+  IP_ID: 16,
+  HOST_ID: 17,
+  METHOD_ID: 18,
+  URI_ID: 19,
+  TIME_VALUE: 10, // in f64 words
+  STATUS_VALUE: 11,
 });
+
+/** The text of ASCII bytes [start, end) of `bytes` (a Buffer's own latin1Slice when it has one). @param {Uint8Array} bytes @param {number} start @param {number} end */
+function latin1(bytes, start, end) {
+  const buffer = /** @type {any} */ (bytes);
+  return typeof buffer.latin1Slice === "function" ? buffer.latin1Slice(start, end) : String.fromCharCode(...bytes.subarray(start, end));
+}
 
 export class LogpushScan {
   /** @type {any} */
@@ -32,12 +43,18 @@ export class LogpushScan {
   #memory;
   #bytesCapacity = 0;
   #linesCapacity = 0;
-  #areas = { bytes: 0, starts: 0, ends: 0, spans: 0, headers: 0 };
+  #areas = { table: 0, bytes: 0, starts: 0, ends: 0, spans: 0, headers: 0, fresh: 0 };
   /** The verdicts and spans of the last scan (SPAN_WORDS words a line from `spanBase`), and the headers. */
   i32 = new Int32Array(0);
   f64 = new Float64Array(0);
   spanBase = 0;
   headerBase = 0;
+  /**
+   * The module's string table (sluice::LogpushStrings) as strings: id - 1 is the slot. Brought up to
+   * date by every scan, so a span's id > 0 names strings[id - 1].
+   * @type {string[]}
+   */
+  strings = new Array(1 << 14).fill("");
 
   /** @param {WebAssembly.Module} module */
   constructor(module) {
@@ -79,9 +96,9 @@ export class LogpushScan {
         return false;
       }
       this.#refreshViews();
-      const at = this.#exports.sluice_logpush_areas() >>> 2;
-      const [b, s, e, sp, h] = this.i32.subarray(at, at + 5);
-      this.#areas = { bytes: b, starts: s, ends: e, spans: sp, headers: h };
+      const at = this.#exports.sluice_logpush_areas();
+      const [b, s, e, sp, h, f] = this.i32.subarray(at >>> 2, (at >>> 2) + 6);
+      this.#areas = { table: at, bytes: b, starts: s, ends: e, spans: sp, headers: h, fresh: f };
       this.#bytesCapacity = wantBytes;
       this.#linesCapacity = wantLines;
     }
@@ -92,6 +109,10 @@ export class LogpushScan {
     if (this.#exports.sluice_logpush_scan(count) < 0) throw new RangeError("sluice.wasm: sluice_logpush_scan refused a batch");
     this.spanBase = areas.spans >>> 2;
     this.headerBase = areas.headers >>> 2;
+    // The strings this batch put into the table: made once here, whichever lines are read.
+    const i32 = this.i32;
+    const fresh = i32[(areas.table >>> 2) + 6];
+    for (let k = 0, f = areas.fresh >>> 2; k < fresh; k++, f += 3) this.strings[i32[f]] = latin1(bytes, i32[f + 1], i32[f + 2]);
     return true;
   }
 }

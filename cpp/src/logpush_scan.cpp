@@ -54,6 +54,27 @@ constexpr bool is_json_space(uint8_t c) { return c == ' ' || c == '\t' || c == '
 // String.prototype.trim's white space among ASCII bytes.
 constexpr bool is_trim_space(uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
+// Whether a[0, n) and b[0, n) are the same bytes: 8 at a time, the last 8 overlapping (the libc
+// memcmp in the module goes a byte at a time, and keys are compared on every line).
+inline bool same_bytes(const uint8_t* a, const uint8_t* b, uint32_t n) {
+  if (n < 8) {
+    for (uint32_t i = 0; i < n; i++) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+  uint64_t x;
+  uint64_t y;
+  for (uint32_t i = 0; i + 8 < n; i += 8) {
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return false;
+  }
+  std::memcpy(&x, a + n - 8, 8);
+  std::memcpy(&y, b + n - 8, 8);
+  return x == y;
+}
+
 struct Name {
   const char* text;
   int32_t length;
@@ -74,10 +95,28 @@ constexpr Name kNames[] = {
     name("JA4", kEdge),
 };
 
+// The names of each length, at most two (kNames by length: index + 1, 0 for none).
+struct NamesByLength {
+  uint8_t first[20] = {};
+  uint8_t second[20] = {};
+  constexpr NamesByLength() {
+    for (uint8_t k = 0; k < sizeof(kNames) / sizeof(kNames[0]); k++) {
+      auto& slot = first[kNames[k].length] == 0 ? first[kNames[k].length] : second[kNames[k].length];
+      slot = static_cast<uint8_t>(k + 1);
+    }
+  }
+};
+constexpr NamesByLength kByLength;
+
 // Which field an unescaped top-level key names.
 Field field_of(const uint8_t* b, int32_t start, int32_t end) {
-  for (const Name& n : kNames) {
-    if (n.length == end - start && std::memcmp(b + start, n.text, static_cast<size_t>(n.length)) == 0) return n.field;
+  const int32_t length = end - start;
+  if (length >= 20) return kUnread;
+  const uint8_t candidates[2] = {kByLength.first[length], kByLength.second[length]};
+  for (const uint8_t k : candidates) {
+    if (k == 0) return kUnread;
+    const Name& n = kNames[k - 1];
+    if (same_bytes(b + start, reinterpret_cast<const uint8_t*>(n.text), static_cast<uint32_t>(length))) return n.field;
   }
   return kUnread;
 }
@@ -341,7 +380,7 @@ class LineScanner {
         while (j < name_end - name_start && lower(b_[h.name_start + j]) == lower(b_[name_start + j])) ++j;
         if (j == name_end - name_start) return kUnsure;
       }
-      headers_[header_count_] = {name_start, name_end, value_start + 1, i_ - 1};
+      headers_[header_count_] = {name_start, name_end, value_start + 1, i_ - 1, 0, 0};
       header_string_[header_count_] = is_string;
       ++header_count_;
       space();
@@ -359,8 +398,9 @@ class LineScanner {
   int32_t i_;
   int32_t end_;
   Value fields_[kFieldCount];
-  LogpushHeader headers_[kLogpushMaxHeaders] = {};
-  bool header_string_[kLogpushMaxHeaders] = {};
+  // Written before read (header_count_ says how many): no need to clear them for every line.
+  LogpushHeader headers_[kLogpushMaxHeaders];
+  bool header_string_[kLogpushMaxHeaders];
   uint32_t header_count_ = 0;
 };
 
@@ -499,13 +539,69 @@ LogpushLine scan_logpush_line(const uint8_t* bytes, int32_t start, int32_t end, 
   return verdict(LogpushLine::kRecord);
 }
 
+int32_t intern_logpush_string(LogpushStrings& strings, LogpushFreshList& fresh, const uint8_t* bytes, int32_t start,
+                              int32_t end) {
+  const auto length = static_cast<uint32_t>(end - start);
+  if (length > LogpushStrings::kMaxBytes) return 0;
+  // A multiply-xorshift hash of the bytes, 8 at a time.
+  uint64_t h = (length + 1) * 0x9E3779B97F4A7C15ull;
+  int32_t i = start;
+  for (; end - i >= 8; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+  }
+  if (i < end) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes + i, static_cast<size_t>(end - i));
+    h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+  }
+  h *= 0xC4CEB9FE1A85EC53ull;
+  const auto slot = static_cast<uint32_t>(h >> 48) & (LogpushStrings::kSlots - 1);
+  LogpushStrings::Slot& s = strings.slots[slot];
+  if (s.batch != 0 && s.length == length && same_bytes(s.bytes, bytes + start, length)) {
+    // Pinned for the rest of the batch: this batch's records name it, and the strings are brought up
+    // to date only when the batch is done.
+    s.batch = strings.batch;
+    return static_cast<int32_t>(slot) + 1;
+  }
+  if (s.batch == strings.batch || fresh.count == fresh.capacity) return 0;
+  s.batch = strings.batch;
+  s.length = length;
+  std::memcpy(s.bytes, bytes + start, length);
+  fresh.items[fresh.count++] = {static_cast<int32_t>(slot), start, end};
+  return static_cast<int32_t>(slot) + 1;
+}
+
 uint32_t scan_logpush_lines(const uint8_t* bytes, const int32_t* starts, const int32_t* ends, uint32_t count,
-                            LogpushSpans* out, LogpushHeader* headers, uint32_t header_capacity) {
+                            LogpushSpans* out, LogpushHeader* headers, uint32_t header_capacity, LogpushStrings* strings,
+                            LogpushFreshList* fresh) {
+  const bool interning = strings != nullptr && fresh != nullptr;
+  if (interning) {
+    fresh->count = 0;
+    // Batch numbers only tell batches apart; 0 means an empty slot.
+    if (++strings->batch == 0) strings->batch = 1;
+  }
   uint32_t used = 0;
   for (uint32_t i = 0; i < count; i++) {
-    scan_logpush_line(bytes, starts[i], ends[i], out[i], headers + used, header_capacity - used);
-    out[i].header_first = static_cast<int32_t>(used);
-    if (out[i].kind == static_cast<int32_t>(LogpushLine::kRecord)) used += static_cast<uint32_t>(out[i].header_count);
+    LogpushSpans& line = out[i];
+    scan_logpush_line(bytes, starts[i], ends[i], line, headers + used, header_capacity - used);
+    line.header_first = static_cast<int32_t>(used);
+    if (line.kind != static_cast<int32_t>(LogpushLine::kRecord)) continue;
+    if (interning) {
+      line.ip_id = intern_logpush_string(*strings, *fresh, bytes, line.ip_start, line.ip_end);
+      line.method_id = intern_logpush_string(*strings, *fresh, bytes, line.method_start, line.method_end);
+      line.uri_id = intern_logpush_string(*strings, *fresh, bytes, line.uri_start, line.uri_end);
+      if (line.host_start >= 0) line.host_id = intern_logpush_string(*strings, *fresh, bytes, line.host_start, line.host_end);
+      for (int32_t k = 0; k < line.header_count; k++) {
+        LogpushHeader& h = headers[used + static_cast<uint32_t>(k)];
+        h.name_id = intern_logpush_string(*strings, *fresh, bytes, h.name_start, h.name_end);
+        h.value_id = intern_logpush_string(*strings, *fresh, bytes, h.value_start, h.value_end);
+      }
+    }
+    used += static_cast<uint32_t>(line.header_count);
   }
   return used;
 }

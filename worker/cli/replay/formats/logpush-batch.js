@@ -8,7 +8,7 @@
 // generated and hostile lines.
 import sluiceWasm from "#sluice-wasm";
 
-import { LogpushLine, LogpushScan, SPAN_WORDS, Span, TimeForm } from "../../../../wasm-bindings/logpush-scan.js";
+import { HEADER_WORDS, LogpushLine, LogpushScan, SPAN_WORDS, Span, TimeForm } from "../../../../wasm-bindings/logpush-scan.js";
 import { parseLogpushLine } from "./logpush.js";
 import { timestampMs } from "./timestamp.js";
 
@@ -66,7 +66,7 @@ export class LogpushBatchReader {
    */
   record(i) {
     const bytes = /** @type {LineBatch} */ (this.#batch).bytes;
-    const { i32, f64, spanBase, headerBase } = this.#scan;
+    const { i32, f64, spanBase, headerBase, strings } = this.#scan;
     const at = spanBase + i * SPAN_WORDS;
     const form = i32[at + Span.TIME_FORM];
     let timeMs;
@@ -86,16 +86,21 @@ export class LogpushBatchReader {
     const headerCount = i32[at + Span.HEADER_COUNT];
     if (headerCount > 0) {
       headers = Object.create(null);
-      for (let k = 0, h = headerBase + i32[at + Span.HEADER_FIRST] * 4; k < headerCount; k++, h += 4) {
-        /** @type {Record<string, string>} */ (headers)[bytes.latin1Slice(i32[h], i32[h + 1]).toLowerCase()] = bytes.latin1Slice(i32[h + 2], i32[h + 3]);
+      for (let k = 0, h = headerBase + i32[at + Span.HEADER_FIRST] * HEADER_WORDS; k < headerCount; k++, h += HEADER_WORDS) {
+        const name = i32[h + 4] > 0 ? strings[i32[h + 4] - 1] : bytes.latin1Slice(i32[h], i32[h + 1]);
+        /** @type {Record<string, string>} */ (headers)[name.toLowerCase()] = i32[h + 5] > 0 ? strings[i32[h + 5] - 1] : bytes.latin1Slice(i32[h + 2], i32[h + 3]);
       }
     }
+    const ipId = i32[at + Span.IP_ID];
+    const methodId = i32[at + Span.METHOD_ID];
+    const uriId = i32[at + Span.URI_ID];
+    const hostId = i32[at + Span.HOST_ID];
     return {
       timeMs,
-      ip: bytes.latin1Slice(i32[at + Span.IP], i32[at + Span.IP + 1]),
-      method: bytes.latin1Slice(i32[at + Span.METHOD], i32[at + Span.METHOD + 1]),
-      uri: bytes.latin1Slice(i32[at + Span.URI], i32[at + Span.URI + 1]),
-      host: i32[at + Span.HOST] < 0 ? "" : bytes.latin1Slice(i32[at + Span.HOST], i32[at + Span.HOST + 1]),
+      ip: ipId > 0 ? strings[ipId - 1] : bytes.latin1Slice(i32[at + Span.IP], i32[at + Span.IP + 1]),
+      method: methodId > 0 ? strings[methodId - 1] : bytes.latin1Slice(i32[at + Span.METHOD], i32[at + Span.METHOD + 1]),
+      uri: uriId > 0 ? strings[uriId - 1] : bytes.latin1Slice(i32[at + Span.URI], i32[at + Span.URI + 1]),
+      host: hostId > 0 ? strings[hostId - 1] : i32[at + Span.HOST] < 0 ? "" : bytes.latin1Slice(i32[at + Span.HOST], i32[at + Span.HOST + 1]),
       status,
       headers,
       cf: null,
