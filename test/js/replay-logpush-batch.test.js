@@ -212,6 +212,23 @@ describe("the Logpush reader in the core gives parseLogpushLine's records", () =
     compare(lines);
   });
 
+  test("strings kept across batches (methods, hosts, header names) stay right when other batches replace them", () => {
+    // Many hosts and header names, so that slots of the module's string table are taken over from
+    // batch to batch, and batches of every size from 1 line up, some read twice.
+    const rand = random(17);
+    const lines = realistic.map((r, i) => {
+      const members = membersOf(logpushLine(r));
+      return lineOf(members.map(([k, v]) => [k, k === "ClientRequestHost" ? JSON.stringify(`h${Math.floor(rand() * 3000)}.example`) : k === "RequestHeaders" ? `{"x-n${i % 5000}":"v","X-M${Math.floor(rand() * 9000)}":"w"}` : v]));
+    });
+    for (let round = 0; round < 40; round++) {
+      const from = Math.floor(rand() * lines.length);
+      const size = 1 + Math.floor(rand() * (round % 2 ? 600 : 20));
+      const batch = Array.from({ length: size }, (_, k) => lines[(from + k * 7) % lines.length]);
+      compare(batch);
+      if (round % 5 === 0) compare(batch);
+    }
+  });
+
   test("random mutations of realistic lines: a byte changed, removed, doubled or inserted", () => {
     const rand = random(99);
     const alphabet = ' \t\r"\\{}[]:,.-+eE0123456789aflnrstu/xX';
