@@ -380,7 +380,7 @@ std::vector<std::string>& logpush_mirror() {
 void check_logpush_scan(const uint8_t* data, size_t size) {
   std::vector<std::string> lines;
   // The input's own lines.
-  for (size_t from = 0; from <= size && lines.size() < 16;) {
+  for (size_t from = 0; from <= size && lines.size() < 8;) {
     const auto* newline = static_cast<const uint8_t*>(std::memchr(data + from, '\n', size - from));
     const size_t end = newline == nullptr ? size : static_cast<size_t>(newline - data);
     lines.emplace_back(reinterpret_cast<const char*>(data + from), end - from);
@@ -388,7 +388,7 @@ void check_logpush_scan(const uint8_t* data, size_t size) {
   }
   // A realistic line, edited: tokens of JSON's, bytes of the input, cuts.
   FuzzedDataProvider in(data, size);
-  for (int n = 0; n < 8 && in.remaining_bytes() > 0; ++n) {
+  for (int n = 0; n < 6 && in.remaining_bytes() > 0; ++n) {
     std::string line = kLogpushTemplate;
     const int edits = in.ConsumeIntegralInRange(0, 4);
     for (int e = 0; e < edits; ++e) {
