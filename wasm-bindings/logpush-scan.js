@@ -54,7 +54,7 @@ export class LogpushScan {
    * date by every scan, so a span's id > 0 names strings[id - 1].
    * @type {string[]}
    */
-  strings = new Array(1 << 14).fill("");
+  strings = new Array(1 << 12).fill("");
 
   /** @param {WebAssembly.Module} module */
   constructor(module) {

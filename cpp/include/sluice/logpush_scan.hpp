@@ -89,7 +89,7 @@ static_assert(sizeof(LogpushFresh) == 12);
 // same batch (records of the batch name it, and JavaScript learns of the batch's new strings only
 // when the batch is done): then it is not kept. Caller-allocated, zeroed.
 struct LogpushStrings {
-  static constexpr uint32_t kSlots = 1u << 14;
+  static constexpr uint32_t kSlots = 1u << 12;
   static constexpr uint32_t kMaxBytes = 56;
   struct Slot {
     uint32_t batch;  // the batch that put it there, 0 for none
