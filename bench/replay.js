@@ -1,10 +1,11 @@
 // node bench/replay.js [--quick]: how fast `sluice replay` goes, and in how much memory (issue 21 §1).
 //
 // Throughput: one generated Logpush file (realistic lines: test/js/fixtures/replay/traffic.js), read
-// in each repetition three times, in rotating order: read only (the reader, each line made the
-// string the parser is given), parse only (the same reader and parser, no decision) and end to end
-// (replay() with an --rule engine: parse, canonical path, key, the core's decision, the per-rule
-// statistics). Speeds are lines per second of this process's CPU time (process.cpuUsage(), user +
+// in each repetition four times, in rotating order: read only (the reader: lines found as byte ranges),
+// parse only (the same reader and parser end to end uses: each batch read by the core's Logpush reader,
+// formats/logpush-batch.js, a record per line, no decision), JSON.parse per line (the parser before it:
+// each line a string given to parseLogpushLine; a second baseline, no floor) and end to end (replay()
+// with an --rule engine: parse, canonical path, key, the core's decision, the per-rule statistics). Speeds are lines per second of this process's CPU time (process.cpuUsage(), user +
 // system), which keeps repetitions comparable on a shared machine; the wall-clock speed is printed
 // beside it. One uncounted round of each warms up first. The ratio is taken per repetition (end to
 // end / parse only, same repetition) and its median reported. Floors: >= 500,000 lines/s end to
@@ -25,6 +26,7 @@ import { fileURLToPath } from "node:url";
 
 import { logpushLine, traffic } from "../test/js/fixtures/replay/traffic.js";
 import { parseLogpushLine } from "../worker/cli/replay/formats/logpush.js";
+import { LogpushBatchReader } from "../worker/cli/replay/formats/logpush-batch.js";
 import { readLines } from "../worker/cli/replay/input.js";
 import { replay } from "../worker/cli/replay/replay.js";
 import { createRuleEngine } from "../worker/cli/replay/rule-engine.js";
@@ -73,16 +75,33 @@ async function memoryChild(count) {
   process.stdout.write(JSON.stringify({ lines: result.lines.replayed, maxRssMiB: process.resourceUsage().maxRSS / 1024 }));
 }
 
-// What the reader alone costs: every line made the string the parser is given, nothing parsed.
+// What the reader alone costs: the lines found as byte ranges, nothing parsed (the core's reader takes
+// the bytes; a line is made a string only for JSON.parse, the baseline).
 async function readOnly(file) {
   let lines = 0;
   for await (const batch of readLines([file], { read: 0, total: null })) {
-    for (let i = 0; i < batch.count; i++) if (batch.text(i).length > 0) lines++;
+    for (let i = 0; i < batch.count; i++) if (batch.ends[i] > batch.starts[i]) lines++;
   }
   return lines;
 }
 
+// The replay's own parser: each batch read by the core, a record made per line (the core's fallback,
+// parseLogpushLine, for the lines it does not answer for).
 async function parseOnly(file) {
+  const reader = new LogpushBatchReader();
+  let records = 0;
+  for await (const batch of readLines([file], { read: 0, total: null })) {
+    if (reader.read(batch)) {
+      for (let i = 0; i < batch.count; i++) if (reader.recordAt(i) !== null) records++;
+    } else {
+      for (let i = 0; i < batch.count; i++) if (parseLogpushLine(batch.text(i)) !== null) records++;
+    }
+  }
+  return records;
+}
+
+// The parser before the core's reader: every line a string, JSON.parse'd by parseLogpushLine.
+async function jsonParseOnly(file) {
   let records = 0;
   for await (const batch of readLines([file], { read: 0, total: null })) {
     for (let i = 0; i < batch.count; i++) if (parseLogpushLine(batch.text(i)) !== null) records++;
@@ -117,7 +136,8 @@ function spreadLine(rows, cpu) {
 function perLine(rows) {
   const us = (/** @type {(r: any) => number} */ f) => (median(rows.map(f)) * 1e6).toFixed(2);
   const perLineSec = (/** @type {any} */ m) => m.cpuSec / m.lines;
-  return `Per line, CPU time (medians): reading ${us((r) => perLineSec(r.read))} us, parsing ${us((r) => perLineSec(r.parse) - perLineSec(r.read))} us, deciding and counting ${us((r) => perLineSec(r.replay) - perLineSec(r.parse))} us; end to end ${us((r) => perLineSec(r.replay))} us (500,000 lines/s is 2 us).`;
+  const jsonParse = rows[0].jsonParse ? ` Instead of the core's reader, each line made a string and given to JSON.parse: parsing ${us((r) => perLineSec(r.jsonParse) - perLineSec(r.read))} us.` : "";
+  return `Per line, CPU time (medians): reading ${us((r) => perLineSec(r.read))} us, parsing ${us((r) => perLineSec(r.parse) - perLineSec(r.read))} us, deciding and counting ${us((r) => perLineSec(r.replay) - perLineSec(r.parse))} us; end to end ${us((r) => perLineSec(r.replay))} us (500,000 lines/s is 2 us).${jsonParse}`;
 }
 
 // The section of docs/replay.md, from a report (this run's, or bench/replay.json with --docs).
@@ -136,9 +156,9 @@ function writeDocs(report) {
       "|---|---|---|",
       ...report.floors.map((/** @type {any} */ f) => `| ${f.floor} | ${f.met ? "yes" : "**no**"} | ${f.measured.toLocaleString("en-US")} |`),
       "",
-      "| repetition | read only, lines/s | parse only, lines/s | end to end, lines/s | ratio |",
-      "|---|---|---|---|---|",
-      ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${r.read ? n(cpu(r.read)) : "-"} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
+      "| repetition | read only, lines/s | parse only, lines/s | JSON.parse per line, lines/s | end to end, lines/s | ratio |",
+      "|---|---|---|---|---|---|",
+      ...report.rows.map((/** @type {any} */ r, /** @type {number} */ i) => `| ${i + 1} | ${r.read ? n(cpu(r.read)) : "-"} | ${n(cpu(r.parse))} (wall ${n(wall(r.parse))}) | ${r.jsonParse ? n(cpu(r.jsonParse)) : "-"} | ${n(cpu(r.replay))} (wall ${n(wall(r.replay))}) | ${r.ratio.toFixed(2)} |`),
       "",
       spreadLine(report.rows, cpu),
       ...(report.rows[0].read ? ["", perLine(report.rows)] : []),
@@ -165,17 +185,18 @@ async function main() {
   await parseOnly(file);
   await endToEnd(file);
   await readOnly(file);
+  await jsonParseOnly(file);
   const rows = [];
-  const runs = { read: readOnly, parse: parseOnly, replay: endToEnd };
+  const runs = { read: readOnly, parse: parseOnly, jsonParse: jsonParseOnly, replay: endToEnd };
   for (let rep = 0; rep < repetitions; rep++) {
     // Each repetition in another order, so no one of them always follows another.
-    const order = [["read", "parse", "replay"], ["replay", "parse", "read"], ["parse", "replay", "read"]][rep % 3];
+    const order = [["read", "parse", "jsonParse", "replay"], ["replay", "jsonParse", "parse", "read"], ["parse", "replay", "read", "jsonParse"], ["jsonParse", "read", "replay", "parse"]][rep % 4];
     /** @type {Record<string, any>} */
     const row = {};
     for (const which of order) row[which] = await measure(runs[/** @type {keyof typeof runs} */ (which)], file);
     row.ratio = row.replay.lines / row.replay.cpuSec / (row.parse.lines / row.parse.cpuSec);
     rows.push(row);
-    console.log(`rep ${rep + 1}: read ${Math.round(row.read.lines / row.read.cpuSec).toLocaleString("en-US")}/s cpu; parse ${Math.round(row.parse.lines / row.parse.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.parse.lines / row.parse.wallSec).toLocaleString("en-US")}/s wall); end to end ${Math.round(row.replay.lines / row.replay.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.replay.lines / row.replay.wallSec).toLocaleString("en-US")}/s wall); ratio ${row.ratio.toFixed(2)}`);
+    console.log(`rep ${rep + 1}: read ${Math.round(row.read.lines / row.read.cpuSec).toLocaleString("en-US")}/s cpu; JSON.parse per line ${Math.round(row.jsonParse.lines / row.jsonParse.cpuSec).toLocaleString("en-US")}/s cpu; parse ${Math.round(row.parse.lines / row.parse.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.parse.lines / row.parse.wallSec).toLocaleString("en-US")}/s wall); end to end ${Math.round(row.replay.lines / row.replay.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.replay.lines / row.replay.wallSec).toLocaleString("en-US")}/s wall); ratio ${row.ratio.toFixed(2)}`);
   }
   rmSync(dir, { recursive: true, force: true });
   const endToEndPerSec = median(rows.map((r) => r.replay.lines / r.replay.cpuSec));

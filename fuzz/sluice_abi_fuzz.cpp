@@ -17,11 +17,18 @@
 //     as worker/gateway/redact.js builds them, and the scan's candidates must include every position
 //     where a naive matcher (every position, every secret, every start in it) finds 12 characters of
 //     a secret in a row, or a whole secret, each character as it is or in an escape the masker reads
-//     (the sparse scan when every secret has 7 bytes or more, the dense one otherwise).
+//     (the sparse scan when every secret has 7 bytes or more, the dense one otherwise);
+//   - the replay's Logpush reader (sluice_logpush_*) says of a line only what JSON.parse would: lines of
+//     the input and a realistic Logpush line edited by it (JSON's tokens, the input's bytes, cuts) are
+//     read as one batch, and a line called "not JSON" is one nlohmann::json refuses (RFC 8259, as
+//     JSON.parse reads ASCII text), a record or no-record line an object it accepts, a record's fields
+//     those of its parse (the last duplicate key), its numbers the doubles strtod makes, and every id of
+//     the string table names the bytes it stands for, across inputs.
 // Run by scripts/fuzz.sh (part of npm test, bounded in time); seeds in fuzz/corpus.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -31,7 +38,11 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "../wasm-bindings/sluice_abi.h"
+#include "sluice/logpush_scan.hpp"
 #include "sluice/rule.hpp"
 #include "sluice/secret_scan.hpp"
 
@@ -43,6 +54,13 @@ extern "C" uint8_t* sluice_fuzz_scan_reserve(uint32_t length);
 extern "C" uint32_t* sluice_fuzz_scan_positions(void);
 extern "C" int32_t sluice_fuzz_scan(const sluice::SecretScanTables* tables, uint32_t length);
 extern "C" int32_t sluice_fuzz_scan_tables_add_run(sluice::SecretScanTables* tables, uint32_t length, uint32_t min_bytes, uint32_t escapable);
+extern "C" uint8_t* sluice_fuzz_logpush_bytes(void);
+extern "C" int32_t* sluice_fuzz_logpush_starts(void);
+extern "C" int32_t* sluice_fuzz_logpush_ends(void);
+extern "C" sluice::LogpushSpans* sluice_fuzz_logpush_spans(void);
+extern "C" sluice::LogpushHeader* sluice_fuzz_logpush_headers(void);
+extern "C" sluice::LogpushFresh* sluice_fuzz_logpush_fresh(void);
+extern "C" uint32_t sluice_fuzz_logpush_fresh_count(void);
 
 namespace {
 
@@ -339,10 +357,178 @@ void check_secret_scan(const uint8_t* data, size_t size) {
   std::free(tables);
 }
 
+// ---- The replay's Logpush reader ----
+
+const char kLogpushTemplate[] =
+    R"x({"ClientIP":"198.51.100.7","ClientRequestHost":"shop.example","ClientRequestMethod":"GET","ClientRequestURI":"/api/items/1?page=2",)x"
+    R"x("ClientRequestUserAgent":"Mozilla/5.0 (X11; Linux x86_64)","EdgeResponseStatus":200,"EdgeStartTimestamp":1764460800123456789,)x"
+    R"x("RequestHeaders":{"authorization":"Bearer tok","x-api-key":"k1"}})x";
+const char* const kJsonTokens[] = {
+    "\"", "\\", "{", "}", "[", "]", ":", ",", " ", "\t", "\r", "0", "-", ".", "e", "E+", "1e400", "-0", "1.5", "true", "null",
+    "\\u0041", "\\ud800", "\\n", "\x7f", "\x01", "\xc3\xa9", "\xff", "\"ClientIP\":\"x\",", "\"ClientRequestURI\":\"/d\",",
+    "\"ClientRequestPath\":\"/p\",", "\"EdgeStartTimestamp\":", "\"EdgeResponseStatus\":", "\"ClientRequestMethod\":\"POST\",",
+    "\"RequestHeaders\":{\"A\":\"b\",\"a\":\"c\"},", "\"RequestHeaders\":{\"n\":1,\"v\":\"w\"},", "\"JA4\":\"t\",",
+    "\"2026-11-30T00:00:00Z\"", "1795996915.306", "18446744073709551616", "9007199254740993",
+};
+
+std::string span(const std::string& line, int32_t start, int32_t end) {
+  return line.substr(static_cast<size_t>(start), static_cast<size_t>(end - start));
+}
+
+// The double JSON.parse makes of a JSON number nlohmann parsed (its integers are exact, its floats strtod's).
+double json_number(const nlohmann::json& j) {
+  if (j.is_number_unsigned()) return static_cast<double>(j.get<uint64_t>());
+  if (j.is_number_integer()) return static_cast<double>(j.get<int64_t>());
+  return j.get<double>();
+}
+
+// The string table's strings as the JavaScript reader keeps them, across inputs (the module's table is too).
+std::vector<std::string>& logpush_mirror() {
+  static std::vector<std::string> mirror(sluice::LogpushStrings::kSlots);
+  return mirror;
+}
+
+void check_logpush_scan(const uint8_t* data, size_t size) {
+  std::vector<std::string> lines;
+  // The input's own lines.
+  for (size_t from = 0; from <= size && lines.size() < 8;) {
+    const auto* newline = static_cast<const uint8_t*>(std::memchr(data + from, '\n', size - from));
+    const size_t end = newline == nullptr ? size : static_cast<size_t>(newline - data);
+    lines.emplace_back(reinterpret_cast<const char*>(data + from), end - from);
+    from = end + 1;
+  }
+  // A realistic line, edited: tokens of JSON's, bytes of the input, cuts.
+  FuzzedDataProvider in(data, size);
+  for (int n = 0; n < 6 && in.remaining_bytes() > 0; ++n) {
+    std::string line = kLogpushTemplate;
+    const int edits = in.ConsumeIntegralInRange(0, 4);
+    for (int e = 0; e < edits; ++e) {
+      const size_t at = in.ConsumeIntegralInRange<size_t>(0, line.size());
+      switch (in.ConsumeIntegralInRange(0, 3)) {
+        case 0:
+          line.insert(at, kJsonTokens[in.ConsumeIntegralInRange<size_t>(0, sizeof(kJsonTokens) / sizeof(kJsonTokens[0]) - 1)]);
+          break;
+        case 1:
+          line.insert(at, in.ConsumeBytesAsString(in.ConsumeIntegralInRange<size_t>(1, 4)));
+          break;
+        case 2:
+          line.erase(at, in.ConsumeIntegralInRange<size_t>(1, 8));
+          break;
+        default:
+          if (at < line.size()) line[at] = static_cast<char>(in.ConsumeIntegral<uint8_t>());
+      }
+    }
+    for (char& c : line) {
+      if (c == '\n') c = ' ';
+    }
+    lines.push_back(line);
+  }
+  std::string batch;
+  std::vector<int32_t> starts;
+  std::vector<int32_t> ends;
+  for (const std::string& line : lines) {
+    starts.push_back(static_cast<int32_t>(batch.size()));
+    batch += line;
+    ends.push_back(static_cast<int32_t>(batch.size()));
+    batch += '\n';
+  }
+  const auto count = static_cast<uint32_t>(lines.size());
+  INVARIANT(sluice_logpush_reserve(static_cast<uint32_t>(batch.size()), count) == 1, "no memory for %u lines", count);
+  std::memcpy(sluice_fuzz_logpush_bytes(), batch.data(), batch.size());
+  std::memcpy(sluice_fuzz_logpush_starts(), starts.data(), count * sizeof(int32_t));
+  std::memcpy(sluice_fuzz_logpush_ends(), ends.data(), count * sizeof(int32_t));
+  const int32_t headers_written = sluice_logpush_scan(count);
+  INVARIANT(headers_written >= 0, "scan refused %u lines", count);
+  std::vector<std::string>& mirror = logpush_mirror();
+  const sluice::LogpushFresh* fresh = sluice_fuzz_logpush_fresh();
+  for (uint32_t k = 0; k < sluice_fuzz_logpush_fresh_count(); ++k) {
+    INVARIANT(fresh[k].slot >= 0 && static_cast<uint32_t>(fresh[k].slot) < sluice::LogpushStrings::kSlots, "fresh slot %d", fresh[k].slot);
+    mirror[static_cast<size_t>(fresh[k].slot)] = span(batch, fresh[k].start, fresh[k].end);
+  }
+  const sluice::LogpushSpans* spans = sluice_fuzz_logpush_spans();
+  const sluice::LogpushHeader* headers = sluice_fuzz_logpush_headers();
+  for (uint32_t i = 0; i < count; ++i) {
+    const std::string& line = lines[i];
+    const sluice::LogpushSpans& s = spans[i];
+    const auto kind = static_cast<sluice::LogpushLine>(s.kind);
+    // nlohmann refuses a number beyond the doubles ("number overflow") and a lone surrogate escaped
+    // (\ud800), which JSON.parse makes Infinity and a lone UTF-16 unit: such a line is left to
+    // test/js/replay-logpush-batch.test.js, which asks JSON.parse itself.
+    bool accepted = true;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& error) {
+      if (std::strstr(error.what(), "number overflow") != nullptr || std::strstr(error.what(), "surrogate") != nullptr) continue;
+      accepted = false;
+    }
+    size_t first = 0;
+    while (first < line.size() && (line[first] == ' ' || line[first] == '\t' || line[first] == '\r')) ++first;
+    switch (kind) {
+      case sluice::LogpushLine::kBlank:
+        for (const char c : line) INVARIANT(c == ' ' || (c >= '\t' && c <= '\r'), "line %u called blank", i);
+        break;
+      case sluice::LogpushLine::kNotObject:
+        INVARIANT(first == line.size() || line[first] != '{', "line %u begins with an object", i);
+        break;
+      case sluice::LogpushLine::kNotJson:
+        INVARIANT(!accepted, "line %u called not JSON is JSON: %s", i, line.c_str());
+        break;
+      case sluice::LogpushLine::kNoRecord:
+      case sluice::LogpushLine::kRecord:
+        INVARIANT(accepted && line[first] == '{', "line %u called an object is none: %s", i, line.c_str());
+        break;
+      case sluice::LogpushLine::kFallback:
+        break;
+      default:
+        INVARIANT(false, "line %u has verdict %d", i, s.kind);
+    }
+    if (kind != sluice::LogpushLine::kRecord) continue;
+    for (const char c : line) INVARIANT(static_cast<uint8_t>(c) < 0x80, "a record of line %u has a byte above 0x7F", i);
+    const auto is = [&j, &batch](const char* key, int32_t start, int32_t end) {
+      return j.contains(key) && j[key].is_string() && j[key].get<std::string>() == span(batch, start, end);
+    };
+    INVARIANT(is("ClientIP", s.ip_start, s.ip_end), "line %u: address", i);
+    INVARIANT(is("ClientRequestMethod", s.method_start, s.method_end), "line %u: method", i);
+    INVARIANT(is("ClientRequestURI", s.uri_start, s.uri_end) ||
+                  (!(j.contains("ClientRequestURI") && j["ClientRequestURI"].is_string()) && is("ClientRequestPath", s.uri_start, s.uri_end)),
+              "line %u: URI", i);
+    INVARIANT(s.host_start < 0 ? !(j.contains("ClientRequestHost") && j["ClientRequestHost"].is_string())
+                               : is("ClientRequestHost", s.host_start, s.host_end),
+              "line %u: host", i);
+    const nlohmann::json& time = j["EdgeStartTimestamp"];
+    if (s.time_form == sluice::kLogpushString) INVARIANT(is("EdgeStartTimestamp", s.time_start, s.time_end), "line %u: time string", i);
+    else if (s.time_form == sluice::kLogpushNumber) INVARIANT(time.is_number() && json_number(time) == s.time, "line %u: time %.17g", i, s.time);
+    else INVARIANT(time.is_number() && s.time_start >= 0, "line %u: time text", i);
+    const bool has_status = j.contains("EdgeResponseStatus") && j["EdgeResponseStatus"].is_number();
+    if (s.status_start < 0) {
+      const double want = has_status ? json_number(j["EdgeResponseStatus"]) : 0;
+      INVARIANT(s.status == (std::isfinite(want) && std::trunc(want) == want ? want : 0), "line %u: status %.17g", i, s.status);
+    } else {
+      INVARIANT(has_status, "line %u: status text", i);
+    }
+    const bool has_headers = j.contains("RequestHeaders") && j["RequestHeaders"].is_object();
+    size_t string_headers = 0;
+    if (has_headers) {
+      for (const auto& member : j["RequestHeaders"].items()) string_headers += member.value().is_string() ? 1 : 0;
+    }
+    INVARIANT(static_cast<size_t>(s.header_count) == string_headers, "line %u: %d headers, %zu in the parse", i, s.header_count, string_headers);
+    for (int32_t k = 0; k < s.header_count; ++k) {
+      const sluice::LogpushHeader& h = headers[s.header_first + k];
+      const std::string name = span(batch, h.name_start, h.name_end);
+      INVARIANT(j["RequestHeaders"][name].get<std::string>() == span(batch, h.value_start, h.value_end), "line %u: header %s", i, name.c_str());
+      if (h.name_id > 0) INVARIANT(mirror[static_cast<size_t>(h.name_id - 1)] == name, "line %u: header name id %d", i, h.name_id);
+    }
+    if (s.method_id > 0) INVARIANT(mirror[static_cast<size_t>(s.method_id - 1)] == span(batch, s.method_start, s.method_end), "line %u: method id", i);
+    if (s.host_id > 0) INVARIANT(mirror[static_cast<size_t>(s.host_id - 1)] == span(batch, s.host_start, s.host_end), "line %u: host id", i);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check_secret_scan(data, size);
+  check_logpush_scan(data, size);
   FuzzedDataProvider in(data, size);
   sluice_fuzz_teardown();
   sluice_init(in.ConsumeIntegral<uint32_t>(), in.ConsumeIntegral<uint32_t>(), 7, 9);

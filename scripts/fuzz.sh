@@ -10,7 +10,7 @@ mkdir -p build/fuzz/corpus
 clang++-14 -std=c++20 -O1 -g -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wno-ignored-attributes -Wno-unknown-attributes \
   -DSLUICE_FUZZ_HOOKS -Icpp/include \
-  cpp/src/*.cpp cpp/src/algorithms/*.cpp wasm-bindings/sluice_abi.cpp fuzz/sluice_abi_fuzz.cpp \
+  cpp/src/*.cpp cpp/src/algorithms/*.cpp wasm-bindings/sluice_abi.cpp wasm-bindings/logpush_abi.cpp fuzz/sluice_abi_fuzz.cpp \
   -o build/fuzz/sluice_abi_fuzz
 echo "== fuzz: the C ABI for ${seconds} s (seeds: fuzz/corpus)"
 cd build/fuzz

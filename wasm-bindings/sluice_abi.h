@@ -104,6 +104,19 @@ void sluice_scan_tables_free(uint32_t tables);
 uint32_t sluice_scan_reserve(uint32_t length);
 uint32_t sluice_scan_positions(void);
 int32_t sluice_scan(uint32_t tables, uint32_t length);
+/* The replay's Logpush reader (sluice/logpush_scan.hpp; wasm-bindings/logpush_abi.cpp), independent of
+ * the limiter. sluice_logpush_reserve makes the areas hold a batch of `bytes` bytes and `lines` lines
+ * (1, or 0 when memory runs out); sluice_logpush_areas() points at seven u32: the addresses of the
+ * bytes, the lines' i32 start offsets, their i32 end offsets, the lines' sluice::LogpushSpans (96 bytes
+ * each), the sluice::LogpushHeader area (24 bytes each, SLUICE_LOGPUSH_HEADERS_PER_LINE per line
+ * reserved) and the sluice::LogpushFresh area (12 bytes each), then how many LogpushFresh the last
+ * scan wrote (the strings it put into the module's sluice::LogpushStrings, kept across scans).
+ * sluice_logpush_scan reads the first `count` lines and returns how many headers it wrote, or -1
+ * (count or an offset beyond the areas). */
+#define SLUICE_LOGPUSH_HEADERS_PER_LINE 4u
+int32_t sluice_logpush_reserve(uint32_t bytes, uint32_t lines);
+uint32_t sluice_logpush_areas(void);
+int32_t sluice_logpush_scan(uint32_t count);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@ import { parseCombinedLine } from "./formats/combined.js";
 import { csvParser } from "./formats/csv.js";
 import { detectFormat } from "./formats/detect.js";
 import { parseLogpushLine } from "./formats/logpush.js";
+import { LogpushBatchReader, LogpushLine } from "./formats/logpush-batch.js";
 import { readLines } from "./input.js";
 import { PeakProbe } from "./peak-probe.js";
 import { RuleStats } from "./rule-stats.js";
@@ -74,30 +75,45 @@ export async function replay({ inputs, format, columns, engine, maxClients = nul
   /** @type {((line: string) => LogRecord | null) | null} */
   let parse = null;
   let latestMs = -Infinity;
+  /** @type {LogpushBatchReader | null} */
+  let logpush = null;
   for await (const batch of readLines(inputs, /** @type {InputProgress} */ (progress), stdin)) {
     if (batch.source !== source) {
       source = batch.source;
       parse = null;
     }
+    // Logpush lines are read a batch at a time by the core (formats/logpush-batch.js), once the
+    // format is known; the lines it does not answer for, and every other format, line by line below.
+    const scanned = parse === parseLogpushLine && (logpush ??= new LogpushBatchReader()).read(batch);
     for (let i = 0; i < batch.count; i++) {
-      const line = batch.text(i);
       lines.total++;
       if ((lines.total & (PROGRESS_EVERY - 1)) === 0) onProgress?.(lines.total, progress);
-      if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === "")) {
+      const kind = scanned ? /** @type {LogpushBatchReader} */ (logpush).kind(i) : LogpushLine.FALLBACK;
+      /** @type {LogRecord | null} */
+      let record;
+      if (kind === LogpushLine.RECORD) record = /** @type {LogpushBatchReader} */ (logpush).record(i);
+      else if (kind === LogpushLine.BLANK) {
         lines.blank++;
         continue;
-      }
-      if (parse === null) {
-        const chosen = format === "auto" ? detectFormat(line) : format;
-        formats[batch.source] = chosen;
-        if (chosen === "csv") {
-          // The first line of a CSV input names its columns.
-          parse = csvParser(line, columns);
+      } else if (kind !== LogpushLine.FALLBACK) record = null;
+      else {
+        const line = batch.text(i);
+        if (line.length === 0 || (line.charCodeAt(0) <= 32 && line.trim() === "")) {
+          lines.blank++;
           continue;
         }
-        parse = chosen === "logpush" ? parseLogpushLine : parseCombinedLine;
+        if (parse === null) {
+          const chosen = format === "auto" ? detectFormat(line) : format;
+          formats[batch.source] = chosen;
+          if (chosen === "csv") {
+            // The first line of a CSV input names its columns.
+            parse = csvParser(line, columns);
+            continue;
+          }
+          parse = chosen === "logpush" ? parseLogpushLine : parseCombinedLine;
+        }
+        record = parse(line);
       }
-      const record = parse(line);
       if (record === null) {
         lines.unparseable++;
         if (badLines.length < LISTED_BAD_LINES) badLines.push(`${batch.source}:${batch.firstLine + i}`);
