@@ -10,7 +10,10 @@ if ! emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release >build/wasm-con
   exit 1
 fi
 cmake --build build/wasm -j2 >/dev/null
-cp build/wasm/sluice.wasm wasm-bindings/sluice.wasm
-raw=$(wc -c < wasm-bindings/sluice.wasm)
-gz=$(gzip -9 -c wasm-bindings/sluice.wasm | wc -c)
-echo "sluice.wasm: $raw bytes, $gz gzipped"
+# sluice.wasm is what Workers bundle; sluice-replay.wasm is the CLI's Logpush reader (sluice replay).
+for module in sluice sluice-replay; do
+  cp "build/wasm/$module.wasm" "wasm-bindings/$module.wasm"
+  raw=$(wc -c < "wasm-bindings/$module.wasm")
+  gz=$(gzip -9 -c "wasm-bindings/$module.wasm" | wc -c)
+  echo "$module.wasm: $raw bytes, $gz gzipped"
+done

@@ -17,7 +17,7 @@ tarball=$(ls "$work"/sluice-*.tgz)
 
 # What the tarball must and must not hold.
 contents=$(tar -tzf "$tarball")
-for wanted in package/wasm-bindings/sluice.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md package/docs/options.md package/docs/testing.md package/gateway.config.schema.json; do
+for wanted in package/wasm-bindings/sluice.wasm package/wasm-bindings/sluice-replay.wasm package/types/worker/src/hono.d.ts package/LICENSE package/README.md package/CHANGELOG.md package/docs/options.md package/docs/testing.md package/gateway.config.schema.json; do
   grep -qx "$wanted" <<<"$contents" || { echo "examples: the tarball lacks $wanted" >&2; exit 1; }
 done
 # worker/gateway/ ships for `sluice replay --config` (worker/cli/), which runs the gateway's own routing

@@ -1,4 +1,4 @@
-// The JS side of sluice.wasm's Logpush reader (sluice_abi.h: sluice_logpush_*; cpp/include/sluice/
+// The JS side of sluice-replay.wasm, the Logpush reader (sluice_abi.h: sluice_logpush_*; cpp/include/sluice/
 // logpush_scan.hpp says what each verdict means): an instance of the module of its own, used by
 // `sluice replay` (worker/cli/replay/formats/logpush-batch.js). A batch is copied in once and read in
 // one call; the verdicts and spans are then read from the module's memory, valid until the next scan.

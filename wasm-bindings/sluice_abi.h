@@ -104,7 +104,8 @@ void sluice_scan_tables_free(uint32_t tables);
 uint32_t sluice_scan_reserve(uint32_t length);
 uint32_t sluice_scan_positions(void);
 int32_t sluice_scan(uint32_t tables, uint32_t length);
-/* The replay's Logpush reader (sluice/logpush_scan.hpp; wasm-bindings/logpush_abi.cpp), independent of
+/* The replay's Logpush reader (sluice/logpush_scan.hpp; wasm-bindings/logpush_abi.cpp), exported by
+ * sluice-replay.wasm (the CLI's module; sluice.wasm, which Workers bundle, has none of it), independent of
  * the limiter. sluice_logpush_reserve makes the areas hold a batch of `bytes` bytes and `lines` lines
  * (1, or 0 when memory runs out); sluice_logpush_areas() points at seven u32: the addresses of the
  * bytes, the lines' i32 start offsets, their i32 end offsets, the lines' sluice::LogpushSpans (96 bytes

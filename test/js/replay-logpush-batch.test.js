@@ -3,12 +3,14 @@
 // path gives, over realistic lines and hostile ones, and each verdict must be true of JSON.parse
 // (a line called "not JSON" is one JSON.parse throws on, a record or no-record line one it accepts).
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 
 import { random } from "../../bench/worker/workload.js";
 import { LogpushBatchReader, LogpushLine } from "../../worker/cli/replay/formats/logpush-batch.js";
 import { parseLogpushLine } from "../../worker/cli/replay/formats/logpush.js";
 import { LineBatch } from "../../worker/cli/replay/input.js";
+import replayWasm from "../../wasm-bindings/replay-module-node.js";
 import { logpushLine, traffic } from "./fixtures/replay/traffic.js";
 
 const reader = new LogpushBatchReader();
@@ -247,4 +249,13 @@ describe("the Logpush reader in the core gives parseLogpushLine's records", () =
     // The mutations reach every verdict but the blank one.
     for (const kind of [LogpushLine.NOT_JSON, LogpushLine.NO_RECORD, LogpushLine.RECORD, LogpushLine.FALLBACK]) assert.ok(verdicts[kind] > 0, `${kind}: ${JSON.stringify(verdicts)}`);
   });
+});
+
+test("the Logpush reader is a module of its own: sluice.wasm, which Workers bundle, exports none of it", () => {
+  const names = (/** @type {WebAssembly.Module} */ module) => WebAssembly.Module.exports(module).map((entry) => entry.name);
+  const workerModule = new WebAssembly.Module(readFileSync(new URL("../../wasm-bindings/sluice.wasm", import.meta.url)));
+  assert.deepEqual(names(workerModule).filter((name) => name.startsWith("sluice_logpush")), []);
+  assert.ok(names(workerModule).includes("sluice_check"), "the limiter is there");
+  for (const name of ["sluice_logpush_reserve", "sluice_logpush_areas", "sluice_logpush_scan"]) assert.ok(names(replayWasm).includes(name), name);
+  assert.deepEqual(names(replayWasm).filter((name) => name === "sluice_check" || name.startsWith("sluice_scan")), [], "and the reader's module has no limiter");
 });

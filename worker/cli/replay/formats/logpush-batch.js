@@ -6,8 +6,7 @@
 // nesting) is read by parseLogpushLine, as before. Either way a line gives the record
 // parseLogpushLine(batch.text(i)) gives: test/js/replay-logpush-batch.test.js compares them over
 // generated and hostile lines.
-import sluiceWasm from "#sluice-wasm";
-
+import replayWasm from "../../../../wasm-bindings/replay-module-node.js";
 import { HEADER_WORDS, LogpushLine, LogpushScan, SPAN_WORDS, Span, TimeForm } from "../../../../wasm-bindings/logpush-scan.js";
 import { parseLogpushLine } from "./logpush.js";
 import { timestampMs } from "./timestamp.js";
@@ -26,7 +25,7 @@ export class LogpushBatchReader {
   constructor() {
     // An instance of the module per reader: a replay awaits between lines (a key to hash), and another
     // replay in the same process must not overwrite this one's batch meanwhile.
-    this.#scan = new LogpushScan(/** @type {WebAssembly.Module} */ (sluiceWasm));
+    this.#scan = new LogpushScan(replayWasm);
   }
 
   /**
