@@ -2,6 +2,7 @@
 // logpush_scan.hpp says what each verdict means): an instance of the module of its own, used by
 // `sluice replay` (worker/cli/replay/formats/logpush-batch.js). A batch is copied in once and read in
 // one call; the verdicts and spans are then read from the module's memory, valid until the next scan.
+import { standaloneInstance } from "./standalone-instance.js";
 
 /** The verdicts of sluice::LogpushLine. */
 export const LogpushLine = Object.freeze({ BLANK: 0, NOT_OBJECT: 1, NOT_JSON: 2, NO_RECORD: 3, FALLBACK: 4, RECORD: 5 });
@@ -60,15 +61,7 @@ export class LogpushScan {
   constructor(module) {
     /** @type {LogpushScan} */
     const self = this;
-    const instance = new WebAssembly.Instance(module, {
-      env: { emscripten_notify_memory_growth: () => self.#refreshViews() },
-      wasi_snapshot_preview1: {
-        /** @param {number} code */
-        proc_exit(code) {
-          throw new Error(`sluice.wasm exited with code ${code}`);
-        },
-      },
-    });
+    const instance = standaloneInstance(module, "sluice-replay.wasm", () => self.#refreshViews());
     this.#exports = instance.exports;
     this.#memory = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     this.#exports._initialize?.();

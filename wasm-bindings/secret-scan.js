@@ -2,6 +2,7 @@
 // secret_scan.hpp says what a candidate is): an instance of the module of its own, so that scanning
 // never touches a limiter's I/O area. One per isolate, made on first use; each set of secrets gets its
 // tables once (ScanTables), and a scan copies the text in and reads the positions out, nothing else.
+import { standaloneInstance } from "./standalone-instance.js";
 
 // Offsets of sluice::SecretScanTables (static_assert'ed there).
 const RAW_START = 0;
@@ -42,15 +43,7 @@ export class SecretScan {
   constructor(module) {
     /** @type {SecretScan} */
     const self = this;
-    const instance = new WebAssembly.Instance(module, {
-      env: { emscripten_notify_memory_growth: () => self.#refreshViews() },
-      wasi_snapshot_preview1: {
-        /** @param {number} code */
-        proc_exit(code) {
-          throw new Error(`sluice.wasm exited with code ${code}`);
-        },
-      },
-    });
+    const instance = standaloneInstance(module, "sluice.wasm", () => self.#refreshViews());
     this.#exports = instance.exports;
     this.#memory = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     this.#exports._initialize?.();

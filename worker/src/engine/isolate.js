@@ -182,23 +182,7 @@ function discardCore(state, error) {
  * @returns {Outcome}
  */
 export function decideInIsolate(checks, nowMs, peek = false) {
-  const state = isolateState();
-  try {
-    return run(state, checks, nowMs, peek);
-  } catch (error) {
-    if (!isInstanceFailure(error)) {
-      if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) state.counters.refusedChecks++;
-      throw error;
-    }
-    discardCore(state, error);
-  }
-  try {
-    return run(state, checks, nowMs, peek);
-  } catch (error) {
-    // Twice in a row: give up on this request, but leave the next one a fresh instance.
-    if (isInstanceFailure(error)) discardCore(state, error);
-    throw error;
-  }
+  return recovering((state) => run(state, checks, nowMs, peek));
 }
 
 /**
@@ -212,9 +196,19 @@ export function decideInIsolate(checks, nowMs, peek = false) {
  * @returns {Outcome}
  */
 export function decideOneInIsolate(rule, key, cost, nowMs, peek) {
+  return recovering((state) => runOne(state, rule, key, cost, nowMs, peek));
+}
+
+/**
+ * A decision on the isolate's instance, `decide(state)`: an instance failure replaces the instance
+ * and decides once more on the fresh one; a call the core refused is counted and thrown.
+ * @param {(state: IsolateState) => Outcome} decide
+ * @returns {Outcome}
+ */
+function recovering(decide) {
   const state = isolateState();
   try {
-    return runOne(state, rule, key, cost, nowMs, peek);
+    return decide(state);
   } catch (error) {
     if (!isInstanceFailure(error)) {
       if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) state.counters.refusedChecks++;
@@ -223,8 +217,9 @@ export function decideOneInIsolate(rule, key, cost, nowMs, peek) {
     discardCore(state, error);
   }
   try {
-    return runOne(state, rule, key, cost, nowMs, peek);
+    return decide(state);
   } catch (error) {
+    // Twice in a row: give up on this request, but leave the next one a fresh instance.
     if (isInstanceFailure(error)) discardCore(state, error);
     throw error;
   }
