@@ -32,6 +32,7 @@ import { replay } from "../worker/cli/replay/replay.js";
 import { createRuleEngine } from "../worker/cli/replay/rule-engine.js";
 import { parseRule } from "../worker/cli/replay/rules.js";
 import { writeDocsSection } from "./lib/docs-section.js";
+import { decideParts } from "./lib/replay-decide-parts.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const quick = process.argv.includes("--quick");
@@ -140,6 +141,14 @@ function perLine(rows) {
   return `Per line, CPU time (medians): reading ${us((r) => perLineSec(r.read))} us, parsing ${us((r) => perLineSec(r.parse) - perLineSec(r.read))} us, deciding and counting ${us((r) => perLineSec(r.replay) - perLineSec(r.parse))} us; end to end ${us((r) => perLineSec(r.replay))} us (500,000 lines/s is 2 us).${jsonParse}`;
 }
 
+// Deciding and counting by part (bench/lib/replay-decide-parts.js), medians of the rounds with their range.
+/** @param {Record<string, { medianUs: number, minUs: number, maxUs: number }>} parts @param {number} rounds */
+function partsLine(parts, rounds) {
+  const us = (/** @type {{ medianUs: number, minUs: number, maxUs: number }} */ p) => `${p.medianUs.toFixed(2)} us (${p.minUs.toFixed(2)} to ${p.maxUs.toFixed(2)})`;
+  const both = parts.library.medianUs + parts.statistics.medianUs;
+  return `Deciding and counting by part, on 200,000 of the same requests already read (CPU time per request, medians of ${rounds} rounds, range): the library's decision, the code a Worker runs for this rule, ${us(parts.library)}, of which the core's check alone takes ${us(parts.core)}; the per-client statistics the report is made of (the client's record, its peak counted in a core of its own, the denials over time) ${us(parts.statistics)}. Those two are ${both.toFixed(2)} us a request before a byte is read, of the 2 us a line that 500,000 lines/s allows.`;
+}
+
 // The section of docs/replay.md, from a report (this run's, or bench/replay.json with --docs).
 /** @param {any} report */
 function writeDocs(report) {
@@ -162,6 +171,7 @@ function writeDocs(report) {
       "",
       spreadLine(report.rows, cpu),
       ...(report.rows[0].read ? ["", perLine(report.rows)] : []),
+      ...(report.decideParts ? ["", partsLine(report.decideParts, report.repetitions)] : []),
       "",
       `Peak RSS: ${report.memory.map((/** @type {any} */ m) => `${n(m.lines)} lines ${m.maxRssMiB.toFixed(0)} MiB`).join(", ")} (100,000 clients, the log generated as it is read).`,
     ].join("\n"),
@@ -198,6 +208,13 @@ async function main() {
     rows.push(row);
     console.log(`rep ${rep + 1}: read ${Math.round(row.read.lines / row.read.cpuSec).toLocaleString("en-US")}/s cpu; JSON.parse per line ${Math.round(row.jsonParse.lines / row.jsonParse.cpuSec).toLocaleString("en-US")}/s cpu; parse ${Math.round(row.parse.lines / row.parse.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.parse.lines / row.parse.wallSec).toLocaleString("en-US")}/s wall); end to end ${Math.round(row.replay.lines / row.replay.cpuSec).toLocaleString("en-US")}/s cpu (${Math.round(row.replay.lines / row.replay.wallSec).toLocaleString("en-US")}/s wall); ratio ${row.ratio.toFixed(2)}`);
   }
+  // Deciding and counting by part, on the first 200,000 requests already read (bench/lib/replay-decide-parts.js).
+  const engineOf = () => createRuleEngine([parseRule(RULE, 0)]);
+  const ruleOf = engineOf().rules[0];
+  const sample = readFileSync(file, "latin1").split("\n", 200_000).map((line) => parseLogpushLine(line)).filter((record) => record !== null);
+  const partsPerRound = decideParts(/** @type {any[]} */ (sample), { engineOf, rule: { algorithm: ruleOf.algorithm, limit: ruleOf.limit, windowMs: ruleOf.windowMs, keyCapacity: ruleOf.keyCapacity }, rounds: repetitions });
+  const partCosts = Object.fromEntries(Object.entries(partsPerRound).map(([name, us]) => [name, { medianUs: median(us), minUs: Math.min(...us), maxUs: Math.max(...us) }]));
+  console.log(`deciding by part, us per request: ${Object.entries(partCosts).map(([name, p]) => `${name} ${p.medianUs.toFixed(2)} (${p.minUs.toFixed(2)} to ${p.maxUs.toFixed(2)})`).join(", ")}`);
   rmSync(dir, { recursive: true, force: true });
   const endToEndPerSec = median(rows.map((r) => r.replay.lines / r.replay.cpuSec));
   const parsePerSec = median(rows.map((r) => r.parse.lines / r.parse.cpuSec));
@@ -217,7 +234,7 @@ async function main() {
     { floor: `peak RSS at ${memory[1].lines.toLocaleString("en-US")} lines <= ${FLOOR_MEMORY_GROWTH} x at ${memory[0].lines.toLocaleString("en-US")}`, met: growth <= FLOOR_MEMORY_GROWTH, measured: Number(growth.toFixed(3)) },
   ];
   for (const f of floors) console.log(`${f.met ? "met" : "NOT MET"}: ${f.floor}: ${f.measured.toLocaleString("en-US")}`);
-  const report = { date: new Date().toISOString(), node: process.version, load: (await import("node:os")).loadavg(), rule: RULE, lines, bytesPerLine, repetitions, parsePerSec: Math.round(parsePerSec), endToEndPerSec: Math.round(endToEndPerSec), ratio, rows, memory, floors };
+  const report = { date: new Date().toISOString(), node: process.version, load: (await import("node:os")).loadavg(), rule: RULE, lines, bytesPerLine, repetitions, parsePerSec: Math.round(parsePerSec), endToEndPerSec: Math.round(endToEndPerSec), ratio, rows, decideParts: partCosts, memory, floors };
   if (quick) return;
   writeFileSync(join(root, "bench/replay.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeDocs(report);
