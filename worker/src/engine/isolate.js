@@ -50,7 +50,7 @@ const STATE = Symbol.for("sluice.isolate");
 /** globalThis seen as the holder of the isolate's state. @type {{ [STATE]?: IsolateState }} */
 const holder = /** @type {any} */ (globalThis);
 // Bumped when the shape of the state changes, so an older copy of this module's state is not misread.
-const STATE_VERSION = 4; // 4: RuleTable.indexOfRule
+const STATE_VERSION = 3;
 const PEEK = Object.freeze({ peek: true });
 
 // Refusals caused by the call, not by the instance: the instance is healthy, the caller is wrong.
@@ -123,39 +123,6 @@ function run(state, checks, nowMs, peek) {
   return outcome;
 }
 
-/**
- * run for one check, through the core's single-check call (no list of checks written, none read back):
- * the same decision checkAll takes for a list of one.
- * @param {IsolateState} state
- * @param {NormalizedRule} rule
- * @param {string} key
- * @param {number} cost
- * @param {number} nowMs
- * @param {boolean} peek
- * @returns {Outcome}
- */
-function runOne(state, rule, key, cost, nowMs, peek) {
-  const index = state.rules.indexOfRule(rule);
-  const core = state.rules.core;
-  let decision;
-  try {
-    decision = peek ? core.peek(index, key, cost, nowMs) : core.check(index, key, cost, nowMs);
-  } catch (error) {
-    if (error instanceof SluiceError) /** @type {any} */ (error)[REFUSED] = true;
-    throw error;
-  }
-  return {
-    allowed: decision.allowed,
-    limit: decision.limit,
-    remaining: decision.remaining,
-    resetMs: decision.resetMs,
-    retryAfterMs: decision.retryAfterMs,
-    decidingCheck: 0,
-    checks: [decision],
-    store: "memory",
-  };
-}
-
 /** @param {unknown} error */
 function isInstanceFailure(error) {
   if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) return false;
@@ -182,33 +149,9 @@ function discardCore(state, error) {
  * @returns {Outcome}
  */
 export function decideInIsolate(checks, nowMs, peek = false) {
-  return recovering((state) => run(state, checks, nowMs, peek));
-}
-
-/**
- * decideOneInIsolate is decideInIsolate for a request of one check, with the same answer and the same
- * recovery from a failed instance.
- * @param {NormalizedRule} rule
- * @param {string} key
- * @param {number} cost
- * @param {number} nowMs
- * @param {boolean} peek
- * @returns {Outcome}
- */
-export function decideOneInIsolate(rule, key, cost, nowMs, peek) {
-  return recovering((state) => runOne(state, rule, key, cost, nowMs, peek));
-}
-
-/**
- * A decision on the isolate's instance, `decide(state)`: an instance failure replaces the instance
- * and decides once more on the fresh one; a call the core refused is counted and thrown.
- * @param {(state: IsolateState) => Outcome} decide
- * @returns {Outcome}
- */
-function recovering(decide) {
   const state = isolateState();
   try {
-    return decide(state);
+    return run(state, checks, nowMs, peek);
   } catch (error) {
     if (!isInstanceFailure(error)) {
       if (error instanceof SluiceError && /** @type {any} */ (error)[REFUSED] === true) state.counters.refusedChecks++;
@@ -217,7 +160,7 @@ function recovering(decide) {
     discardCore(state, error);
   }
   try {
-    return decide(state);
+    return run(state, checks, nowMs, peek);
   } catch (error) {
     // Twice in a row: give up on this request, but leave the next one a fresh instance.
     if (isInstanceFailure(error)) discardCore(state, error);
@@ -463,27 +406,23 @@ export function isolateStats() {
  * host replace it. Nothing in the package entries or the demo Worker imports them, so no request can
  * reach them.
  */
-const CHECK_METHODS = /** @type {const} */ (["checkAll", "check", "peek"]);
 export const isolateTestHooks = /* @__PURE__ */ Object.freeze({
   /** Makes the instance's next check throw as a wasm trap does (the instance is then unusable). */
   trapOnNextCheck() {
-    // Shadows the deciding methods (a request of several checks, or of one) on this one instance,
-    // which the host then discards.
-    const core = isolateState().rules.core;
-    const trap = () => {
+    // Shadows the method on this one instance, which the host then discards.
+    isolateState().rules.core.checkAll = () => {
       throw new WebAssembly.RuntimeError("unreachable executed (sluice test hook)");
     };
-    for (const method of CHECK_METHODS) /** @type {any} */ (core)[method] = trap;
   },
 
   /** Makes the instance's next check refuse the call as the core does when it has no room (OUT_OF_MEMORY). */
   refuseNextCheck() {
-    const core = /** @type {any} */ (isolateState().rules.core);
-    const refuseOnce = () => {
-      for (const method of CHECK_METHODS) delete core[method];
-      throw new SluiceError(Status.OUT_OF_MEMORY, "sluice check failed: OUT_OF_MEMORY (sluice test hook)");
+    const core = isolateState().rules.core;
+    const checkAll = core.checkAll;
+    core.checkAll = function refuseOnce() {
+      core.checkAll = checkAll;
+      throw new SluiceError(Status.OUT_OF_MEMORY, "sluice checkAll failed: OUT_OF_MEMORY (sluice test hook)");
     };
-    for (const method of CHECK_METHODS) core[method] = refuseOnce;
   },
 
   /**

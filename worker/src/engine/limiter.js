@@ -81,6 +81,8 @@ import { epochNow, limitedResponse } from "../http/responses.js";
  */
 
 const MAX_COST = 2 ** 31;
+// The fields of a store's Outcome a decision passes on when present (stores/store.js, OutcomeFields).
+const OPTIONAL_OUTCOME_FIELDS = /** @type {const} */ (["fallback", "lease", "preFiltered", "autoBlocked"]);
 
 /**
  * @param {unknown} value
@@ -166,44 +168,22 @@ export function createEngine(options, surface) {
     return evaluateNow(args, env, ctx, peek);
   }
 
-  // The usual limiter: one rule with a fixed cost and limit, counted in the isolate's memory store,
-  // with nothing deciding around the store call (auto-blocking, the accuracy probe, overrides). Its
-  // requests take the same steps as any other's (the key, its store key, the store at the clock's
-  // time, the decision, its count) without the lists of checks a request of several rules needs.
+  // A limiter of one rule with a fixed cost and limit (the usual one) needs none of the lists prepare()
+  // builds for several rules or for functions of the request: its request goes to charge() with its key.
   const entry = entries[0];
-  const oneMemoryCheck =
-    count === 1 &&
-    typeof (/** @type {any} */ (store).decideOne) === "function" &&
-    settings.autoBlock === null &&
-    settings.accuracy == null &&
-    settings.liveTables.length === 0 &&
-    !settings.dynamic &&
-    typeof entry.cost === "number" &&
-    entry.limitOf === undefined &&
-    entry.overrideOf === undefined;
+  const oneFixedRule = count === 1 && !settings.dynamic && typeof entry.cost === "number" && entry.limitOf === undefined;
 
-  /** @param {string} keyText @param {boolean} peek @returns {CheckedDecision | Promise<CheckedDecision>} */
-  function chargeOne(keyText, peek) {
+  /** @param {string} keyText @param {any} env @param {any} ctx @param {boolean} peek */
+  function chargeOne(keyText, env, ctx, peek) {
     const key = storeKey(keyText);
-    if (isPromise(key)) return key.then((hashed) => decideOne(hashed, keyText, peek));
-    return decideOne(key, keyText, peek);
-  }
-
-  /** @param {string} key @param {string} keyText @param {boolean} peek @returns {CheckedDecision} */
-  function decideOne(key, keyText, peek) {
-    const outcome = /** @type {any} */ (store).decideOne(entry.rule, key, entry.cost, currentTime(clock), peek);
-    const decision = decide(outcome, rules, [keyText]);
-    if (!peek) countDecision(decision);
-    return decision;
+    /** @param {string} stored */
+    const ready = (stored) => charge({ checks: [{ rule: entry.rule, key: stored, cost: /** @type {number} */ (entry.cost) }], keys: [keyText], checkedRules: rules }, env, ctx, peek);
+    return isPromise(key) ? key.then(ready) : ready(key);
   }
 
   // Live overrides (features/overrides/live.js): a copy older than its refreshMs is fetched first.
   /** @param {readonly unknown[]} args @param {any} env @param {any} ctx @param {boolean} peek */
   function refreshThenCheck(args, env, ctx, peek) {
-    if (oneMemoryCheck) {
-      const keyText = resolveKeyText(entry.key, args);
-      return isPromise(keyText) ? keyText.then((text) => chargeOne(text, peek)) : chargeOne(keyText, peek);
-    }
     if (settings.liveTables.length === 0) return check(args, env, ctx, peek);
     return (async () => {
       for (const live of settings.liveTables) await live.refresh(env, currentTime(clock));
@@ -213,6 +193,10 @@ export function createEngine(options, surface) {
 
   /** @param {readonly unknown[]} args @param {any} env @param {any} ctx @param {boolean} peek */
   function check(args, env, ctx, peek) {
+    if (oneFixedRule) {
+      const keyText = resolveKeyText(entry.key, args);
+      return isPromise(keyText) ? keyText.then((text) => chargeOne(text, env, ctx, peek)) : chargeOne(keyText, env, ctx, peek);
+    }
     const prepared = prepare(args, false);
     return isPromise(prepared) ? prepared.then((ready) => charge(ready, env, ctx, peek)) : charge(prepared, env, ctx, peek);
   }
@@ -331,10 +315,7 @@ export function createEngine(options, surface) {
     // The optional fields the Outcome type documents (stores/store.js) pass through, each by name: a
     // for...in over the outcome cost a tenth of a memory decision (bench/replay.js), and would pass on
     // whatever else a store left on it.
-    if (outcome.fallback !== undefined) decision.fallback = outcome.fallback;
-    if (outcome.lease !== undefined) decision.lease = outcome.lease;
-    if (outcome.preFiltered !== undefined) decision.preFiltered = outcome.preFiltered;
-    if (outcome.autoBlocked !== undefined) decision.autoBlocked = outcome.autoBlocked;
+    for (const name of OPTIONAL_OUTCOME_FIELDS) if (outcome[name] !== undefined) decision[name] = outcome[name];
     return decision;
   }
 

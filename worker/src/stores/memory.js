@@ -1,6 +1,6 @@
 // The memory store: counters in this isolate's sluice.wasm instance (see isolate.js). Fast and
 // synchronous, and per isolate: each isolate (and each Cloudflare location) counts on its own.
-import { decideInIsolate, decideOneInIsolate, memoryTable, resetInIsolate } from "../engine/isolate.js";
+import { decideInIsolate, memoryTable, resetInIsolate } from "../engine/isolate.js";
 
 /** @import { IsolateTable, NormalizedRule, Outcome, StoreCheck, TimedStoreOptions } from "./store.js" */
 
@@ -9,7 +9,6 @@ import { decideInIsolate, decideOneInIsolate, memoryTable, resetInIsolate } from
  * @typedef {{
  *   readonly name: "memory";
  *   decide(checks: readonly StoreCheck[], options: TimedStoreOptions): Outcome;
- *   decideOne(rule: NormalizedRule, key: string, cost: number, nowMs: number, peek: boolean): Outcome;
  *   reset(checks: readonly StoreCheck[]): void;
  *   isolateTables(rule: NormalizedRule): IsolateTable[];
  * }} MemoryStore
@@ -27,13 +26,6 @@ export function createMemoryStore() {
     /** @param {readonly StoreCheck[]} checks @param {TimedStoreOptions} options @returns {Outcome} */
     decide(checks, options) {
       return decideInIsolate(checks, options.nowMs, options.peek === true);
-    },
-    /**
-     * decideOne is decide for a request of one check (the engine's usual request), without a list of checks.
-     * @param {NormalizedRule} rule @param {string} key @param {number} cost @param {number} nowMs @param {boolean} peek @returns {Outcome}
-     */
-    decideOne(rule, key, cost, nowMs, peek) {
-      return decideOneInIsolate(rule, key, cost, nowMs, peek);
     },
     /** @param {readonly StoreCheck[]} checks */
     reset(checks) {

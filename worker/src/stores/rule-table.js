@@ -81,17 +81,6 @@ export class RuleTable {
     return indices;
   }
 
-  /**
-   * indexOfRule is indicesOf for one rule: its index, registering it first (in a fresh core when the
-   * current one holds as many rules as it can).
-   * @param {NormalizedRule} rule
-   * @returns {number}
-   */
-  indexOfRule(rule) {
-    if (!this.#indexById.has(rule.id) && this.#indexById.size + 1 > MAX_RULES) this.discard();
-    return this.#indexOf(rule);
-  }
-
   /** discard drops the core and its rules; the next use creates a fresh core. */
   discard() {
     this.#core = null;
