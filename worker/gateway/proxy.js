@@ -12,6 +12,7 @@
 import { GatewayError, errorResponse } from "./errors.js";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./forwarding.js";
 import { responseBody } from "./response-body.js";
+import { UpstreamDeadline } from "./upstream-deadline.js";
 
 /** @import { GatewayUpstream } from "./config.js" */
 
@@ -45,11 +46,8 @@ function isRelayable(status) {
  */
 export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
   const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, upstream.timeoutMs);
+  // The head's bound, and the whole read's of a small body (response-body.js): one timer for both.
+  const deadline = new UpstreamDeadline(upstream.timeoutMs, () => controller.abort());
   const started = now();
   let upstreamResponse;
   try {
@@ -61,7 +59,9 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
       signal: controller.signal,
     });
   } catch {
+    deadline.stop();
     // The error's message is not kept: it is the runtime's, and may quote the target.
+    const timedOut = deadline.expired !== null;
     const failure = timedOut ? "timeout" : "unreachable";
     return {
       response: errorResponse(timedOut ? GatewayError.UPSTREAM_TIMEOUT : GatewayError.UPSTREAM_UNREACHABLE),
@@ -69,13 +69,11 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
       upstreamLatencyMs: now() - started,
       failure,
     };
-  } finally {
-    // This timer covers the wait for the response head; the body has its watchdog (below).
-    clearTimeout(timer);
   }
   const upstreamLatencyMs = now() - started;
   const { status } = upstreamResponse;
   if (!isRelayable(status)) {
+    deadline.stop();
     upstreamResponse.body?.cancel().catch(() => {});
     return {
       response: errorResponse(GatewayError.UPSTREAM_BAD_RESPONSE),
@@ -88,8 +86,10 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
   /** @type {ReadableStream | Uint8Array | null} */
   let relayed = null;
   if (hasBody) {
-    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall);
+    // responseBody stops `deadline`, or moves it to bound a body read whole.
+    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall, deadline);
   } else {
+    deadline.stop();
     upstreamResponse.body?.cancel().catch(() => {});
   }
   // No statusText: the runtime writes the standard reason phrase for the status.

@@ -4,13 +4,19 @@
 //     carry a secret as text, with bodyTimeoutMs null): the runtime pipes the body, no JavaScript runs
 //     per chunk;
 //   - whole: a body that must be masked and announces a length up to WHOLE_BODY_BYTES is read whole
-//     (bounded by bodyTimeoutMs like a stream) and masked in one pass: a read per socket read, no
-//     stream step per chunk;
+//     and masked in one pass, no stream step per chunk. Fetched over the network, it is read with
+//     arrayBuffer() (one runtime step; the runtime stops at its Content-Length), and bodyTimeoutMs
+//     bounds the whole read from the head on: the head's timer (upstream-deadline.js) moves to the
+//     body's deadline, and its abort errors the body. From a service binding (whose body's length
+//     the runtime does not hold to its Content-Length), it is read by BYOB reads, a read per socket
+//     read, each watched for silence as a stream is;
 //   - streamed: one stream step per read of what has arrived (body-watchdog.js's relayChunks: in
 //     workerd a BYOB read into a 64 KiB buffer), masking and watching the silences together.
 // A body of known length keeps it on the way out, so a body cut short is an error the client sees.
 
-import { relayChunks, watchedByobReader, watchedReader } from "./body-watchdog.js";
+import { UpstreamBodyStalled, relayChunks, watchedByobReader, watchedReader } from "./body-watchdog.js";
+
+/** @import { UpstreamDeadline } from "./upstream-deadline.js" */
 
 /** Bodies up to this length (declared by the upstream) are read whole and masked in one pass. */
 export const WHOLE_BODY_BYTES = 64 * 1024;
@@ -127,6 +133,35 @@ async function readWholeByChunks(body, timeoutMs, onStall) {
   return { bytes: chunks.length === 0 ? new Uint8Array(0) : concat(chunks, total) };
 }
 
+/** UpstreamBodyTooSlow is the error a body read whole ends with when it did not arrive within bodyTimeoutMs of its head. */
+export class UpstreamBodyTooSlow extends UpstreamBodyStalled {
+  /** @param {number} timeoutMs */
+  constructor(timeoutMs) {
+    super(timeoutMs);
+    this.message = `the upstream did not send its whole body within ${timeoutMs} ms of its head`;
+    this.name = "UpstreamBodyTooSlow";
+  }
+}
+
+// Reads the body of `response` whole in one runtime step, by `deadline` (moved to `timeoutMs` from
+// now; none when null). Resolves like readWhole; what arrived before a cut or failure is not kept
+// (arrayBuffer() gives nothing then): the client gets none of it, and a body that short of its
+// Content-Length.
+/** @param {Response} response @param {number | null} timeoutMs @param {UpstreamDeadline} deadline @param {() => void} onStall @returns {Promise<{ bytes: Uint8Array, partial?: undefined, error?: undefined } | { partial: Uint8Array, error: unknown, bytes?: undefined }>} */
+async function readWholeAtOnce(response, timeoutMs, deadline, onStall) {
+  if (timeoutMs === null) deadline.stop();
+  else deadline.body(timeoutMs);
+  try {
+    return { bytes: new Uint8Array(await response.arrayBuffer()) };
+  } catch (error) {
+    if (deadline.expired === null || timeoutMs === null) return { partial: new Uint8Array(0), error };
+    onStall();
+    return { partial: new Uint8Array(0), error: new UpstreamBodyTooSlow(timeoutMs) };
+  } finally {
+    deadline.stop();
+  }
+}
+
 // A stream of `bytes` that then fails with `error`.
 /** @param {Uint8Array | null} bytes @param {unknown} error @returns {ReadableStream} */
 function failingAfter(bytes, error) {
@@ -149,18 +184,24 @@ function failingAfter(bytes, error) {
  * @param {import("./config.js").GatewayUpstream} upstream
  * @param {ReturnType<typeof import("./redact.js").secretMasker>} mask
  * @param {() => void} onStall
+ * @param {UpstreamDeadline} deadline the upstream call's timer (proxy.js): stopped here, or moved to bound a body read whole
  * @returns {Promise<ReadableStream | Uint8Array>}
  */
-export async function responseBody(upstreamResponse, upstream, mask, onStall) {
+export async function responseBody(upstreamResponse, upstream, mask, onStall, deadline) {
   const { body, headers } = upstreamResponse;
   const timeoutMs = upstream.bodyTimeoutMs;
   const length = declaredLength(headers);
-  if (!needsMasking(upstream.maskBody, headers, mask)) {
+  const masked = needsMasking(upstream.maskBody, headers, mask);
+  const whole = masked && length !== null && length <= WHOLE_BODY_BYTES;
+  if (!whole || upstream.service !== null) deadline.stop();
+  if (!masked) {
     if (timeoutMs === null) return withLength(body, length);
     return relayChunks(body, { timeoutMs, onStall, masker: null, length });
   }
-  if (length !== null && length <= WHOLE_BODY_BYTES) {
-    const read = await readWhole(body, length, timeoutMs, onStall);
+  if (whole) {
+    const read = upstream.service === null
+      ? await readWholeAtOnce(upstreamResponse, timeoutMs, deadline, onStall)
+      : await readWhole(body, /** @type {number} */ (length), timeoutMs, onStall);
     if (read.bytes !== undefined && read.bytes.length === length) {
       mask.bytes(read.bytes);
       return read.bytes;
