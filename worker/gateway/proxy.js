@@ -40,7 +40,10 @@ function isRelayable(status) {
  * `responseHeaders` ([name, value] pairs, the rate-limit fields) go on a relayed response, replacing
  * the upstream's fields of the same names (built into its headers at once: no copy of the response).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
- * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
+ * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called. A small
+ * masked body fetched over the network is read whole before this resolves, and cut off the same way
+ * (onBodyStall() called) when it has not arrived whole within bodyTimeoutMs of the head
+ * (response-body.js).
  * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void, responseHeaders?: ReadonlyArray<readonly [string, string]> }} request
  * @returns {Promise<{ response: Response, upstreamStatus: number | null, upstreamLatencyMs: number | null, failure: string | null }>}
  */
