@@ -37,6 +37,10 @@ const WASM_SCAN_BYTES = 256;
 /** @type {SecretScan | null} One per isolate, made on first use. */
 let wasmScan = null;
 const sharedScan = () => (wasmScan ??= new SecretScan(/** @type {WebAssembly.Module} */ (sluiceWasm)));
+// How many header values that masked nothing a masker remembers, and the longest (text() below).
+const CLEAN_VALUES = 256;
+const CLEAN_VALUE_CHARS = 128;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -554,11 +558,23 @@ export function secretMasker(secrets, options = {}) {
     };
   }
   const compiled = compile(list, options.scan ?? "auto");
+  // Header values repeat from response to response ("application/json", "no-store", a Date for a
+  // second): one that masked nothing is remembered, and its next copy costs a lookup instead of an
+  // encode and a scan. Masking depends on the value and this masker's secrets only, so the answer is
+  // the same; the set is bounded (short values, emptied when full), whatever an upstream sends.
+  /** @type {Set<string>} */
+  const clean = new Set();
   return {
     any: true,
     text: (value) => {
+      if (clean.has(value)) return value;
       const bytes = encoder.encode(value);
-      return compiled.mask(bytes) ? decoder.decode(bytes) : value;
+      if (compiled.mask(bytes)) return decoder.decode(bytes);
+      if (value.length <= CLEAN_VALUE_CHARS) {
+        if (clean.size >= CLEAN_VALUES) clean.clear();
+        clean.add(value);
+      }
+      return value;
     },
     bytes: (array) => compiled.mask(array),
     stream: () => streamMasker(compiled),
