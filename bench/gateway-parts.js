@@ -50,7 +50,7 @@ CONFIG.routes.push({ ...api, prefix: "/no-rules", rules: api.rules.map((rule) =>
 const STEPS = [
   { name: "bare", worker: "bare", path: "/api/small", what: "the bare Worker: fetch() and return the response as it is" },
   { name: "read", worker: "read", path: "/api/small", what: "+ the body read whole into JavaScript, answered as new bytes (no sluice code)" },
-  { name: "proxy", worker: "proxy", path: "/api/small", what: "the gateway's upstream call alone (proxy.js: credential, head timeout, watched whole read, masking, header filtering)" },
+  { name: "proxy", worker: "proxy", path: "/api/small", what: "the gateway's upstream call alone (proxy.js: credential, one deadline for the head and the whole read, masking, header filtering)" },
   { name: "no-rules", worker: "gateway", path: "/no-rules/small", what: "the shipped gateway, its route's one rule in bypass mode (routing, canonical path, log record)" },
   { name: "gateway", worker: "gateway", path: "/api/small", what: "the shipped gateway: + one rule checked in the memory store, its rate-limit fields" },
   { name: "logged", worker: "logged", path: "/api/small", what: "+ its log line through console.log, as shipped (gateway-cpu.js's gateway logs nowhere)" },

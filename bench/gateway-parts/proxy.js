@@ -1,5 +1,5 @@
 // The gateway's upstream call alone (worker/gateway/proxy.js, as the gateway calls it for the bench's
-// /api route): the credential added, the head timeout, the body read whole with its watchdog and
+// /api route): the credential added, one deadline for the head and the body read whole, the body
 // masked with every secret, the headers filtered and masked. No routing, no rules, no log line.
 import { env } from "cloudflare:workers";
 import config from "bench:gateway-config";
