@@ -42,7 +42,7 @@ await mf.dispose();
 
 const us = (n) => n.toFixed(2);
 const added = samples[8].map((v, i) => v - samples[2][i]);
-console.log(`new Response(body, { status: 429, headers: record }) and its body read, ${PER_REQUEST} per request, ${REPETITIONS} interleaved repetitions (${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}): on-CPU us each, medians.`);
+console.log(`new Response(body, { status: 429, headers: record }), ${PER_REQUEST} per request, ${REPETITIONS} interleaved repetitions (${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}): on-CPU us each, medians.`);
 console.log("");
 console.log("| header fields | us per Response |");
 console.log("|---|---|");
