@@ -12,6 +12,17 @@
 // HTTP exchanges with Node on both sides), so the difference is what the gateway adds. A figure is the median over repetitions of the
 // per-repetition difference (or rate), with the range beside it.
 //
+// The cheap rows (a small request, a 429: ~1.5 ms of the thread each, most of it Miniflare's own
+// dispatch, for a difference of 50-150 us) are measured in blocks: a repetition's batch is split into
+// blocks of `block` requests, the subjects taking turns block by block (A B B A ...), and each
+// subject's blocks summed. Whatever else slows the thread for a while (another process's work evicting
+// the caches, a collection) then falls on both subjects alike instead of on one whole batch; and they
+// get more repetitions (`repetitions` times the bench's), since their batches are short.
+//
+// --against=DIR: a third subject, the gateway as the tree at DIR has it (e.g. `git archive` of an
+// earlier commit), measured in the same blocks; the figures then also say what the working tree's
+// gateway changes against it (an A/B of a change, interleaved like the rest).
+//
 // Writes bench/gateway-cpu.json and the section of docs/gateway.md between its markers.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -31,6 +42,9 @@ const quick = args.includes("--quick");
 const noWrite = args.includes("--no-write") || quick;
 const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? null;
 const REPETITIONS = quick ? 3 : 7;
+// --against=DIR: the gateway of another tree as a third subject (see above).
+const againstDir = args.find((a) => a.startsWith("--against="))?.slice(10) ?? null;
+const SUBJECTS = againstDir === null ? ["gateway", "bare"] : ["gateway", "bare", "against"];
 // --profile=SCENARIO: a CPU profile of the gateway's isolate through that scenario's requests, printed
 // by function (self time) instead of the figures.
 const profileScenario = args.find((a) => a.startsWith("--profile="))?.slice(10) ?? null;
@@ -42,11 +56,13 @@ const CONFIG = gatewayConfig(UPSTREAM_ORIGIN);
 
 const MiB = 1024 * 1024;
 const body = (bytes, chunk, kind) => `body?bytes=${bytes}&chunk=${chunk}&kind=${kind}`;
+// The cheap rows: a batch per repetition in blocks of 10, taking turns, and six times the repetitions.
+const CHEAP = { batch: 200, block: 10, repetitions: 6 };
 // Each scenario: the gateway's path, the bare Worker's path, requests per batch, body bytes per request.
 const SCENARIOS = [
-  { name: "small", what: "a small JSON GET (one rule, masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small", batch: 200 },
-  { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small", batch: 200 },
-  { name: "limited", what: "a 429 (the rule denies) beside a Worker that answers a constant 429", gateway: "/limited/small", bare: "/limited", batch: 200 },
+  { name: "small", what: "a small JSON GET (one rule, masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small", ...CHEAP },
+  { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small", ...CHEAP },
+  { name: "limited", what: "a 429 (the rule denies) beside a Worker that answers a constant 429", gateway: "/limited/small", bare: "/limited", ...CHEAP },
   { name: "text", what: "1 MiB of text in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
   { name: "escapes", what: "1 MiB made of `%&\\+` in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "escapes")}`, bare: `/api/${body(MiB, 4096, "escapes")}`, batch: 8, bytes: MiB },
   { name: "binary", what: "1 MiB of image/webp in 4 KiB chunks (not masked)", gateway: `/api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
@@ -84,6 +100,21 @@ async function start(inspectorPort) {
         bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
       },
       plain("bare", "bare.js", { bindings: { UPSTREAM_ORIGIN } }),
+      ...(againstDir === null
+        ? []
+        : [
+            {
+              name: "against",
+              modulesRoot: "/",
+              modules: [
+                esm("/worker.js", await bundleWorker(join(resolve(againstDir), "bench/gateway-cpu/gateway.js"))),
+                esm("/bench-config.js", `export default ${JSON.stringify(CONFIG)};\n`),
+                { type: "CompiledWasm", path: "/sluice.wasm", contents: readFileSync(join(resolve(againstDir), "wasm-bindings/sluice.wasm")) },
+              ],
+              compatibilityDate: "2026-04-20",
+              bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
+            },
+          ]),
     ],
     // What a Worker writes is read and dropped. The gateway here logs nowhere (gateway-cpu/gateway.js
     // passes `log: () => {}`: its line is built and stringified, not written); the console.log line the
@@ -109,22 +140,33 @@ async function main() {
   await mf.ready;
   const pid = workerdPid();
   if (pid === null) throw new Error("workerd's process was not found (needs Linux /proc)");
-  const workers = { gateway: await mf.getWorker("gateway"), bare: await mf.getWorker("bare") };
+  const workers = Object.fromEntries(await Promise.all(SUBJECTS.map(async (name) => [name, await mf.getWorker(name)])));
   // The thread that runs the JavaScript: the one that ran most through a warm-up of every scenario.
   const before = threadTimes(pid);
   for (const s of SCENARIOS) {
-    for (const subject of ["gateway", "bare"]) await batch(workers[subject], s[subject], Math.max(2, s.batch >> 1));
+    for (const subject of SUBJECTS) await batch(workers[subject], s[subject === "against" ? "gateway" : subject], Math.max(2, s.batch >> 1));
   }
   const tid = mostRun(before, threadTimes(pid));
-  const samples = Object.fromEntries(SCENARIOS.map((s) => [s.name, { gateway: [], bare: [], bytes: { gateway: 0, bare: 0 } }]));
+  const samples = Object.fromEntries(SCENARIOS.map((s) => [s.name, { ...Object.fromEntries(SUBJECTS.map((subject) => [subject, []])), bytes: {} }]));
   for (let rep = 0; rep < REPETITIONS; rep++) {
     for (const s of rotate(SCENARIOS, rep)) {
-      for (const subject of rotate(["gateway", "bare"], rep)) {
-        const t0 = threadNs(pid, tid);
-        const bytes = await batch(workers[subject], s[subject], s.batch);
-        const ns = threadNs(pid, tid) - t0;
-        samples[s.name][subject].push(ns / s.batch / 1000);
-        samples[s.name].bytes[subject] = bytes / s.batch;
+      const blocks = s.block === undefined ? 1 : Math.ceil(s.batch / s.block);
+      const perBlock = s.batch / blocks;
+      for (let sub = 0; sub < (s.repetitions ?? 1); sub++) {
+        /** @type {Record<string, number>} */
+        const ns = Object.fromEntries(SUBJECTS.map((subject) => [subject, 0]));
+        let order = rotate(SUBJECTS, rep + sub);
+        for (let b = 0; b < blocks; b++) {
+          for (const subject of order) {
+            const t0 = threadNs(pid, tid);
+            const bytes = await batch(workers[subject], s[subject === "against" ? "gateway" : subject], perBlock);
+            ns[subject] += threadNs(pid, tid) - t0;
+            samples[s.name].bytes[subject] = bytes / perBlock;
+          }
+          // A B, then B A: neither subject always follows the other.
+          order = [...order].reverse();
+        }
+        for (const subject of SUBJECTS) samples[s.name][subject].push(ns[subject] / s.batch / 1000);
       }
     }
     process.stdout.write(`repetition ${rep + 1}/${REPETITIONS}\r`);
@@ -142,7 +184,15 @@ async function main() {
       addedUs: median(added),
       addedRange: [Math.min(...added), Math.max(...added)],
       bytes: samples[s.name].bytes,
+      repetitions: g.length,
     };
+    if (againstDir !== null) {
+      const a = samples[s.name].against;
+      const change = g.map((us, i) => us - a[i]);
+      r.againstUs = median(a);
+      r.changeUs = median(change);
+      r.changeRange = [Math.min(...change), Math.max(...change)];
+    }
     if (s.bytes !== undefined) {
       const mibps = (us) => s.bytes / MiB / (us / 1e6);
       r.gatewayMiBps = median(g.map(mibps));
@@ -192,7 +242,7 @@ function verdicts(results) {
 
 function markdown(results, machine, repetitions = REPETITIONS) {
   const lines = [
-    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway (its log line built but written nowhere: \`console.log\` is a step of bench/gateway-parts.js) beside the bare Worker (fetch and return) in front of the same upstream (a Node HTTP server outside workerd; bodies written as HTTP chunks of the stated size), ${repetitions} interleaved repetitions; medians, with the range of the per-repetition difference.`,
+    `Measured by \`node bench/gateway-cpu.js\` (${machine}): on-CPU time of workerd's JavaScript thread per request, the shipped gateway (its log line built but written nowhere: \`console.log\` is a step of bench/gateway-parts.js) beside the bare Worker (fetch and return) in front of the same upstream (a Node HTTP server outside workerd; bodies written as HTTP chunks of the stated size), ${repetitions} interleaved repetitions (the rows of a small request and a 429: ${repetitions * CHEAP.repetitions}, each of ${CHEAP.batch} requests per subject in blocks of ${CHEAP.block}, the subjects taking turns block by block); medians, with the range of the per-repetition difference.`,
     "",
     "| scenario | gateway | bare Worker | gateway adds (range) | MiB/s of CPU, gateway / bare |",
     "|---|---|---|---|---|",
@@ -200,6 +250,11 @@ function markdown(results, machine, repetitions = REPETITIONS) {
   for (const r of results) {
     const rate = r.gatewayMiBps === undefined ? "" : `${fmt(r.gatewayMiBps)} / ${fmt(r.bareMiBps)} (${fmt(100 * r.shareOfBare)} %)`;
     lines.push(`| ${r.what} | ${fmt(r.gatewayUs)} us | ${fmt(r.bareUs)} us | ${signed(r.addedUs)} us (${fmt(r.addedRange[0])} to ${fmt(r.addedRange[1])}) | ${rate} |`);
+  }
+  const compared = results.filter((r) => r.changeUs !== undefined);
+  if (compared.length > 0) {
+    lines.push("", `Against the gateway of ${againstDir} (the same blocks, interleaved):`, "", "| scenario | this tree | against | change (range) |", "|---|---|---|---|");
+    for (const r of compared) lines.push(`| ${r.name} | ${fmt(r.gatewayUs)} us | ${fmt(r.againstUs)} us | ${signed(r.changeUs)} us (${fmt(r.changeRange[0])} to ${fmt(r.changeRange[1])}) |`);
   }
   const perChunk = results.filter((r) => r.addedUsPerChunk !== undefined);
   if (perChunk.length > 0) {
@@ -252,7 +307,7 @@ const results = await main();
 await upstreamServer.close();
 const machine = `${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}`;
 console.log(markdown(results, machine));
-if (!noWrite && only === null) {
+if (!noWrite && only === null && againstDir === null) {
   writeFileSync(join(root, "bench/gateway-cpu.json"), `${JSON.stringify({ machine, repetitions: REPETITIONS, results }, null, 2)}\n`);
   writeDocsSection(join(root, "docs/gateway.md"), "gateway-cpu", markdown(results, machine));
 }

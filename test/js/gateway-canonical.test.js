@@ -11,7 +11,7 @@ import { validateConfig } from "../../worker/gateway/config.js";
 import { createRouter } from "../../worker/gateway/routes.js";
 import { upstreamTarget } from "../../worker/gateway/target.js";
 import { route as routeKey } from "../../worker/src/http/keys.js";
-import { canonicalPath } from "../../worker/src/http/paths.js";
+import { canonicalPath, canonicalSegment, isPlainPath } from "../../worker/src/http/paths.js";
 import { startGateway } from "./fixtures/gateway/harness.js";
 
 const RULE = { algorithm: "fixed-window", windowSec: 60, key: "ip" };
@@ -123,6 +123,57 @@ describe("the canonical form", () => {
   }
   test("is a fixed point: the canonical form of a canonical path is itself", () => {
     for (const [, canonical] of cases) assert.deepEqual(canonicalPath(canonical), { path: canonical });
+  });
+  // canonicalPath answers a path of plain segments with one test, without canonicalSegment: random
+  // paths mixing plain segments with every kind that is not plain must get what the segments give.
+  // upstreamTarget skips its URL parse for a plain path: the parse must keep every such target as it is.
+  test("2000 random plain paths and queries: the target, built without a parse, is one the URL parser keeps", () => {
+    const next = random(429);
+    const literal = "abcXYZ019-._~!$&'()*+,=:@";
+    const upstream = { origin: "https://api.example", basePath: "/v1/base" };
+    let plain = 0;
+    for (let n = 0; n < 2000; n++) {
+      let path = "";
+      const segments = 1 + Math.floor(next() * 4);
+      for (let i = 0; i < segments; i++) {
+        path += "/";
+        const length = Math.floor(next() * 5);
+        for (let j = 0; j < length; j++) path += literal[Math.floor(next() * literal.length)];
+      }
+      const search = next() < 0.5 ? "" : new URL(`https://x/?${path}#f`).search;
+      const target = upstreamTarget(upstream, path, search);
+      if (!isPlainPath(upstream.basePath + path)) continue;
+      plain++;
+      const parsed = new URL(/** @type {string} */ (target.url));
+      assert.equal(parsed.origin, upstream.origin, path);
+      assert.equal(parsed.pathname, upstream.basePath + path, path);
+      assert.equal(parsed.search, search, path);
+    }
+    assert.ok(plain > 500, `only ${plain} plain paths drawn`);
+  });
+  test("2000 random paths: canonicalPath is each segment's canonicalSegment, joined (or the first refusal)", () => {
+    const next = random(23);
+    const pieces = ["a", "Z", "0", "-", ".", "_", "~", "!", "$", "&", "'", "(", "*", "+", ",", "=", ":", "@", ";", "%2e", "%41", "%2f", "%c3%a9", " ", "\u00e9", "\u212a", "%", ""];
+    for (let n = 0; n < 2000; n++) {
+      let path = "";
+      const segments = 1 + Math.floor(next() * 4);
+      for (let i = 0; i < segments; i++) {
+        path += "/";
+        const length = Math.floor(next() * 4);
+        for (let j = 0; j < length; j++) path += pieces[Math.floor(next() * pieces.length)];
+      }
+      const raw = path.slice(1).split("/");
+      let expected = /** @type {{ path: string } | { problem: string }} */ ({ path: "" });
+      for (let i = 0; i < raw.length; i++) {
+        const one = canonicalSegment(raw[i], i === raw.length - 1);
+        if (one.problem !== undefined) {
+          expected = { problem: one.problem };
+          break;
+        }
+        expected = { path: `${/** @type {any} */ (expected).path}/${one.segment}` };
+      }
+      assert.deepEqual(canonicalPath(path), expected, JSON.stringify(path));
+    }
   });
 });
 

@@ -43,6 +43,21 @@ test("every spelling of an address canonicalises to one text, and non-addresses 
   });
 });
 
+// canonicalAddress returns a dotted quad already in canonical form as it is, without parsing it: every
+// other spelling of the same octets (leading zeros, blanks, a port) must still parse to that form, and
+// an octet over 255 must still be refused.
+test("random IPv4 spellings: the canonical text of the octets' numbers, or null over 255", () => {
+  let seed = 429;
+  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  for (let n = 0; n < 5000; n++) {
+    const octets = Array.from({ length: 4 }, () => Math.floor(next() * (next() < 0.1 ? 1000 : 256)));
+    const spelled = octets.map((octet) => (next() < 0.2 && octet < 100 ? String(octet).padStart(next() < 0.5 ? 2 : 3, "0") : String(octet))).join(".");
+    const text = next() < 0.1 ? ` ${spelled}` : next() < 0.1 ? `${spelled}:80` : spelled;
+    const expected = octets.every((octet) => octet <= 255) ? octets.join(".") : null;
+    assert.equal(canonicalAddress(text), expected, JSON.stringify(text));
+  }
+});
+
 test("IPv6 prefixes keep exactly their bits", () => {
   assert.equal(canonicalAddress("2001:db8:abcd:ef01::1", 48), "2001:db8:abcd::/48");
   assert.equal(canonicalAddress("2001:db8:abcd:ef01::1", 56), "2001:db8:abcd:ef00::/56");

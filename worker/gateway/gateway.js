@@ -195,7 +195,15 @@ export function createGateway(config, options = {}) {
   // The host's rate-limit header fields for a request's merged outcome (decide.js), and its 429.
   // RateLimit-Policy depends on the rules only: each rule's item is built once (policyOf).
   const rateLimitHeaders = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => decisionHeaders(outcome, responses.headers, policyOf(outcome.rules));
-  const rateLimitedResponse = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => limitedResponse(outcome, { ...responses, policy: policyOf(outcome.rules) });
+  // The 429's settings, one object per RateLimit-Policy value (as many as the rule sets a 429 can name).
+  /** @type {Map<string, import("../src/http/responses.js").LimitedResponseSettings>} */
+  const limitedSettings = new Map();
+  const rateLimitedResponse = (/** @type {import("./decide.js").MergedOutcome} */ outcome) => {
+    const policy = policyOf(outcome.rules);
+    let settings = limitedSettings.get(policy);
+    if (settings === undefined) limitedSettings.set(policy, (settings = { ...responses, policy }));
+    return limitedResponse(outcome, settings);
+  };
 
   /** @param {(typeof GatewayError)[keyof typeof GatewayError]} kind @param {LogRecord} record @param {string} [detail] @param {HeadersInit} [headers] @returns {Handled} */
   function refuse(kind, record, detail, headers) {

@@ -5,9 +5,15 @@
 // regard to case (IIS, Express by default) must not be reached under a more lenient rule
 // (configuration refuses two prefixes that differ only in case).
 
+const UPPER = /[A-Z]/;
+const NON_ASCII = /[^\x00-\x7f]/;
+
 // ASCII only: a Unicode case mapping may change a string's length, and the remainder is sliced by it.
 /** @param {string} text @returns {string} */
 function asciiLowerCase(text) {
+  // Most paths hold no upper case; an ASCII one (every canonical path) lowers as a whole.
+  if (!UPPER.test(text)) return text;
+  if (!NON_ASCII.test(text)) return text.toLowerCase();
   return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 

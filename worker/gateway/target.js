@@ -7,7 +7,7 @@
 // spelling. What a *second* parser — the upstream's — might still read differently is refused, never
 // rewritten: a client that sends it is probing.
 
-import { canonicalPath, canonicalSegment } from "../src/http/paths.js";
+import { canonicalPath, canonicalSegment, isPlainPath } from "../src/http/paths.js";
 
 /**
  * Why one raw path segment is unsafe to forward, or null when it is safe. `isLast` allows the empty
@@ -44,6 +44,9 @@ export function upstreamTarget(upstream, remainder, search) {
   if (canonical.problem !== undefined) return { problem: canonical.problem };
   const path = upstream.basePath + canonical.path || "/";
   const url = upstream.origin + path + search;
+  // A path of plain segments (literal characters only, no dot segment) is one no URL parser rewrites,
+  // and the query that follows cannot reach the origin or the path: nothing to check, no parse.
+  if (isPlainPath(path)) return { url };
   // The string is built from trusted parts, so parsing it must give back exactly those parts; if the
   // parser would rewrite anything, some check above is missing, and refusing is the safe answer.
   const parsed = new URL(url);

@@ -31,6 +31,10 @@ const ESCAPE_IN_DECODED = /%[0-9A-Fa-f]{2}/;
 const NON_ASCII = /[^\x00-\x7f]/;
 const ASCII = /[\x00-\x7f]/;
 const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+// A path whose every segment is plain — literal characters only (no escape, no `;`), not empty (but a
+// trailing slash), not ending in a dot (so never a dot segment) — is its own canonical form: what
+// canonicalSegment keeps of such a segment is the segment. Most paths are such; one test finds them.
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,=:@]*[A-Za-z0-9\-_~!$&'()*+,=:@])+\/?$/;
 
 /**
  * Whether the non-ASCII character `char` becomes (or holds) ASCII under NFKC or Unicode case mapping,
@@ -115,6 +119,16 @@ export function canonicalSegment(raw, isLast) {
 }
 
 /**
+ * isPlainPath tells whether `path` is made of plain segments only (see PLAIN_PATH): its own canonical
+ * form, and one that no URL parser rewrites (no escape, no dot segment, no character it would encode).
+ * @param {string} path
+ * @returns {boolean}
+ */
+export function isPlainPath(path) {
+  return PLAIN_PATH.test(path);
+}
+
+/**
  * The canonical form of `path` ("" for none, else starting with "/"), or why it has none.
  * @param {string} path
  * @returns {CanonicalPath}
@@ -122,6 +136,7 @@ export function canonicalSegment(raw, isLast) {
 export function canonicalPath(path) {
   if (path === "") return { path: "" };
   if (path[0] !== "/") return { problem: "a path that does not start with /" };
+  if (isPlainPath(path)) return { path };
   const segments = path.slice(1).split("/");
   let canonical = "";
   for (let i = 0; i < segments.length; i++) {
