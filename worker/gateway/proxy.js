@@ -39,11 +39,13 @@ function isRelayable(status) {
  * `responseHeaders` ([name, value] pairs, the rate-limit fields) go on a relayed response, replacing
  * the upstream's fields of the same names (built into its headers at once: no copy of the response).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
- * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called.
- * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void, responseHeaders?: ReadonlyArray<readonly [string, string]> }} request
+ * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called; if the
+ * client hangs up in the middle of a relayed body, `onClientGone()` is (response-body.js says where;
+ * `waitUntil`, the request's ctx.waitUntil, keeps the relay running to see it).
+ * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void, onClientGone?: () => void, waitUntil?: ((promise: Promise<void>) => void) | null, responseHeaders?: ReadonlyArray<readonly [string, string]> }} request
  * @returns {Promise<{ response: Response, upstreamStatus: number | null, upstreamLatencyMs: number | null, failure: string | null }>}
  */
-export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
+export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, onClientGone = () => {}, waitUntil = null, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -88,7 +90,7 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
   /** @type {ReadableStream | Uint8Array | null} */
   let relayed = null;
   if (hasBody) {
-    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall);
+    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall, { onClientGone, waitUntil });
   } else {
     upstreamResponse.body?.cancel().catch(() => {});
   }
