@@ -85,10 +85,11 @@ export function watchBody(body, timeoutMs, onStall) {
 
 /**
  * clientSide is the writing end of the stream the client reads, which tells `onGone()` once when the
- * client stops reading before the relay has ended it (a hang-up: its side was cancelled). Cancelling
- * errors the writing end at once (`closed` rejects), so a relay that was waiting on a silent upstream
- * learns it then, not when its watchdog would have run out; a write refused because of it says so too.
- * Ending the stream ourselves (close, abort) is never a hang-up.
+ * client stops reading before the relay has ended it (a hang-up): when a write is refused, or the
+ * writing end errors (`closed` rejects) on a runtime that errors it when the reading end is cancelled.
+ * workerd learns that a client's connection closed only when it writes to it, so there a hang-up is
+ * seen with the next bytes written (docs/gateway.md). Ending the stream ourselves (close, abort) is
+ * never a hang-up.
  * @param {WritableStream} writable @param {() => void} onGone
  */
 function clientSide(writable, onGone) {
