@@ -3,8 +3,9 @@
 // bytes, table statistics, lending) is in sluice.js, as functions of a CoreBase and as the methods of
 // the public SluiceCore: an app that only limits rates (the isolate's memory store) bundles this file
 // alone. Keys are copied into the module's I/O area; nothing is allocated in linear memory per call.
-/** ABI version this loader speaks; the module's must match. */
-export const ABI_VERSION = /** @type {const} */ (7);
+import { ABI_VERSION } from "./abi-version.js";
+
+export { ABI_VERSION };
 /** The most UTF-8 bytes a key may have. */
 export const MAX_KEY_BYTES = /** @type {const} */ (512);
 /** The most checks one checkAll takes. */

@@ -2,6 +2,7 @@
 // secret_scan.hpp says what a candidate is): an instance of the module of its own, so that scanning
 // never touches a limiter's I/O area. One per isolate, made on first use; each set of secrets gets its
 // tables once (ScanTables), and a scan copies the text in and reads the positions out, nothing else.
+import { ABI_VERSION } from "./abi-version.js";
 import { standaloneInstance } from "./standalone-instance.js";
 
 // Offsets of sluice::SecretScanTables (static_assert'ed there).
@@ -46,6 +47,9 @@ export class SecretScan {
     const instance = standaloneInstance(module, "sluice.wasm", () => self.#refreshViews());
     this.#exports = instance.exports;
     this.#memory = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
+    // Before anything else: another version's tables have another layout (core-abi-version.test.js).
+    const version = this.#exports.sluice_abi_version();
+    if (version !== ABI_VERSION) throw new RangeError(`sluice.wasm speaks ABI ${version}, this loader ${ABI_VERSION}`);
     this.#exports._initialize?.();
     this.#refreshViews();
   }

@@ -13,12 +13,15 @@
  * retry_after_ms is -1 for "never".
  * Version 5: sluice_add_rule takes SLUICE_RULE_COUNT_DENIED; sluice_stats writes 7 numbers, the fifth no
  * longer evictions of exhausted keys but evictions of still-restricting keys.
- * Version 6: sluice_add_rule takes block_ms (0: throttle; else a key that exceeds the rule is blocked). */
+ * Version 6: sluice_add_rule takes block_ms (0: throttle; else a key that exceeds the rule is blocked).
+ * Version 7: a fixed window or sliding counter lends its next window ahead near its end.
+ * Version 8: the secret scan's tables hold the sparse scan's runs (sluice_scan_tables_add_run, new), and
+ * their layout changed with them. */
 #ifndef SLUICE_ABI_H
 #define SLUICE_ABI_H
 #include <stdint.h>
 
-#define SLUICE_ABI_VERSION 7
+#define SLUICE_ABI_VERSION 8
 #define SLUICE_KEY_STRIDE 512
 #define SLUICE_IO_CHECKS_OFFSET 8192
 #define SLUICE_IO_OUTCOME_OFFSET 8448

@@ -99,8 +99,8 @@ test("the gateway's countWhen and costFrom rules are in /metrics, the log line, 
   // countWhen: a success is not counted; a 401 is, and its response says so; the third attempt is refused.
   const ok = await send("/login", { "x-status": "200" });
   assert.equal(ok.headers.get("ratelimit-policy"), `"${failures}";q=2;w=600`);
-  // Not counted: the headers carry the check's peek (what one more counted response would leave), as the library's do.
-  assert.match(ok.headers.get("ratelimit"), new RegExp(`^"${failures}";r=1;t=\\d+$`));
+  // Not counted: nothing was spent, the headers say what is left (both units), as the library's do.
+  assert.match(ok.headers.get("ratelimit"), new RegExp(`^"${failures}";r=2;t=\\d+$`));
   const failed = await send("/login", { "x-status": "401" });
   assert.match(failed.headers.get("ratelimit"), new RegExp(`^"${failures}";r=1;t=\\d+$`), "the headers say what is left after the charge");
   await send("/login", { "x-status": "401" });
@@ -113,7 +113,7 @@ test("the gateway's countWhen and costFrom rules are in /metrics, the log line, 
   // The log line: the rule, its event and what it left; whether the response was charged.
   const logged = lines.filter((line) => line.route === "/login").map((line) => [line.decision, line.rules.map(({ name, event, remaining, charged }) => [name, event, remaining, charged])]);
   assert.deepEqual(logged, [
-    ["admitted", [[failures, "admitted", 1, false]]],
+    ["admitted", [[failures, "admitted", 2, false]]], // not counted: both units left
     ["admitted", [[failures, "admitted", 1, true]]],
     ["admitted", [[failures, "admitted", 0, true]]],
     ["denied", [[failures, "denied", 0, null]]],
@@ -163,4 +163,21 @@ test("countWhen's ranges are the gateway's skipSuccessfulRequests and skipFailed
   assert.deepEqual(await seen("/failures", [200, 204, 302, 404, 200, 503, 200]), [200, 204, 302, 404, 200, 503, 429]);
   // ["100-399"], skipFailedRequests: 4xx and 5xx are free; the second success spends the key.
   assert.deepEqual(await seen("/successes", [500, 401, 200, 429, 201, 200]), [500, 401, 200, 429, 201, 429]);
+});
+
+// A response the rule does not count spent nothing: its headers and its log line say what is left
+// after it, as before it, not the check's peek (what a charge would have left).
+test("the gateway's response that countWhen does not count says what is left: nothing was spent", async () => {
+  const lines = [];
+  const gateway = createGateway(validateConfig(config({ name: unique("left"), countWhen: { status: [401] } })), { log: (line) => lines.push(JSON.parse(line)) });
+  const statuses = [200, 401, 200];
+  const env = { UP: { fetch: () => new Response("x", { status: statuses.shift() }) } };
+  const seen = [];
+  for (let i = 0; i < 3; i++) {
+    const request = new Request("https://gw.test/login", { method: "POST", headers: { "cf-connecting-ip": "192.0.2.80" } });
+    const response = await gateway.fetch(request, env, { waitUntil() {} });
+    seen.push([response.status, response.headers.get("x-ratelimit-remaining"), /;r=(\d+)/.exec(response.headers.get("ratelimit") ?? "")?.[1], lines.at(-1).rules[0].remaining]);
+  }
+  // limit 3: a success leaves 3, the failure 2, the success after it 2.
+  assert.deepEqual(seen, [[200, "3", "3", 3], [401, "2", "2", 2], [200, "2", "2", 2]]);
 });

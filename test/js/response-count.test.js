@@ -180,3 +180,29 @@ test("rateLimit refuses the options of counting on the response, naming rateLimi
   }
   assert.deepEqual(refusal(() => rateLimitOnResponse(base)), ["countWhen", true]);
 });
+
+// A response that is not counted spent nothing: its rate-limit headers say what is left after it, the
+// same as before it, not the check's peek (what a charge of the check's cost would have left).
+test("a response that is not counted says what is left: nothing was spent", async () => {
+  const { app } = loginApp({ countWhen: { status: [401] }, headers: "both" });
+  const seen = [];
+  for (const password of ["right", "guess", "right", "right"]) {
+    const response = await app.request("/login", from("192.0.2.78", password));
+    seen.push([response.status, response.headers.get("x-ratelimit-remaining"), response.headers.get("ratelimit")]);
+  }
+  // limit 3: a success leaves 3, the failure 2, the successes after it 2.
+  assert.deepEqual(
+    seen.map(([status, remaining, draft]) => [status, remaining, /;r=(\d+)/.exec(draft)?.[1]]),
+    [[200, "3", "3"], [401, "2", "2"], [200, "2", "2"], [200, "2", "2"]],
+  );
+
+  const limiter = createResponseLimiter({ key: ip(), limit: 3, windowSec: 60, clock: () => T0, countWhen: { status: [401] } });
+  const remaining = [];
+  for (const status of [200, 401, 200]) {
+    const request = new Request("https://example.test/login", { method: "POST", headers: { "cf-connecting-ip": "192.0.2.79" } });
+    const decision = await limiter.check(request);
+    const settled = await limiter.settle(decision, new Response("x", { status }), request);
+    remaining.push(Number(limiter.withHeaders(new Response("x", { status }), settled).headers.get("x-ratelimit-remaining")));
+  }
+  assert.deepEqual(remaining, [3, 2, 2]);
+});

@@ -84,6 +84,54 @@ export function watchBody(body, timeoutMs, onStall) {
 }
 
 /**
+ * clientSide is the writing end of the stream the client reads, which tells `onGone()` once when the
+ * client stops reading before the relay has ended it (a hang-up): when a write is refused, or the
+ * writing end errors (`closed` rejects) on a runtime that errors it when the reading end is cancelled.
+ * workerd learns that a client's connection closed only when it writes to it, so there a hang-up is
+ * seen with the next bytes written (docs/gateway.md). Ending the stream ourselves (close, abort) is
+ * never a hang-up.
+ * @param {WritableStream} writable @param {() => void} onGone
+ */
+function clientSide(writable, onGone) {
+  const writer = writable.getWriter();
+  let open = true;
+  const gone = () => {
+    if (!open) return;
+    open = false;
+    onGone();
+  };
+  writer.closed.catch(gone);
+  return {
+    /** @param {Uint8Array} bytes */
+    async write(bytes) {
+      try {
+        await writer.write(bytes);
+      } catch (error) {
+        gone();
+        throw error;
+      }
+    },
+    close() {
+      open = false;
+      return writer.close();
+    },
+    /** @param {unknown} reason */
+    abort(reason) {
+      open = false;
+      return writer.abort(reason);
+    },
+  };
+}
+
+/** ClientGone is the reason a relay cancels the upstream's body with when the client hung up. */
+export class ClientGone extends Error {
+  constructor() {
+    super("the client stopped reading the response");
+    this.name = "ClientGone";
+  }
+}
+
+/**
  * A streaming masking pass (redact.js's secretMasker(...).stream()): push/end for a caller that hands it
  * chunks, or `hold` (how many of the last bytes seen may begin an occurrence the next bytes complete)
  * and `mask` (in place, over the held bytes and the new ones in one array) for one that keeps them.
@@ -141,6 +189,11 @@ function watched(reader, timeoutMs, onStall) {
  * from `body` is passed through `masker` (a streaming pass of redact.js, or null) and written on, and
  * the reads are watched for silence when `timeoutMs` is a number (see watchBody). With neither, it
  * returns `body` itself: the runtime then pipes it natively, and no JavaScript runs per chunk.
+ * When the client hangs up before the body's end, `onClientGone()` is called once, the watchdog
+ * stopped and the upstream's body cancelled: a hang-up is never a stall (natively piped, the runtime
+ * cancels the body and nothing is called). `waitUntil` (the request's ctx.waitUntil) is given the
+ * relay's loop: workerd drops a request's pending work when its client disconnects, so without it
+ * the loop would never learn of the hang-up, and a timer left running would report a stall.
  *
  * In workerd the chunks are written by a loop into a native stream, so the runtime reads the client's
  * side without calling into JavaScript: a FixedLengthStream of `length` when the body announced one
@@ -149,14 +202,14 @@ function watched(reader, timeoutMs, onStall) {
  * relayCoalesced, whatever has arrived per read. Elsewhere a ReadableStream's pull does the same steps
  * (and `length` is not enforced).
  * @param {ReadableStream} body
- * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null }} options
+ * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null, onClientGone?: () => void, waitUntil?: ((promise: Promise<void>) => void) | null }} options
  * @returns {ReadableStream}
  */
-export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null }) {
+export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null, onClientGone = () => {}, waitUntil = null }) {
   if (masker === null && timeoutMs === null) return body;
   if (typeof IdentityTransformStream === "function") {
     const byob = byobReader(body);
-    if (byob !== null) return relayCoalesced(byob, { timeoutMs, onStall, masker, length });
+    if (byob !== null) return relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone, waitUntil });
   }
   const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
   /**
@@ -181,8 +234,8 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
   if (typeof IdentityTransformStream === "function") {
     // eslint-disable-next-line no-undef -- workerd's globals
     const { readable, writable } = length === null ? new IdentityTransformStream() : new FixedLengthStream(length);
-    const writer = writable.getWriter();
-    (async () => {
+    const writer = clientSide(writable, () => clientGone(watchdog, reader, onClientGone));
+    const relaying = (async () => {
       try {
         for (let out = await next(); out !== null; out = await next()) await writer.write(out);
         await writer.close();
@@ -190,6 +243,7 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
         abandonRelay(error, watchdog, reader, writer);
       }
     })();
+    waitUntil?.(relaying);
     return readable;
   }
   return new ReadableStream({
@@ -205,6 +259,7 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
     },
     cancel(reason) {
       watchdog?.stop();
+      onClientGone();
       return reader.cancel(reason);
     },
   });
@@ -229,16 +284,16 @@ function byobReader(body) {
  * written on. The buffer is read into again once the write has been taken by the client's side (a
  * native stream's write settles then), so no chunk is copied or allocated per read.
  * @param {ReadableStreamBYOBReader} byob
- * @param {{ timeoutMs: number | null, onStall: () => void, masker: StreamMasker | null, length: number | null }} options
+ * @param {{ timeoutMs: number | null, onStall: () => void, masker: StreamMasker | null, length: number | null, onClientGone: () => void, waitUntil: ((promise: Promise<void>) => void) | null }} options
  * @returns {ReadableStream}
  */
-function relayCoalesced(byob, { timeoutMs, onStall, masker, length }) {
+function relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone, waitUntil }) {
   const { reader, watchdog, stalled } = watched(byob, timeoutMs, onStall);
   const hold = masker === null ? 0 : masker.hold;
   // eslint-disable-next-line no-undef -- workerd's globals
   const { readable, writable } = length === null ? new IdentityTransformStream() : new FixedLengthStream(length);
-  const writer = writable.getWriter();
-  (async () => {
+  const writer = clientSide(writable, () => clientGone(watchdog, reader, onClientGone));
+  const relaying = (async () => {
     let buffer = new ArrayBuffer(READ_BYTES + hold);
     let held = 0;
     try {
@@ -269,7 +324,21 @@ function relayCoalesced(byob, { timeoutMs, onStall, masker, length }) {
       abandonRelay(error, watchdog, reader, writer);
     }
   })();
+  waitUntil?.(relaying);
   return readable;
+}
+
+/**
+ * clientGone ends a relay whose client hung up: the watchdog stops (nobody waits for the upstream's
+ * bytes: its silence is no stall now), the upstream's body is cancelled, and `onClientGone()` told.
+ * @param {{ stop(): void } | null | undefined} watchdog
+ * @param {{ cancel(reason?: any): Promise<void> }} reader
+ * @param {() => void} onClientGone
+ */
+function clientGone(watchdog, reader, onClientGone) {
+  watchdog?.stop();
+  reader.cancel(new ClientGone()).catch(() => {});
+  onClientGone();
 }
 
 /**

@@ -232,7 +232,8 @@ export function withResponseRules(route, verdict, decisions, refused) {
 export function settledResponseRules(route, verdict, settled) {
   settled.forEach(({ decision, charged }, k) => {
     const index = route.responseRuleIndexes[k];
-    if (charged) record(verdict.verdicts, [index], decision);
+    // Charged or not, `decision` says what the rule has left after the response (createResponseLimiter).
+    record(verdict.verdicts, [index], decision);
     verdict.verdicts[index].charged = charged;
   });
   return mergedOutcome(verdict.checked, verdict.blocked);

@@ -347,6 +347,11 @@ export function createGateway(config, options = {}) {
       metrics.countUpstreamFailure(route.index, "body_timeout");
       log(JSON.stringify({ ...record, error: "upstream body timeout" }));
     };
+    // So does a client that hangs up in the middle of the response: a client abort, as in its body.
+    const onClientGone = () => {
+      metrics.countClientAbort(route.index);
+      log(JSON.stringify({ ...record, error: "client aborted" }));
+    };
     // Read whole before the upstream call (request-body.js says why), after the rules: a refused
     // request's body is never read.
     if (read === null) {
@@ -371,6 +376,8 @@ export function createGateway(config, options = {}) {
       mask: maskerFor(env),
       now,
       onBodyStall,
+      onClientGone,
+      waitUntil: typeof ctx?.waitUntil === "function" ? (/** @type {Promise<void>} */ relaying) => ctx.waitUntil(relaying) : null,
       responseHeaders: rateHeaders,
     });
     if (lockout !== null) await lockout.guard.settle(lockout.attempts, result.upstreamStatus);

@@ -40,14 +40,16 @@ function isRelayable(status) {
  * `responseHeaders` ([name, value] pairs, the rate-limit fields) go on a relayed response, replacing
  * the upstream's fields of the same names (built into its headers at once: no copy of the response).
  * Never rejects. The body streams afterwards: if the upstream then falls silent for the route's
- * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called. A small
- * masked body fetched over the network is read whole before this resolves, and cut off the same way
+ * bodyTimeoutMs while the client waits, the body is cut off and `onBodyStall()` is called; if the
+ * client hangs up in the middle of a relayed body, `onClientGone()` is (response-body.js says where;
+ * `waitUntil`, the request's ctx.waitUntil, keeps the relay running to see it). A small masked body
+ * fetched over the network is read whole before this resolves, and cut off the same way
  * (onBodyStall() called) when it has not arrived whole within bodyTimeoutMs of the head
  * (response-body.js).
- * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void, responseHeaders?: ReadonlyArray<readonly [string, string]> }} request
+ * @param {{ method: string, headers: Headers, body: ArrayBuffer | Uint8Array | undefined, targetUrl: string, upstream: GatewayUpstream, env: any, secret: string | null, mask: ReturnType<typeof import("./redact.js").secretMasker>, now: () => number, onBodyStall?: () => void, onClientGone?: () => void, waitUntil?: ((promise: Promise<void>) => void) | null, responseHeaders?: ReadonlyArray<readonly [string, string]> }} request
  * @returns {Promise<{ response: Response, upstreamStatus: number | null, upstreamLatencyMs: number | null, failure: string | null }>}
  */
-export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
+export async function proxyRequest({ method, headers, body, targetUrl, upstream, env, secret, mask, now, onBodyStall = () => {}, onClientGone = () => {}, waitUntil = null, responseHeaders = /** @type {ReadonlyArray<readonly [string, string]>} */ ([]) }) {
   const controller = new AbortController();
   // The head's bound, and the whole read's of a small body (response-body.js): one timer for both.
   const deadline = new UpstreamDeadline(upstream.timeoutMs, () => controller.abort());
@@ -90,7 +92,7 @@ export async function proxyRequest({ method, headers, body, targetUrl, upstream,
   let relayed = null;
   if (hasBody) {
     // responseBody stops `deadline`, or moves it to bound a body read whole.
-    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall, deadline);
+    relayed = await responseBody(/** @type {Response & { body: ReadableStream }} */ (upstreamResponse), upstream, mask, onBodyStall, deadline, { onClientGone, waitUntil });
   } else {
     deadline.stop();
     upstreamResponse.body?.cancel().catch(() => {});

@@ -179,15 +179,19 @@ function failingAfter(bytes, error) {
  * The body to give the client for `upstreamResponse` (which has a body to relay) on a route of
  * `upstream`: masked with `mask` (redact.js's secretMasker) unless needsMasking says it need not be,
  * its silences bounded by upstream.bodyTimeoutMs (`onStall()` is called once when one runs out).
+ * `relay.onClientGone()` is called once when the client hangs up in the middle of a relayed stream
+ * (never on a native pipe or a body read whole: no JavaScript sees the client's side there);
+ * `relay.waitUntil` (the request's ctx.waitUntil) keeps that relay running to see it (body-watchdog.js).
  * Resolves to a ReadableStream or the whole masked bytes.
  * @param {Response & { body: ReadableStream }} upstreamResponse
  * @param {import("./config.js").GatewayUpstream} upstream
  * @param {ReturnType<typeof import("./redact.js").secretMasker>} mask
  * @param {() => void} onStall
  * @param {UpstreamDeadline} deadline the upstream call's timer (proxy.js): stopped here, or moved to bound a body read whole
+ * @param {{ onClientGone?: () => void, waitUntil?: ((promise: Promise<void>) => void) | null }} [relay]
  * @returns {Promise<ReadableStream | Uint8Array>}
  */
-export async function responseBody(upstreamResponse, upstream, mask, onStall, deadline) {
+export async function responseBody(upstreamResponse, upstream, mask, onStall, deadline, relay = {}) {
   const { body, headers } = upstreamResponse;
   const timeoutMs = upstream.bodyTimeoutMs;
   const length = declaredLength(headers);
@@ -196,7 +200,7 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall, de
   if (!whole || upstream.service !== null) deadline.stop();
   if (!masked) {
     if (timeoutMs === null) return withLength(body, length);
-    return relayChunks(body, { timeoutMs, onStall, masker: null, length });
+    return relayChunks(body, { timeoutMs, onStall, masker: null, length, ...relay });
   }
   if (whole) {
     const read = upstream.service === null
@@ -213,5 +217,5 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall, de
     const error = read.error ?? new TypeError("the upstream's body did not match its Content-Length");
     return withLength(failingAfter(released, error), length);
   }
-  return relayChunks(body, { timeoutMs, onStall, masker: mask.stream(), length });
+  return relayChunks(body, { timeoutMs, onStall, masker: mask.stream(), length, ...relay });
 }

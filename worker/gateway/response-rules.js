@@ -63,7 +63,7 @@ export function createResponseRules(route, responseLimiter) {
       for (let i = 0; i < limiters.length; i++) {
         const after = await limiters[i].settle(decisions[i], response, request, env, ctx);
         // A refusal that found room again at check was charged then (createResponseLimiter).
-        const charged = after !== decisions[i] || limiters[i].chargedAtCheck?.(decisions[i]) === true;
+        const charged = limiters[i].chargedBySettle(after) || limiters[i].chargedAtCheck?.(decisions[i]) === true;
         counters[i][charged ? "charged" : "notCounted"]++;
         settled.push({ decision: after, charged });
         const header = route.rules[route.responseRuleIndexes[i]].costFrom?.header;

@@ -63,7 +63,8 @@ const FIRST_REGIONAL_LEASE_DIVISOR = 8;
  * @property {number} leasesAhead Of those, leases lent ahead from the key's next window (a fixed window's or
  *   sliding counter's, asked near its window's end), usable from that window's start.
  * @property {number} bridgedDecisions Decisions taken across a window's start, where the isolate cannot tell which
- *   window the object is in, each spending a unit of the old window's lease and one of the lease lent ahead.
+ *   window the object is in, each spending a unit of the old window's lease and one of the lease lent ahead (the
+ *   one of the two that admits no one is counted in unitsStranded).
  * @property {number} unitsLent Units those leases carried.
  * @property {number} leasesExpired Leases that ended with units unused.
  * @property {number} unitsReturned Unused units the object took back.
@@ -376,6 +377,9 @@ export function createLeasedStore(options) {
         bridge.lease.units -= checks[i].cost;
         bridge.next.units -= checks[i].cost;
         counters.bridgedDecisions++;
+        // One of the two spends admits no one (whichever window the object is in, the other's unit is
+        // charged and never used): stranded, so that lent = used + returned + stranded + held.
+        counters.unitsStranded += checks[i].cost;
       }
       // What is left: these leases' units and what the object had left when it lent the last (others
       // may have used some since: an upper bound, as any isolate's view of a shared count is).

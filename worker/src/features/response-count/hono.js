@@ -17,6 +17,7 @@ import { limitedResponse } from "../../http/responses.js";
 import { executionContextOf } from "../../engine/execution-context.js";
 import { middlewareHandle } from "../../engine/middleware-handle.js";
 import { responseCounting } from "./options.js";
+import { peekCosts, unspent } from "./unspent.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "../../engine/options.js" */
@@ -62,6 +63,7 @@ export function rateLimitOnResponse(options) {
  */
 export function countingMiddleware({ settings, evaluate, counts, cost, pendingCost }) {
   const { onLimited } = settings;
+  const costs = peekCosts(settings, cost !== null);
   return async function rateLimitOnResponse(c, next) {
     const args = [c];
     const ctx = executionContextOf(c);
@@ -87,6 +89,11 @@ export function countingMiddleware({ settings, evaluate, counts, cost, pendingCo
         if (c.get("rateLimit") === decision) c.set("rateLimit", after);
         decision = after;
       }
+    } else if (!charged) {
+      // Not counted: nothing was spent, and the headers say what is left (unspent.js).
+      const left = unspent(decision, costs);
+      if (c.get("rateLimit") === decision) c.set("rateLimit", left);
+      decision = left;
     }
     if (cost !== null && c.res.headers.has(cost.header)) {
       // In place when the headers are mutable: Hono's c.res setter copies the old response's headers back.

@@ -15,12 +15,15 @@ import { withHeaders } from "../../http/headers.js";
 import { limitedResponse } from "../../http/responses.js";
 import { responseCounting } from "./options.js";
 import { chargeAfter, withoutHeader } from "./hono.js";
+import { peekCosts, unspent } from "./unspent.js";
 
 /** @import { CommonOptions } from "../../engine/options.js" */
 /** @import { ResponseCountOptions } from "./options.js" */
 
 // A decision check() took, and whether it already counted the request (the refusal found room again).
 const chargedByCheck = new WeakSet();
+// The decisions settle() returned after charging the request.
+const chargedBySettle = new WeakSet();
 
 /**
  * createResponseLimiter validates `options` (as createLimiter, plus countWhen, skipSuccessfulRequests,
@@ -33,6 +36,7 @@ export function createResponseLimiter(options) {
     throw new SluiceConfigError("countWhen", "is missing: createResponseLimiter counts only the responses that match, or what they cost (costFrom); else use createLimiter");
   }
   const { settings, evaluate } = createEngine(limiterOptions, "fetch");
+  const costs = peekCosts(settings, cost !== null);
   return Object.freeze({
     rules: settings.rules,
     /**
@@ -48,16 +52,23 @@ export function createResponseLimiter(options) {
       return decided;
     },
     /**
-     * settle charges the request when `response` matches, and returns the decision its headers carry.
+     * settle charges the request when `response` matches, and returns the decision its headers carry
+     * (for a response that does not match, what is left after it: nothing was spent, unspent.js).
      * @param {any} decision what check returned @param {Response} response
      * @param {Request} request @param {any} [env] @param {any} [ctx]
      */
     async settle(decision, response, request, env, ctx) {
       if (!decision.allowed || decision.skipped || chargedByCheck.has(decision)) return decision;
       const args = [request, env, ctx];
-      if (!(await counts(response, args))) return decision;
+      if (!(await counts(response, args))) return unspent(decision, costs);
       const after = await chargeAfter(evaluate, args, env, ctx, response, cost, pendingCost);
-      return after.allowed ? after : decision;
+      if (!after.allowed) return decision;
+      chargedBySettle.add(after);
+      return after;
+    },
+    /** Whether `settled` (what settle returned) charged the request. @param {any} settled */
+    chargedBySettle(settled) {
+      return chargedBySettle.has(settled);
     },
     /** @param {any} decision */
     headers(decision) {
