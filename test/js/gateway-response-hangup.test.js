@@ -10,13 +10,10 @@
 // The last test pins that limit: such a silence, outlasting bodyTimeoutMs, is counted as the
 // body_timeout it also is (the upstream did fall silent).
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
-import { Miniflare } from "miniflare";
 
-import { configModule, workerOptions } from "./helpers/worker.js";
-import { parseExposition, sample } from "./helpers/prometheus.js";
+import { startRelayGateway } from "./helpers/relay-gateway.js";
 
 const ADMIN_TOKEN = "response-hangup-admin-token-0123456789abcdef";
 const BOUND_MS = 200;
@@ -43,55 +40,19 @@ function upstreamHandler(request, response) {
 }
 
 describe("a client that hangs up in the middle of the response, in workerd", () => {
-  let server;
-  let mf;
+  let relay;
   let gateway;
-  const logLines = [];
+  let logLines;
+  const scrape = (...args) => relay.scrape(...args);
 
   before(async () => {
-    server = createServer(upstreamHandler);
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const origin = `http://127.0.0.1:${server.address().port}`;
-    const rules = (name) => [{ name, algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "ip" }];
-    const config = {
-      routes: [
-        { prefix: "/masked", methods: ["GET"], upstream: { url: `${origin}/masked`, bodyTimeoutMs: BOUND_MS }, rules: rules("masked") },
-        { prefix: "/never", methods: ["GET"], upstream: { url: `${origin}/never`, bodyTimeoutMs: BOUND_MS, maskBody: "never" }, rules: rules("never") },
-      ],
-      admin: { path: "/admin/metrics", tokenSecret: "ADMIN_TOKEN" },
-    };
-    const worker = await workerOptions({
-      name: "gw",
-      entry: "gateway",
-      bindings: { ADMIN_TOKEN, TEST_LIMITER_NOW: String(Date.UTC(2030, 0, 1, 0, 0, 10)) },
-      extraModules: [configModule(config)],
-    });
-    let pending = "";
-    mf = new Miniflare({
-      workers: [worker],
-      handleRuntimeStdio(out, err) {
-        err.resume();
-        out.on("data", (chunk) => {
-          pending += chunk;
-          const lines = pending.split("\n");
-          pending = lines.pop();
-          for (const line of lines) if (line.includes("{")) logLines.push(line);
-        });
-      },
-    });
-    gateway = await mf.getWorker("gw");
+    relay = await startRelayGateway({ handler: upstreamHandler, boundMs: BOUND_MS, adminToken: ADMIN_TOKEN });
+    ({ gateway, logLines } = relay);
   });
 
   after(async () => {
-    await mf?.dispose();
-    server.closeAllConnections?.();
-    await new Promise((resolve) => server.close(resolve));
+    await relay?.close();
   });
-
-  async function scrape(route, name, labels = {}) {
-    const response = await gateway.fetch("https://gw.test/admin/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    return sample(parseExposition(await response.text()), name, { route, ...labels }) ?? 0;
-  }
 
   const counters = async (route) => ({
     clientAborts: await scrape(route, "sluice_client_aborts_total"),
