@@ -19,6 +19,11 @@
 // the caches, a collection) then falls on both subjects alike instead of on one whole batch; and they
 // get more repetitions (`repetitions` times the bench's), since their batches are short.
 //
+// The rows of a small request and a 429 also run bench/gateway-cpu/least.js in the same blocks: the
+// least a Worker does that keeps the gateway's guarantees, each in its cheapest form, with nothing of
+// sluice in it. What it adds to the bare Worker is how much of each floor any gateway spends before its
+// own code; what the gateway adds to it is sluice's share.
+//
 // --against=DIR: a third subject, the gateway as the tree at DIR has it (e.g. `git archive` of an
 // earlier commit), measured in the same blocks; the figures then also say what the working tree's
 // gateway changes against it (an A/B of a change, interleaved like the rest).
@@ -45,8 +50,16 @@ const REPETITIONS = quick ? 3 : 7;
 // --against=DIR: the gateway of another tree as a third subject (see above).
 const againstDir = args.find((a) => a.startsWith("--against="))?.slice(10) ?? null;
 const SUBJECTS = againstDir === null ? ["gateway", "bare"] : ["gateway", "bare", "against"];
+// The subjects of a scenario: a scenario that names a `least` path also runs gateway-cpu/least.js
+// (the least a Worker keeping the same guarantees does, no sluice code) in the same blocks.
+const subjectsOf = (s) => (s.least === undefined ? SUBJECTS : [...SUBJECTS, "least"]);
+// The path a subject is sent in scenario `s`.
+const pathOf = (s, subject) => s[subject === "against" ? "gateway" : subject];
 // --profile=SCENARIO: a CPU profile of the gateway's isolate through that scenario's requests, printed
-// by function (self time) instead of the figures.
+// by function (self time) instead of the figures; --profile-subject=least profiles least.js's isolate
+// instead, --profile-batches=N sends N batches (3 by default). The profiler inflates what the runtime's
+// own calls cost (timers most: a profiled setTimeout looked ten times what a loop of them costs), so
+// read its shares as where to look, and measure a change with --against.
 const profileScenario = args.find((a) => a.startsWith("--profile="))?.slice(10) ?? null;
 
 // The upstream server's port (within the range this bench may use on a shared machine).
@@ -60,9 +73,9 @@ const body = (bytes, chunk, kind) => `body?bytes=${bytes}&chunk=${chunk}&kind=${
 const CHEAP = { batch: 200, block: 10, repetitions: 6 };
 // Each scenario: the gateway's path, the bare Worker's path, requests per batch, body bytes per request.
 const SCENARIOS = [
-  { name: "small", what: "a small JSON GET (one rule, masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small", ...CHEAP },
+  { name: "small", what: "a small JSON GET (one rule, masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small", least: "/api/small", ...CHEAP },
   { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small", ...CHEAP },
-  { name: "limited", what: "a 429 (the rule denies) beside a Worker that answers a constant 429", gateway: "/limited/small", bare: "/limited", ...CHEAP },
+  { name: "limited", what: "a 429 (the rule denies) beside a Worker that answers a constant 429", gateway: "/limited/small", bare: "/limited", least: "/limited/small", ...CHEAP },
   { name: "text", what: "1 MiB of text in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
   { name: "escapes", what: "1 MiB made of `%&\\+` in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "escapes")}`, bare: `/api/${body(MiB, 4096, "escapes")}`, batch: 8, bytes: MiB },
   { name: "binary", what: "1 MiB of image/webp in 4 KiB chunks (not masked)", gateway: `/api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
@@ -100,6 +113,7 @@ async function start(inspectorPort) {
         bindings: { UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN },
       },
       plain("bare", "bare.js", { bindings: { UPSTREAM_ORIGIN } }),
+      plain("least", "least.js", { bindings: { UPSTREAM_ORIGIN, UPSTREAM_TOKEN, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN } }),
       ...(againstDir === null
         ? []
         : [
@@ -140,33 +154,33 @@ async function main() {
   await mf.ready;
   const pid = workerdPid();
   if (pid === null) throw new Error("workerd's process was not found (needs Linux /proc)");
-  const workers = Object.fromEntries(await Promise.all(SUBJECTS.map(async (name) => [name, await mf.getWorker(name)])));
+  const workers = Object.fromEntries(await Promise.all([...SUBJECTS, "least"].map(async (name) => [name, await mf.getWorker(name)])));
   // The thread that runs the JavaScript: the one that ran most through a warm-up of every scenario.
   const before = threadTimes(pid);
   for (const s of SCENARIOS) {
-    for (const subject of SUBJECTS) await batch(workers[subject], s[subject === "against" ? "gateway" : subject], Math.max(2, s.batch >> 1));
+    for (const subject of subjectsOf(s)) await batch(workers[subject], pathOf(s, subject), Math.max(2, s.batch >> 1));
   }
   const tid = mostRun(before, threadTimes(pid));
-  const samples = Object.fromEntries(SCENARIOS.map((s) => [s.name, { ...Object.fromEntries(SUBJECTS.map((subject) => [subject, []])), bytes: {} }]));
+  const samples = Object.fromEntries(SCENARIOS.map((s) => [s.name, { ...Object.fromEntries(subjectsOf(s).map((subject) => [subject, []])), bytes: {} }]));
   for (let rep = 0; rep < REPETITIONS; rep++) {
     for (const s of rotate(SCENARIOS, rep)) {
       const blocks = s.block === undefined ? 1 : Math.ceil(s.batch / s.block);
       const perBlock = s.batch / blocks;
       for (let sub = 0; sub < (s.repetitions ?? 1); sub++) {
         /** @type {Record<string, number>} */
-        const ns = Object.fromEntries(SUBJECTS.map((subject) => [subject, 0]));
-        let order = rotate(SUBJECTS, rep + sub);
+        const ns = Object.fromEntries(subjectsOf(s).map((subject) => [subject, 0]));
+        let order = rotate(subjectsOf(s), rep + sub);
         for (let b = 0; b < blocks; b++) {
           for (const subject of order) {
             const t0 = threadNs(pid, tid);
-            const bytes = await batch(workers[subject], s[subject === "against" ? "gateway" : subject], perBlock);
+            const bytes = await batch(workers[subject], pathOf(s, subject), perBlock);
             ns[subject] += threadNs(pid, tid) - t0;
             samples[s.name].bytes[subject] = bytes / perBlock;
           }
           // A B, then B A: neither subject always follows the other.
           order = [...order].reverse();
         }
-        for (const subject of SUBJECTS) samples[s.name][subject].push(ns[subject] / s.batch / 1000);
+        for (const subject of subjectsOf(s)) samples[s.name][subject].push(ns[subject] / s.batch / 1000);
       }
     }
     process.stdout.write(`repetition ${rep + 1}/${REPETITIONS}\r`);
@@ -192,6 +206,16 @@ async function main() {
       r.againstUs = median(a);
       r.changeUs = median(change);
       r.changeRange = [Math.min(...change), Math.max(...change)];
+    }
+    if (s.least !== undefined) {
+      const l = samples[s.name].least;
+      const leastAdded = l.map((us, i) => us - b[i]);
+      const overLeast = g.map((us, i) => us - l[i]);
+      r.leastUs = median(l);
+      r.leastAddedUs = median(leastAdded);
+      r.leastAddedRange = [Math.min(...leastAdded), Math.max(...leastAdded)];
+      r.overLeastUs = median(overLeast);
+      r.overLeastRange = [Math.min(...overLeast), Math.max(...overLeast)];
     }
     if (s.bytes !== undefined) {
       const mibps = (us) => s.bytes / MiB / (us / 1e6);
@@ -256,6 +280,17 @@ function markdown(results, machine, repetitions = REPETITIONS) {
     lines.push("", `Against the gateway of ${againstDir} (the same blocks, interleaved):`, "", "| scenario | this tree | against | change (range) |", "|---|---|---|---|");
     for (const r of compared) lines.push(`| ${r.name} | ${fmt(r.gatewayUs)} us | ${fmt(r.againstUs)} us | ${signed(r.changeUs)} us (${fmt(r.changeRange[0])} to ${fmt(r.changeRange[1])}) |`);
   }
+  const least = results.filter((r) => r.leastUs !== undefined);
+  if (least.length > 0) {
+    lines.push(
+      "",
+      "The least a Worker keeping the same guarantees does (`bench/gateway-cpu/least.js`: each guarantee in its cheapest form, no sluice code; a lower bound, never more than the gateway must do), in the same blocks:",
+      "",
+      "| scenario | least Worker | it adds to the bare Worker (range) | the gateway adds to it (range) |",
+      "|---|---|---|---|",
+    );
+    for (const r of least) lines.push(`| ${r.what} | ${fmt(r.leastUs)} us | ${signed(r.leastAddedUs)} us (${fmt(r.leastAddedRange[0])} to ${fmt(r.leastAddedRange[1])}) | ${signed(r.overLeastUs)} us (${fmt(r.overLeastRange[0])} to ${fmt(r.overLeastRange[1])}) |`);
+  }
   const perChunk = results.filter((r) => r.addedUsPerChunk !== undefined);
   if (perChunk.length > 0) {
     const size = (/** @type {number} */ bytes) => (bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
@@ -273,15 +308,18 @@ async function profile(name) {
   const inspectorPort = Number(args.find((a) => a.startsWith("--inspector-port="))?.slice(17) ?? 9700 + Math.floor(Math.random() * 90));
   const mf = await start(inspectorPort);
   await mf.ready;
-  const gateway = await mf.getWorker("gateway");
-  await batch(gateway, scenario.gateway, scenario.batch);
+  // --profile-subject=least: gateway-cpu/least.js's isolate instead (what the same scenario costs there).
+  const subject = args.find((a) => a.startsWith("--profile-subject="))?.slice(18) ?? "gateway";
+  const gateway = await mf.getWorker(subject);
+  const path = pathOf(scenario, subject);
+  await batch(gateway, path, scenario.batch);
   const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json();
-  const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith("/core:user:gateway"));
+  const target = targets.find((t) => t.webSocketDebuggerUrl.endsWith(`/core:user:${subject}`));
   const inspector = await Inspector.open(target.webSocketDebuggerUrl);
   await inspector.send("Profiler.enable");
   await inspector.send("Profiler.setSamplingInterval", { interval: 50 });
   await inspector.send("Profiler.start");
-  await batch(gateway, scenario.gateway, scenario.batch * 3);
+  await batch(gateway, path, scenario.batch * Number(args.find((a) => a.startsWith("--profile-batches="))?.slice(18) ?? 3));
   const { profile: taken } = await inspector.send("Profiler.stop");
   inspector.close();
   await mf.dispose();

@@ -29,16 +29,17 @@ const PER_REQUEST = Number(args.find((a) => a.startsWith("--n="))?.slice(4) ?? 2
 // --only=NAME,...: those scenarios only.
 const only = args.find((a) => a.startsWith("--only="))?.slice(7).split(",") ?? null;
 const againstDir = args.find((a) => a.startsWith("--against="))?.slice(10) ?? null;
-const SUBJECTS = againstDir === null ? ["gateway", "bare"] : ["gateway", "bare", "against"];
+// "least": bench/gateway-cpu/least.js, the least a Worker keeping the gateway's guarantees does.
+const SUBJECTS = againstDir === null ? ["gateway", "bare", "least"] : ["gateway", "bare", "least", "against"];
 
 // gateway-cpu.js's configuration, upstream (a Node server in this process) and headers.
 const UPSTREAM_PORT = Number(args.find((a) => a.startsWith("--port="))?.slice(7) ?? 18300);
 const UPSTREAM_ORIGIN = `http://127.0.0.1:${UPSTREAM_PORT}`;
 const CONFIG = gatewayConfig(UPSTREAM_ORIGIN);
 const SCENARIOS = [
-  { name: "small", what: "a small JSON GET (masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small" },
-  { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small" },
-  { name: "limited", what: "a 429 beside the bare Worker's constant 429", gateway: "/limited/small", bare: "/limited" },
+  { name: "small", what: "a small JSON GET (masking and the body watchdog on)", gateway: "/api/small", bare: "/api/small", least: "/api/small" },
+  { name: "small-unwatched", what: "the same, bodyTimeoutMs null", gateway: "/bare-api/small", bare: "/api/small", least: "/api/small" },
+  { name: "limited", what: "a 429 beside the bare Worker's constant 429", gateway: "/limited/small", bare: "/limited", least: "/limited/small" },
 ].filter((s) => only === null || only.includes(s.name));
 
 const upstreamServer = await startUpstream(UPSTREAM_PORT);
@@ -95,12 +96,13 @@ await upstreamServer.close();
 const us = (n) => n.toFixed(1);
 console.log(`In-isolate loops of ${PER_REQUEST} requests, ${REPETITIONS} interleaved repetitions (${new Date().toISOString().slice(0, 16)}Z, load ${(await import("node:os")).loadavg()[0].toFixed(2)}): on-CPU us per request, medians.`);
 console.log("");
-console.log("| scenario | gateway | bare Worker | gateway adds (range) |");
-console.log("|---|---|---|---|");
+console.log("| scenario | gateway | bare Worker | gateway adds (range) | least Worker | least adds (range) | gateway adds to least (range) |");
+console.log("|---|---|---|---|---|---|---|");
 for (const s of SCENARIOS) {
-  const { gateway, bare } = samples[s.name];
-  const added = gateway.map((g, i) => g - bare[i]);
-  console.log(`| ${s.what} | ${us(median(gateway))} us | ${us(median(bare))} us | +${us(median(added))} us (${us(Math.min(...added))} to ${us(Math.max(...added))}) |`);
+  const { gateway, bare, least } = samples[s.name];
+  const diff = (a, b) => a.map((x, i) => x - b[i]);
+  const cell = (d) => `${median(d) >= 0 ? "+" : ""}${us(median(d))} us (${us(Math.min(...d))} to ${us(Math.max(...d))})`;
+  console.log(`| ${s.what} | ${us(median(gateway))} us | ${us(median(bare))} us | ${cell(diff(gateway, bare))} | ${us(median(least))} us | ${cell(diff(least, bare))} | ${cell(diff(gateway, least))} |`);
 }
 if (againstDir !== null) {
   console.log("");
