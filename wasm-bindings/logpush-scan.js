@@ -2,6 +2,7 @@
 // logpush_scan.hpp says what each verdict means): an instance of the module of its own, used by
 // `sluice replay` (worker/cli/replay/formats/logpush-batch.js). A batch is copied in once and read in
 // one call; the verdicts and spans are then read from the module's memory, valid until the next scan.
+import { ABI_VERSION } from "./abi-version.js";
 import { standaloneInstance } from "./standalone-instance.js";
 
 /** The verdicts of sluice::LogpushLine. */
@@ -63,6 +64,9 @@ export class LogpushScan {
     const self = this;
     const instance = standaloneInstance(module, "sluice-replay.wasm", () => self.#refreshViews());
     this.#exports = instance.exports;
+    // Before anything else is called: a module of another build would be read with the wrong layouts.
+    const version = typeof this.#exports.sluice_logpush_abi_version === "function" ? this.#exports.sluice_logpush_abi_version() : "none";
+    if (version !== ABI_VERSION) throw new RangeError(`sluice-replay.wasm speaks ABI ${version}, this loader ${ABI_VERSION}`);
     this.#memory = /** @type {WebAssembly.Memory} */ (instance.exports.memory);
     this.#exports._initialize?.();
     this.#refreshViews();

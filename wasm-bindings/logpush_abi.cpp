@@ -46,6 +46,8 @@ bool grow(T*& area, uint32_t count) {
 
 }  // namespace
 
+SLUICE_EXPORT(sluice_logpush_abi_version) uint32_t sluice_logpush_abi_version(void) { return SLUICE_ABI_VERSION; }
+
 SLUICE_EXPORT(sluice_logpush_reserve) int32_t sluice_logpush_reserve(uint32_t bytes, uint32_t lines) {
   if (bytes > g_byte_capacity) {
     if (!grow(g_bytes, bytes)) {

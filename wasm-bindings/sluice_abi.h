@@ -116,8 +116,11 @@ int32_t sluice_scan(uint32_t tables, uint32_t length);
  * reserved) and the sluice::LogpushFresh area (12 bytes each), then how many LogpushFresh the last
  * scan wrote (the strings it put into the module's sluice::LogpushStrings, kept across scans).
  * sluice_logpush_scan reads the first `count` lines and returns how many headers it wrote, or -1
- * (count or an offset beyond the areas). */
+ * (count or an offset beyond the areas). sluice_logpush_abi_version is SLUICE_ABI_VERSION, which the
+ * module was built with: its loader (logpush-scan.js) refuses a module of another version, as the
+ * limiter's does sluice.wasm (a name of its own: the fuzz target links both modules' sources). */
 #define SLUICE_LOGPUSH_HEADERS_PER_LINE 4u
+uint32_t sluice_logpush_abi_version(void);
 int32_t sluice_logpush_reserve(uint32_t bytes, uint32_t lines);
 uint32_t sluice_logpush_areas(void);
 int32_t sluice_logpush_scan(uint32_t count);

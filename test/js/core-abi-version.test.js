@@ -1,20 +1,25 @@
-// The loaders of sluice.wasm refuse a module that speaks another ABI version (sluice_abi_version) before
-// they call anything else in it: a .wasm left over from another build would otherwise be driven with
-// the wrong layouts (the secret scan's tables, the I/O area) and answer wrongly without an error. The
-// modules of other versions here are real .wasm files, assembled byte by byte: a memory and one
-// function, sluice_abi_version, returning the version they claim.
+// The loaders of sluice.wasm and sluice-replay.wasm refuse a module that speaks another ABI version
+// (sluice_abi_version, sluice_logpush_abi_version) before they call anything else in it: a .wasm left
+// over from another build would otherwise be driven with the wrong layouts (the secret scan's tables,
+// the I/O area, the replay's areas) and answer wrongly without an error. The modules of other versions
+// here are real .wasm files, assembled byte by byte: a memory and one function returning the version
+// they claim.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { ABI_VERSION, SluiceCore, SluiceError } from "../../wasm-bindings/sluice.js";
 import { SecretScan } from "../../wasm-bindings/secret-scan.js";
+import { LogpushScan } from "../../wasm-bindings/logpush-scan.js";
 
-/** A module exporting `memory` and `sluice_abi_version() -> version` (0 <= version < 64), nothing else. */
-function moduleSpeaking(version) {
+/**
+ * A module exporting `memory` and `versionExport() -> version` (0 <= version < 64), nothing else:
+ * `sluice_abi_version` as sluice.wasm names it, or `sluice_logpush_abi_version` as sluice-replay.wasm does.
+ */
+function moduleSpeaking(version, versionExport = "sluice_abi_version") {
   const name = (text) => [text.length, ...Buffer.from(text)];
   const section = (id, bytes) => [id, bytes.length, ...bytes];
-  const exports = [2, ...name("memory"), 0x02, 0, ...name("sluice_abi_version"), 0x00, 0];
+  const exports = [2, ...name("memory"), 0x02, 0, ...name(versionExport), 0x00, 0];
   const body = [0, 0x41, version, 0x0b]; // no locals; i32.const version; end
   return new WebAssembly.Module(
     new Uint8Array([
@@ -34,6 +39,22 @@ test("the module built here speaks the loaders' version", async () => {
   assert.equal(new WebAssembly.Instance(module, { env: { emscripten_notify_memory_growth() {} }, wasi_snapshot_preview1: { proc_exit() {} } }).exports.sluice_abi_version(), ABI_VERSION);
   assert.ok(SluiceCore.instantiate(module) instanceof SluiceCore);
   assert.ok(new SecretScan(module) instanceof SecretScan);
+});
+
+test("the replay's module built here speaks the loaders' version", async () => {
+  const module = await WebAssembly.compile(readFileSync(new URL("../../wasm-bindings/sluice-replay.wasm", import.meta.url)));
+  assert.equal(new WebAssembly.Instance(module, { env: { emscripten_notify_memory_growth() {} }, wasi_snapshot_preview1: { proc_exit() {} } }).exports.sluice_logpush_abi_version(), ABI_VERSION);
+  assert.ok(new LogpushScan(module) instanceof LogpushScan);
+});
+
+test("the replay's module exports the Logpush reader and its version only", async () => {
+  const module = await WebAssembly.compile(readFileSync(new URL("../../wasm-bindings/sluice-replay.wasm", import.meta.url)));
+  const names = WebAssembly.Module.exports(module).map((entry) => entry.name).filter((name) => name.startsWith("sluice_")).sort();
+  assert.deepEqual(names, ["sluice_logpush_abi_version", "sluice_logpush_areas", "sluice_logpush_reserve", "sluice_logpush_scan"]);
+});
+
+test("the replay's loader refuses a module that reports no version (a build from before it had one)", () => {
+  assert.throws(() => new LogpushScan(moduleSpeaking(ABI_VERSION)), (error) => error instanceof RangeError && error.message.includes("ABI none") && error.message.includes(`${ABI_VERSION}`));
 });
 
 // The module's C ABI, as of the version below. An export added, removed or renamed fails this test:
@@ -67,6 +88,13 @@ for (const version of [ABI_VERSION - 1, ABI_VERSION + 1]) {
     assert.throws(
       () => SluiceCore.instantiate(moduleSpeaking(version)),
       (error) => error instanceof SluiceError && error.message.includes(`ABI ${version}`) && error.message.includes(`${ABI_VERSION}`),
+    );
+  });
+
+  test(`the replay's loader refuses a sluice-replay.wasm of ABI ${version}, naming both versions`, () => {
+    assert.throws(
+      () => new LogpushScan(moduleSpeaking(version, "sluice_logpush_abi_version")),
+      (error) => error instanceof RangeError && error.message.includes(`ABI ${version}`) && error.message.includes(`${ABI_VERSION}`),
     );
   });
 
