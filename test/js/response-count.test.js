@@ -206,3 +206,36 @@ test("a response that is not counted says what is left: nothing was spent", asyn
   }
   assert.deepEqual(remaining, [3, 2, 2]);
 });
+
+test("a charge refused because requests in flight took the last units: the response says nothing is left, not its stale peek, and no Retry-After", async () => {
+  // limit 2: three failures are checked (each peek leaves 1) before any is answered; the first two are
+  // charged, the third's charge finds nothing left. Its response was served, so it is not a 429, but its
+  // headers must say what is left now (0).
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  const app = new Hono();
+  app.post("/login", rateLimitOnResponse({ key: ip(), limit: 2, windowSec: 60, algorithm: "fixed-window", clock: () => T0, countWhen: { status: [401] }, headers: "both" }), async (c) => {
+    await gate;
+    return c.text("no", 401);
+  });
+  const pending = [0, 1, 2].map(() => app.request("/login", from("192.0.2.90", "guess")));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  release();
+  const responses = await Promise.all(pending);
+  const seen = responses.map((r) => [r.status, r.headers.get("x-ratelimit-remaining"), /;r=(\d+)/.exec(r.headers.get("ratelimit") ?? "")?.[1], r.headers.get("retry-after")]);
+  // Answered in order: charged to 1, charged to 0, refused (nothing left).
+  assert.deepEqual(seen, [[401, "1", "1", null], [401, "0", "0", null], [401, "0", "0", null]]);
+  assert.equal((await app.request("/login", from("192.0.2.90", "guess"))).status, 429);
+
+  const limiter = createResponseLimiter({ key: ip(), limit: 2, windowSec: 60, clock: () => T0, countWhen: { status: [401] } });
+  const request = () => new Request("https://example.test/login", { method: "POST", headers: { "cf-connecting-ip": "192.0.2.91" } });
+  const checked = [];
+  for (let i = 0; i < 3; i++) checked.push(await limiter.check(request()));
+  assert.deepEqual(checked.map((d) => [d.allowed, d.remaining]), [[true, 1], [true, 1], [true, 1]]);
+  const settled = [];
+  for (const decision of checked) settled.push(await limiter.settle(decision, new Response("no", { status: 401 }), request()));
+  assert.deepEqual(settled.map((d) => [d.allowed, d.remaining]), [[true, 1], [true, 0], [true, 0]], "the refused charge's decision says nothing is left");
+  const headers = limiter.withHeaders(new Response("no", { status: 401 }), settled[2]).headers;
+  assert.equal(headers.get("x-ratelimit-remaining"), "0");
+  assert.equal(headers.get("retry-after"), null, "a served response carries no Retry-After");
+});

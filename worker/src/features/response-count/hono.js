@@ -17,7 +17,7 @@ import { limitedResponse } from "../../http/responses.js";
 import { executionContextOf } from "../../engine/execution-context.js";
 import { middlewareHandle } from "../../engine/middleware-handle.js";
 import { responseCounting } from "./options.js";
-import { peekCosts, unspent } from "./unspent.js";
+import { leftAfterRefusal, peekCosts, unspent } from "./unspent.js";
 
 /** @import { Context, Env, MiddlewareHandler } from "hono" */
 /** @import { CommonOptions } from "../../engine/options.js" */
@@ -83,12 +83,12 @@ export function countingMiddleware({ settings, evaluate, counts, cost, pendingCo
     }
     await next();
     if (!charged && (await counts(c.res, args))) {
-      const after = await chargeAfter(evaluate, args, c.env, ctx, c.res, cost, pendingCost);
-      // A charge refused here (requests in flight took the last units) leaves the response as it is.
-      if (after.allowed) {
-        if (c.get("rateLimit") === decision) c.set("rateLimit", after);
-        decision = after;
-      }
+      const charge = await chargeAfter(evaluate, args, c.env, ctx, c.res, cost, pendingCost);
+      // A charge refused here (requests in flight took the last units) charged nothing, and the
+      // headers say what is left now (unspent.js).
+      const after = charge.allowed ? charge : leftAfterRefusal(charge);
+      if (c.get("rateLimit") === decision) c.set("rateLimit", after);
+      decision = after;
     } else if (!charged) {
       // Not counted: nothing was spent, and the headers say what is left (unspent.js).
       const left = unspent(decision, costs);

@@ -15,7 +15,7 @@ import { withHeaders } from "../../http/headers.js";
 import { limitedResponse } from "../../http/responses.js";
 import { responseCounting } from "./options.js";
 import { chargeAfter, withoutHeader } from "./hono.js";
-import { peekCosts, unspent } from "./unspent.js";
+import { leftAfterRefusal, peekCosts, unspent } from "./unspent.js";
 
 /** @import { CommonOptions } from "../../engine/options.js" */
 /** @import { ResponseCountOptions } from "./options.js" */
@@ -62,7 +62,7 @@ export function createResponseLimiter(options) {
       const args = [request, env, ctx];
       if (!(await counts(response, args))) return unspent(decision, costs);
       const after = await chargeAfter(evaluate, args, env, ctx, response, cost, pendingCost);
-      if (!after.allowed) return decision;
+      if (!after.allowed) return leftAfterRefusal(after);
       chargedBySettle.add(after);
       return after;
     },

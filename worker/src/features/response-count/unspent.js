@@ -45,3 +45,16 @@ export function unspent(decision, costs) {
   const { limit, remaining, resetMs } = checks[deciding];
   return { ...decision, checks, decidingCheck: deciding, limit, remaining, resetMs };
 }
+
+/**
+ * leftAfterRefusal is what a served response shows when its charge was refused because requests in
+ * flight took the last units after its check: the refused charge's fields (what is left now, and when
+ * the quota is back), as an admitted decision, since the response was served (no Retry-After), rather
+ * than the check's peek, which counted units that are gone.
+ * @template {{ allowed: boolean }} D
+ * @param {D} refused
+ * @returns {D}
+ */
+export function leftAfterRefusal(refused) {
+  return { ...refused, allowed: true };
+}
