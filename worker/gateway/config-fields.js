@@ -96,6 +96,7 @@ export const CONFIG_FIELDS = Object.freeze({
     accuracy: object("accuracy", "Measure the memory and KV rules against exact counting (docs/accuracy.md)"),
     jwt: object("jwt", "How jwt:<claim> key parts verify tokens (http/jwt.js's options, without secret: use secretBinding); required when a rule keys by a claim"),
     lists: object("lists", "Allow and deny lists of addresses, countries and ASNs (docs/lists.md)"),
+    log: object("log", "Which requests get a log line"),
   },
   route: {
     prefix: required(text("/ or a path like /v1/geo: plain segments, no trailing /, at most 96 characters; matches whole segments, ignoring ASCII case")),
@@ -302,6 +303,9 @@ export const CONFIG_FIELDS = Object.freeze({
   },
   analytics: {
     binding: required(binding("The Analytics Engine dataset binding (default SLUICE_ANALYTICS)")),
+  },
+  log: {
+    admitted: flag("Log the requests of a route that its rules admitted and its upstream answered below 500 (default true); refusals, failures, shadow denials and admin requests are logged whatever this says"),
   },
   ip: {
     trustForwardedFor: { anyOf: [flag("trust it or not"), loose("integer", "how many proxies"), loose("array", "the proxies' CIDRs")], description: "How far x-forwarded-for is believed (default false)" },

@@ -143,6 +143,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  * @property {import("../src/features/lists/access-list.js").AccessListOptions} [lists] Allow and deny lists of addresses, countries and ASNs.
  * @property {import("../src/http/jwt.js").JwtOptions} [jwt] How jwt:<claim> key parts verify tokens (no `secret`: use secretBinding).
  * @property {{ sample: number; binding?: string }} [accuracy] Check this share of the keys of every memory and KV rule against exact counting (docs/accuracy.md).
+ * @property {{ admitted?: boolean }} [log] `admitted: false` drops the log line of a request its route's rules admitted and its upstream answered below 500 (each costs the Worker a console.log); every other line stays.
  */
 /**
  * A validated rule: the host's normalized rule (id, name, algorithm, limit, windowMs, burst,
@@ -211,6 +212,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly accuracy?: { readonly sample: number; readonly binding: string } | null;
  *   readonly jwt?: import("../src/http/jwt.js").JwtOptions | null;
  *   readonly lists?: import("../src/features/lists/access-list.js").AccessListOptions | null;
+ *   readonly log?: { readonly admitted: boolean };
  * }} GatewayConfig
  */
 
@@ -255,6 +257,7 @@ const DASHBOARD_FIELDS = fieldsOf("dashboard");
 /** The dashboard's defaults (dashboard/): its path, its Durable Object binding, how often isolates report. */
 export const DASHBOARD_DEFAULTS = Object.freeze({ path: "/_sluice/dashboard", binding: "SLUICE_DASHBOARD", reportIntervalMs: 5000, showKeys: false });
 const ANALYTICS_FIELDS = fieldsOf("analytics");
+const LOG_FIELDS = fieldsOf("log");
 
 // Plain segments only (no escapes) keep prefix matching unambiguous; 96 characters is Analytics
 // Engine's index size, where the prefix goes.
@@ -626,6 +629,15 @@ function validateAnalytics(/** @type {RawJson} */ raw) {
   return Object.freeze({ binding });
 }
 
+// `log`: which requests get a log line (gateway.js's lineWanted).
+function validateLog(/** @type {RawJson} */ raw) {
+  if (raw === undefined) return Object.freeze({ admitted: true });
+  expectObject(raw, "log");
+  expectKnownFields(raw, "log", LOG_FIELDS);
+  if (raw.admitted !== undefined && typeof raw.admitted !== "boolean") throw new ConfigError("log.admitted", `must be true or false; got ${JSON.stringify(raw.admitted)}`);
+  return Object.freeze({ admitted: raw.admitted ?? true });
+}
+
 /**
  * The validated, frozen configuration. `source` names where `raw` came from, for error messages.
  * Throws ConfigError naming the first field at fault.
@@ -661,6 +673,7 @@ export function validateConfig(raw, source = "configuration") {
       jwt: validateJwt(raw.jwt, routes),
       // Allow and deny lists (features/lists/access-list.js), checked as the library checks them.
       lists: raw.lists === undefined ? null : (hostValidated("lists", () => createAccessList(raw.lists)), Object.freeze(structuredClone(raw.lists))),
+      log: validateLog(raw.log),
     }));
     validated.add(config);
     return config;

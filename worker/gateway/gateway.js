@@ -109,7 +109,8 @@ import { keyParts } from "./limiter.js";
  *  - now() -> milliseconds: the clock; default the wall clock (clock.js);
  *  - limiterFactory(rules, { route }) -> { limit(request, env, ctx), headers?(decision) }: see THE
  *    LIMITER SEAM above; default sluice's own, on the configuration's stores and `now`;
- *  - log(line): receives one JSON line per request; default: console.log;
+ *  - log(line): receives one JSON line per request (under the configuration's log.admitted false,
+ *    none for a request its route admitted and its upstream answered below 500); default: console.log;
  *  - metrics: a GatewayMetrics to count into; default: a new one.
  * Throws ConfigError naming the field for an invalid configuration, including what the limiters
  * refuse when they are built. Returns { fetch(request, env, ctx), metrics, config }.
@@ -132,6 +133,8 @@ export function createGateway(config, options = {}) {
   if (typeof log !== "function") throw new TypeError("createGateway: options.log must be a function");
   const metrics = options.metrics ?? new GatewayMetrics(gatewayConfig);
   const { routes, responses, admin, analytics } = gatewayConfig;
+  // log.admitted false: the routine line is neither built nor written (routine() below).
+  const logAdmitted = gatewayConfig.log?.admitted ?? true;
   const match = createRouter(routes);
   const lists = gatewayConfig.lists ? createAccessList(gatewayConfig.lists) : null;
   const dashboard = admin?.dashboard ?? null;
@@ -434,7 +437,7 @@ export function createGateway(config, options = {}) {
       }
     }
     record.status = handled.response.status;
-    log(JSON.stringify(record));
+    if (logAdmitted || !routine(record, handled)) log(JSON.stringify(record));
     // The dashboard's counters leave in the background, at most once per reportIntervalMs of the wall
     // clock (not the injectable `now`: a report is not part of any decision).
     if (reporter !== null && record.route !== "dashboard" && reporter.due(Date.now())) ctx?.waitUntil?.(reporter.report(env, Date.now(), allFamilies()));
@@ -447,6 +450,19 @@ export function createGateway(config, options = {}) {
   }
 
   return { fetch, metrics, config: gatewayConfig };
+}
+
+// The decisions of a request its route's rules let through (the allow list's included), and nothing else.
+const ADMITTED = new Set(["admitted", "bypassed", "allow_list"]);
+
+/**
+ * Whether `record` is a request that `log.admitted: false` leaves unlogged: on a route, admitted by its
+ * rules, answered below 500 with no error. A refusal, a failure (the gateway's or the upstream's), a
+ * shadow denial (would_have_denied) and every admin or dashboard request keep their line.
+ * @param {Record<string, any>} record @param {Handled} handled
+ */
+function routine(record, handled) {
+  return handled.route !== undefined && record.error === null && record.status < 500 && ADMITTED.has(record.decision);
 }
 
 // RateLimit-Policy for `rules` (a request's checked rules, in route order): policyHeader's items,
