@@ -80,7 +80,9 @@ const SCENARIOS = [
   { name: "escapes", what: "1 MiB made of `%&\\+` in 4 KiB chunks, masked", gateway: `/api/${body(MiB, 4096, "escapes")}`, bare: `/api/${body(MiB, 4096, "escapes")}`, batch: 8, bytes: MiB },
   { name: "binary", what: "1 MiB of image/webp in 4 KiB chunks (not masked)", gateway: `/api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
   { name: "binary-unwatched", what: "the same with bodyTimeoutMs null (passed natively)", gateway: `/bare-api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
+  { name: "binary-deadline", what: "the same with bodyTimeoutMs null and bodyDeadlineMs 600000 (piped natively, the whole body bounded)", gateway: `/deadline-api/${body(MiB, 4096, "binary")}`, bare: `/api/${body(MiB, 4096, "binary")}`, batch: 8, bytes: MiB },
   { name: "optout", what: "1 MiB of text in 4 KiB chunks on a route with maskBody \"never\"", gateway: `/optout/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
+  { name: "optout-deadline", what: "the same with bodyTimeoutMs null and bodyDeadlineMs 600000", gateway: `/deadline-optout/${body(MiB, 4096, "text")}`, bare: `/api/${body(MiB, 4096, "text")}`, batch: 8, bytes: MiB },
   { name: "text-length", what: "1 MiB of text written 4 KiB at a time with a Content-Length, masked", gateway: `/api/${body(MiB, 4096, "text")}&length=1`, bare: `/api/${body(MiB, 4096, "text")}&length=1`, batch: 8, bytes: MiB },
   { name: "binary-length", what: "1 MiB of image/webp written 4 KiB at a time with a Content-Length (not masked, watched)", gateway: `/api/${body(MiB, 4096, "binary")}&length=1`, bare: `/api/${body(MiB, 4096, "binary")}&length=1`, batch: 8, bytes: MiB },
   { name: "whole-32k", what: "32 KiB of text with a Content-Length, masked (read whole)", gateway: `/api/${body(MiB / 32, 4096, "text")}&length=1`, bare: `/api/${body(MiB / 32, 4096, "text")}&length=1`, batch: 40, bytes: MiB / 32 },
@@ -252,6 +254,8 @@ function verdicts(results) {
   if (by["binary-length"]) add("a binary body with a Content-Length: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-length"].shareOfBare)} %`, by["binary-length"].shareOfBare >= 0.8);
   if (by["binary-unwatched"]) add("a binary body, bodyTimeoutMs null: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-unwatched"].shareOfBare)} %`, by["binary-unwatched"].shareOfBare >= 0.8);
   if (by.optout) add("a route with maskBody \"never\": >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by.optout.shareOfBare)} %`, by.optout.shareOfBare >= 0.8);
+  if (by["binary-deadline"]) add("a binary body, bodyTimeoutMs null and bodyDeadlineMs set: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["binary-deadline"].shareOfBare)} %`, by["binary-deadline"].shareOfBare >= 0.8);
+  if (by["optout-deadline"]) add("a route with maskBody \"never\", bodyTimeoutMs null and bodyDeadlineMs set: >= 80 % of the bare Worker's MiB/s", `${fmt(100 * by["optout-deadline"].shareOfBare)} %`, by["optout-deadline"].shareOfBare >= 0.8);
   if (by["chunks-256"] && by["chunks-64k"]) {
     // The issue's words: "per-chunk cost independent of chunk size to within 2x from 256 B to 64 KiB",
     // the cost the relay adds to one HTTP chunk. Per MiB is a second row: a 256-byte chunk is 256

@@ -25,6 +25,8 @@ export function gatewayConfig(origin) {
       { prefix: "/api", methods: ["GET"], upstream: upstream("/api"), rules: everyone },
       { prefix: "/bare-api", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null }), rules: everyone },
       { prefix: "/optout", methods: ["GET"], upstream: upstream("/api", { maskBody: "never" }), rules: everyone },
+      { prefix: "/deadline-api", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null, bodyDeadlineMs: 600_000 }), rules: everyone },
+      { prefix: "/deadline-optout", methods: ["GET"], upstream: upstream("/api", { bodyTimeoutMs: null, bodyDeadlineMs: 600_000, maskBody: "never" }), rules: everyone },
       { prefix: "/limited", methods: ["GET"], upstream: upstream("/api"), rules: [{ name: "limited", algorithm: "fixed-window", limit: 1, windowSec: 3600, key: "ip" }] },
     ],
     admin: { path: "/admin/metrics", tokenSecret: "SLUICE_ADMIN_TOKEN" },

@@ -202,14 +202,15 @@ function watched(reader, timeoutMs, onStall) {
  * relayCoalesced, whatever has arrived per read. Elsewhere a ReadableStream's pull does the same steps
  * (and `length` is not enforced).
  * @param {ReadableStream} body
- * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null, onClientGone?: () => void, waitUntil?: ((promise: Promise<void>) => void) | null }} options
+ * `onEnd()` is called once when the relay ends, whichever way (the body's whole-time deadline stops then).
+ * @param {{ timeoutMs?: number | null, onStall?: () => void, masker?: StreamMasker | null, length?: number | null, onClientGone?: () => void, waitUntil?: ((promise: Promise<void>) => void) | null, onEnd?: () => void }} options
  * @returns {ReadableStream}
  */
-export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null, onClientGone = () => {}, waitUntil = null }) {
+export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker = null, length = null, onClientGone = () => {}, waitUntil = null, onEnd = () => {} }) {
   if (masker === null && timeoutMs === null) return body;
   if (typeof IdentityTransformStream === "function") {
     const byob = byobReader(body);
-    if (byob !== null) return relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone, waitUntil });
+    if (byob !== null) return relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone, waitUntil, onEnd });
   }
   const { reader, watchdog, stalled } = watchedReader(body, timeoutMs, onStall);
   /**
@@ -241,6 +242,8 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
         await writer.close();
       } catch (error) {
         abandonRelay(error, watchdog, reader, writer);
+      } finally {
+        onEnd();
       }
     })();
     waitUntil?.(relaying);
@@ -250,15 +253,19 @@ export function relayChunks(body, { timeoutMs = null, onStall = () => {}, masker
     async pull(controller) {
       try {
         const out = await next();
-        if (out === null) controller.close();
-        else controller.enqueue(out);
+        if (out === null) {
+          controller.close();
+          onEnd();
+        } else controller.enqueue(out);
       } catch (error) {
         watchdog?.stop();
         controller.error(error);
+        onEnd();
       }
     },
     cancel(reason) {
       watchdog?.stop();
+      onEnd();
       onClientGone();
       return reader.cancel(reason);
     },
@@ -284,10 +291,10 @@ function byobReader(body) {
  * written on. The buffer is read into again once the write has been taken by the client's side (a
  * native stream's write settles then), so no chunk is copied or allocated per read.
  * @param {ReadableStreamBYOBReader} byob
- * @param {{ timeoutMs: number | null, onStall: () => void, masker: StreamMasker | null, length: number | null, onClientGone: () => void, waitUntil: ((promise: Promise<void>) => void) | null }} options
+ * @param {{ timeoutMs: number | null, onStall: () => void, masker: StreamMasker | null, length: number | null, onClientGone: () => void, waitUntil: ((promise: Promise<void>) => void) | null, onEnd: () => void }} options
  * @returns {ReadableStream}
  */
-function relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone, waitUntil }) {
+function relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone, waitUntil, onEnd }) {
   const { reader, watchdog, stalled } = watched(byob, timeoutMs, onStall);
   const hold = masker === null ? 0 : masker.hold;
   // eslint-disable-next-line no-undef -- workerd's globals
@@ -322,6 +329,8 @@ function relayCoalesced(byob, { timeoutMs, onStall, masker, length, onClientGone
       await writer.close();
     } catch (error) {
       abandonRelay(error, watchdog, reader, writer);
+    } finally {
+      onEnd();
     }
   })();
   waitUntil?.(relaying);

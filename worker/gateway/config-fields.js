@@ -117,6 +117,7 @@ export const CONFIG_FIELDS = Object.freeze({
     auth: object("auth", "The upstream credential, from a Worker secret"),
     timeoutMs: whole("How long to wait for the upstream's response head, in ms (default 10000); then 504", 1, 300_000),
     bodyTimeoutMs: whole("How long the upstream may fall silent in the middle of its body, in ms (default 60000), or null for no bound", 1, 3_600_000, { type: ["integer", "null"] }),
+    bodyDeadlineMs: whole("With bodyTimeoutMs null: the longest a body may take from its head to its end, in ms (default none); a body not masked is then piped by the runtime", 1, 86_400_000, { type: ["integer", "null"] }),
     maxBodyBytes: whole("The largest request body forwarded, in bytes (default 1048576); larger: 413", 0, 104_857_600),
     forwardHeaders: { type: "array", items: text("a header name", { pattern: HEADER_NAME }), description: "Headers stripped by default to forward anyway on this route" },
     stripHeaders: { type: "array", items: text("a header name", { pattern: HEADER_NAME }), description: "More client headers never forwarded on this route" },

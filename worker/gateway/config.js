@@ -85,7 +85,9 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  * An upstream as written. `service`: a service binding to send the requests through instead of the
  * network. `timeoutMs`: how long to wait for the response head, in ms (1 to 300000); default 10000.
  * `bodyTimeoutMs`: how long the upstream may fall silent in the middle of its body while the client
- * waits, in ms (1 to 3600000), or null for no bound; default 60000. `maxBodyBytes`: the largest
+ * waits, in ms (1 to 3600000), or null for no bound; default 60000. `bodyDeadlineMs`: where
+ * bodyTimeoutMs is null, the longest a body may take from its head to its end, in ms (1 to 86400000);
+ * default none. A body bound so and not masked is piped by the runtime. `maxBodyBytes`: the largest
  * request body forwarded (bodies are read whole first), 0 to 104857600; default 1048576.
  * `forwardHeaders`: headers stripped by default to forward anyway; `stripHeaders`: more headers never
  * forwarded; `clientIpHeader`: a header the gateway sets to cf-connecting-ip (default none).
@@ -99,6 +101,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  * @property {{ secret: string; header?: string; scheme?: string }} [auth]
  * @property {number} [timeoutMs]
  * @property {number | null} [bodyTimeoutMs]
+ * @property {number | null} [bodyDeadlineMs]
  * @property {number} [maxBodyBytes]
  * @property {string[]} [forwardHeaders]
  * @property {string[]} [stripHeaders]
@@ -172,6 +175,7 @@ for (const kind of [durableStore, kvStore, redisStore]) registerStoreKind(kind);
  *   readonly auth: { readonly secret: string; readonly header: string; readonly scheme: string } | null;
  *   readonly timeoutMs: number;
  *   readonly bodyTimeoutMs: number | null;
+ *   readonly bodyDeadlineMs: number | null;
  *   readonly maxBodyBytes: number;
  *   readonly forwardHeaders: readonly string[];
  *   readonly stripHeaders: readonly string[];
@@ -428,6 +432,14 @@ function validateUpstream(/** @type {RawJson} */ raw, /** @type {string} */ path
     : raw.bodyTimeoutMs === null
       ? null
       : expectInteger(raw.bodyTimeoutMs, fieldPath(path, "bodyTimeoutMs"), ...boundsOf("upstream", "bodyTimeoutMs"));
+  const bodyDeadlineMs = raw.bodyDeadlineMs === undefined || raw.bodyDeadlineMs === null
+    ? null
+    : expectInteger(raw.bodyDeadlineMs, fieldPath(path, "bodyDeadlineMs"), ...boundsOf("upstream", "bodyDeadlineMs"));
+  // One bound per body: its silences or its whole time. Both would read as a body bounded twice when
+  // the whole time is not enforced by the watched relay.
+  if (bodyDeadlineMs !== null && bodyTimeoutMs !== null) {
+    throw new ConfigError(fieldPath(path, "bodyDeadlineMs"), "bounds a body's whole time where its silences are not bounded: set bodyTimeoutMs to null with it (bodyTimeoutMs defaults to 60000)");
+  }
   const maxBodyBytes = raw.maxBodyBytes === undefined
     ? DEFAULT_MAX_BODY_BYTES
     : expectInteger(raw.maxBodyBytes, fieldPath(path, "maxBodyBytes"), ...boundsOf("upstream", "maxBodyBytes"));
@@ -439,6 +451,7 @@ function validateUpstream(/** @type {RawJson} */ raw, /** @type {string} */ path
     auth,
     timeoutMs,
     bodyTimeoutMs,
+    bodyDeadlineMs,
     maxBodyBytes,
     forwardHeaders,
     stripHeaders,

@@ -2,7 +2,7 @@
 // costs", has the figures of each):
 //   - native: nothing to mask and no silence to bound (maskBody "never", or a media type that cannot
 //     carry a secret as text, with bodyTimeoutMs null): the runtime pipes the body, no JavaScript runs
-//     per chunk;
+//     per chunk; with a bodyDeadlineMs, through a native stream whose pipe the deadline's abort cuts;
 //   - whole: a body that must be masked and announces a length up to WHOLE_BODY_BYTES is read whole
 //     and masked in one pass, no stream step per chunk. Fetched over the network, it is read with
 //     arrayBuffer() (one runtime step; the runtime stops at its Content-Length), and bodyTimeoutMs
@@ -194,18 +194,26 @@ function failingAfter(bytes, error) {
 export async function responseBody(upstreamResponse, upstream, mask, onStall, deadline, relay = {}) {
   const { body, headers } = upstreamResponse;
   const timeoutMs = upstream.bodyTimeoutMs;
+  // Set only where bodyTimeoutMs is null (config.js): the body's whole time from its head, bounded by
+  // the upstream call's timer, whose expiry aborts the fetch and so errors the body wherever it is.
+  const wholeMs = upstream.bodyDeadlineMs;
   const length = declaredLength(headers);
   const masked = needsMasking(upstream.maskBody, headers, mask);
   const whole = masked && length !== null && length <= WHOLE_BODY_BYTES;
-  if (!whole || upstream.service !== null) deadline.stop();
+  const atOnce = whole && upstream.service === null;
+  if (!atOnce) {
+    if (wholeMs === null) deadline.stop();
+    else deadline.body(wholeMs, onStall);
+  }
+  const ended = () => deadline.stop();
   if (!masked) {
-    if (timeoutMs === null) return withLength(body, length);
-    return relayChunks(body, { timeoutMs, onStall, masker: null, length, ...relay });
+    if (timeoutMs !== null) return relayChunks(body, { timeoutMs, onStall, masker: null, length, ...relay });
+    return wholeMs === null ? withLength(body, length) : pipedUntilEnd(body, length, ended, relay.waitUntil ?? null);
   }
   if (whole) {
-    const read = upstream.service === null
-      ? await readWholeAtOnce(upstreamResponse, timeoutMs, deadline, onStall)
-      : await readWhole(body, /** @type {number} */ (length), timeoutMs, onStall);
+    const read = atOnce
+      ? await readWholeAtOnce(upstreamResponse, timeoutMs ?? wholeMs, deadline, onStall)
+      : await readWhole(body, /** @type {number} */ (length), timeoutMs, onStall).finally(ended);
     if (read.bytes !== undefined && read.bytes.length === length) {
       mask.bytes(read.bytes);
       return read.bytes;
@@ -217,5 +225,24 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall, de
     const error = read.error ?? new TypeError("the upstream's body did not match its Content-Length");
     return withLength(failingAfter(released, error), length);
   }
-  return relayChunks(body, { timeoutMs, onStall, masker: mask.stream(), length, ...relay });
+  return relayChunks(body, { timeoutMs, onStall, masker: mask.stream(), length, onEnd: ended, ...relay });
+}
+
+// `body` piped by the runtime into the client's stream (no JavaScript per chunk in workerd: a native
+// stream on both sides), at the length it announced; `onEnd()` once the pipe ends, whichever way.
+// What bounds it is the fetch's abort: it errors the body, and the pipe then aborts the client's side.
+// The pipe is needed: a chunked body handed to the runtime as the response's own body is not cut by
+// the abort (gateway-body-deadline.test.js fails that way), and the pipe's end is what stops the timer.
+/** @param {ReadableStream} body @param {number | null} length @param {() => void} onEnd @param {((promise: Promise<void>) => void) | null} waitUntil @returns {ReadableStream} */
+function pipedUntilEnd(body, length, onEnd, waitUntil) {
+  const { readable, writable } = typeof IdentityTransformStream !== "function"
+    ? new TransformStream()
+    : length === null
+      // eslint-disable-next-line no-undef -- workerd's globals
+      ? new IdentityTransformStream()
+      // eslint-disable-next-line no-undef -- workerd's globals
+      : new FixedLengthStream(length);
+  const piping = body.pipeTo(writable).then(onEnd, onEnd);
+  waitUntil?.(piping);
+  return readable;
 }

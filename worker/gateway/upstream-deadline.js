@@ -25,6 +25,8 @@ export class UpstreamDeadline {
   #phase = Expired.HEAD;
   /** @type {string | null} */
   expired = null;
+  /** @type {(() => void) | null} */
+  #onBodyExpire = null;
 
   /** @param {number} timeoutMs @param {() => void} onExpire */
   constructor(timeoutMs, onExpire) {
@@ -34,10 +36,15 @@ export class UpstreamDeadline {
     this.#timer = setTimeout(() => this.#check(), timeoutMs);
   }
 
-  /** body moves the deadline to `timeoutMs` from now, for the whole read of the body. @param {number} timeoutMs */
-  body(timeoutMs) {
+  /**
+   * body moves the deadline to `timeoutMs` from now, for the whole read of the body; `onExpire`, when
+   * given, is also called if it runs out then (the reader of the body calls stop() at its end).
+   * @param {number} timeoutMs @param {(() => void) | null} [onExpire]
+   */
+  body(timeoutMs, onExpire = null) {
     if (this.#timer === null) return;
     this.#phase = Expired.BODY;
+    this.#onBodyExpire = onExpire;
     this.#at = Date.now() + timeoutMs;
     // A timer that would fire after the new deadline is set again; one that fires before it sleeps on.
     if (this.#firesAt > this.#at) {
@@ -66,5 +73,6 @@ export class UpstreamDeadline {
     }
     this.expired = this.#phase;
     this.#onExpire();
+    if (this.#phase === Expired.BODY) this.#onBodyExpire?.();
   }
 }
