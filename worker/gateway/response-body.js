@@ -205,15 +205,17 @@ export async function responseBody(upstreamResponse, upstream, mask, onStall, de
     if (wholeMs === null) deadline.stop();
     else deadline.body(wholeMs, onStall);
   }
-  const ended = () => deadline.stop();
+  // Built only under a deadline: the common response allocates nothing for it.
+  const ended = wholeMs === null ? undefined : () => deadline.stop();
   if (!masked) {
     if (timeoutMs !== null) return relayChunks(body, { timeoutMs, onStall, masker: null, length, ...relay });
-    return wholeMs === null ? withLength(body, length) : pipedUntilEnd(body, length, ended, relay.waitUntil ?? null);
+    return ended === undefined ? withLength(body, length) : pipedUntilEnd(body, length, ended, relay.waitUntil ?? null);
   }
   if (whole) {
     const read = atOnce
       ? await readWholeAtOnce(upstreamResponse, timeoutMs ?? wholeMs, deadline, onStall)
-      : await readWhole(body, /** @type {number} */ (length), timeoutMs, onStall).finally(ended);
+      : await readWhole(body, /** @type {number} */ (length), timeoutMs, onStall);
+    deadline.stop(); // read to its end or cut: a whole-time deadline has nothing left to bound
     if (read.bytes !== undefined && read.bytes.length === length) {
       mask.bytes(read.bytes);
       return read.bytes;
