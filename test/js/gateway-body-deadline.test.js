@@ -10,12 +10,9 @@
 //   - a client that hangs up before the deadline is no body_timeout, however long the upstream goes on;
 //   - bodyDeadlineMs beside a bodyTimeoutMs (its default included) fails at start-up naming the field.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { Miniflare } from "miniflare";
 
-import { configModule, workerOptions } from "./helpers/worker.js";
-import { parseExposition, sample } from "./helpers/prometheus.js";
+import { drainResponse, relayRoute, startRelayGateway } from "./helpers/relay-gateway.js";
 import { validateConfig } from "../../worker/gateway/config.js";
 
 const ADMIN_TOKEN = "body-deadline-admin-token-0123456789abcdef";
@@ -50,68 +47,29 @@ function upstreamHandler(request, response) {
   step();
 }
 
-async function drain(response) {
-  const reader = response.body.getReader();
-  const chunks = [];
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { bytes: Buffer.concat(chunks), error: null };
-      chunks.push(Buffer.from(value));
-    }
-  } catch (error) {
-    return { bytes: Buffer.concat(chunks), error };
-  }
-}
-
 describe("upstream.bodyDeadlineMs: the whole body bounded, in workerd", () => {
-  let server;
-  let mf;
-  let gateway;
+  let relay;
   let requests = 0;
 
   before(async () => {
-    server = createServer(upstreamHandler);
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const origin = `http://127.0.0.1:${server.address().port}`;
-    const rules = (name) => [{ name, algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "ip" }];
     const bounded = { bodyTimeoutMs: null, bodyDeadlineMs: DEADLINE_MS };
-    const config = {
-      routes: [
-        { prefix: "/media", methods: ["GET"], upstream: { url: `${origin}/media`, ...bounded }, rules: rules("media") },
-        { prefix: "/never", methods: ["GET"], upstream: { url: `${origin}/never`, ...bounded, maskBody: "never" }, rules: rules("never") },
-        { prefix: "/masked", methods: ["GET"], upstream: { url: `${origin}/masked`, ...bounded }, rules: rules("masked") },
-      ],
-      admin: { path: "/admin/metrics", tokenSecret: "ADMIN_TOKEN" },
-    };
-    const worker = await workerOptions({
-      name: "gw",
-      entry: "gateway",
-      bindings: { ADMIN_TOKEN, TEST_LIMITER_NOW: String(Date.UTC(2030, 0, 1, 0, 0, 10)) },
-      extraModules: [configModule(config)],
+    relay = await startRelayGateway({
+      handler: upstreamHandler,
+      adminToken: ADMIN_TOKEN,
+      routes: (origin) => [relayRoute(origin, "/media", bounded), relayRoute(origin, "/never", { ...bounded, maskBody: "never" }), relayRoute(origin, "/masked", bounded)],
     });
-    mf = new Miniflare({ workers: [worker], handleRuntimeStdio: (out, err) => (out.resume(), err.resume()) });
-    // A Worker's own fetch: Miniflare's dispatchFetch would hold a body's first bytes back.
-    gateway = await mf.getWorker("gw");
   });
 
-  after(async () => {
-    await mf?.dispose();
-    server.closeAllConnections?.();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  after(() => relay?.close());
 
   // Resolves to the response and the id its upstream request reports under.
   async function get(route, query) {
     const id = String(++requests);
-    const response = await gateway.fetch(`https://gw.test${route}/x?id=${id}&${query}`, { headers: { "cf-connecting-ip": "192.0.2.41" } });
+    const response = await relay.gateway.fetch(`https://gw.test${route}/x?id=${id}&${query}`, { headers: { "cf-connecting-ip": "192.0.2.41" } });
     return { response, id };
   }
 
-  async function bodyTimeouts(route) {
-    const response = await gateway.fetch("https://gw.test/admin/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    return sample(parseExposition(await response.text()), "sluice_upstream_failures_total", { route, reason: "body_timeout" }) ?? 0;
-  }
+  const bodyTimeouts = (route) => relay.scrape(route, "sluice_upstream_failures_total", { reason: "body_timeout" });
 
   // 24 pieces 100 ms apart: about six deadlines long, and never silent for more than a tenth of one.
   const steady = "bytes=24000&piece=1000&gapMs=100";
@@ -126,7 +84,7 @@ describe("upstream.bodyDeadlineMs: the whole body bounded, in workerd", () => {
       const before = await bodyTimeouts(route);
       const { response, id } = await get(route, `${steady}&type=${encodeURIComponent(type)}${withLength ? "&length=1" : ""}`);
       assert.equal(response.status, 200);
-      const { bytes, error } = await drain(response);
+      const { bytes, error } = await drainResponse(response);
       // Chunked, workerd may end a failed body with its last chunk (cloudflare/workerd#6818): never the whole.
       assert.ok(bytes.length < 24000, `got ${bytes.length} bytes of 24000`);
       assert.ok(error !== null || !withLength, "a body of known length ends in an error the client sees");
@@ -141,7 +99,7 @@ describe("upstream.bodyDeadlineMs: the whole body bounded, in workerd", () => {
       const before = await bodyTimeouts(route);
       for (const withLength of [false, true]) {
         const { response } = await get(route, `bytes=200000&piece=50000&gapMs=20&type=text%2Fplain${withLength ? "&length=1" : ""}`);
-        const { bytes, error } = await drain(response);
+        const { bytes, error } = await drainResponse(response);
         assert.equal(error, null);
         assert.deepEqual(bytes, pattern(0, 200000));
       }

@@ -11,12 +11,9 @@
 //     request is closed unfinished (the relay cancels it).
 // Why this relay is a stream step per read rather than a native pipe: gateway-native-pipe.test.js.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { Miniflare } from "miniflare";
 
-import { configModule, workerOptions } from "./helpers/worker.js";
-import { parseExposition, sample } from "./helpers/prometheus.js";
+import { drainResponse, relayRoute, startRelayGateway } from "./helpers/relay-gateway.js";
 
 const ADMIN_TOKEN = "unmasked-relay-admin-token-0123456789abcdef";
 const pattern = (from, length) => Buffer.from(Array.from({ length }, (_, i) => (from + i) % 251));
@@ -65,65 +62,29 @@ function upstreamHandler(request, response) {
   step();
 }
 
-// Everything the client gets, and how the body ended.
-async function drain(response) {
-  const reader = response.body.getReader();
-  const chunks = [];
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { bytes: Buffer.concat(chunks), error: null };
-      chunks.push(Buffer.from(value));
-    }
-  } catch (error) {
-    return { bytes: Buffer.concat(chunks), error };
-  }
-}
-
 describe("the relay of a body the gateway does not mask, under bodyTimeoutMs, in workerd", () => {
-  let server;
-  let mf;
-  let gateway;
+  let relay;
 
   before(async () => {
-    server = createServer(upstreamHandler);
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const origin = `http://127.0.0.1:${server.address().port}`;
-    const rules = (name) => [{ name, algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "ip" }];
-    const config = {
-      routes: [
-        { prefix: "/media", methods: ["GET"], upstream: { url: `${origin}/media`, bodyTimeoutMs: 300 }, rules: rules("media") },
-        { prefix: "/never", methods: ["GET"], upstream: { url: `${origin}/never`, bodyTimeoutMs: 300, maskBody: "never" }, rules: rules("never") },
-        { prefix: "/steady", methods: ["GET"], upstream: { url: `${origin}/steady`, bodyTimeoutMs: 1000 }, rules: rules("steady") },
-        { prefix: "/hangup", methods: ["GET"], upstream: { url: `${origin}/hangup` }, rules: rules("hangup") },
+    relay = await startRelayGateway({
+      handler: upstreamHandler,
+      adminToken: ADMIN_TOKEN,
+      routes: (origin) => [
+        relayRoute(origin, "/media", { bodyTimeoutMs: 300 }),
+        relayRoute(origin, "/never", { bodyTimeoutMs: 300, maskBody: "never" }),
+        relayRoute(origin, "/steady", { bodyTimeoutMs: 1000 }),
+        relayRoute(origin, "/hangup"),
       ],
-      admin: { path: "/admin/metrics", tokenSecret: "ADMIN_TOKEN" },
-    };
-    const worker = await workerOptions({
-      name: "gw",
-      entry: "gateway",
-      bindings: { ADMIN_TOKEN, TEST_LIMITER_NOW: String(Date.UTC(2030, 0, 1, 0, 0, 10)) },
-      extraModules: [configModule(config)],
     });
-    // The gateway's log lines (one or two per request) are dropped.
-    mf = new Miniflare({ workers: [worker], handleRuntimeStdio: (out, err) => (out.resume(), err.resume()) });
-    // A Worker's own fetch: Miniflare's dispatchFetch would hold a body's first bytes back.
-    gateway = await mf.getWorker("gw");
   });
 
   after(async () => {
     hangup.rest.open();
-    await mf?.dispose();
-    server.closeAllConnections?.();
-    await new Promise((resolve) => server.close(resolve));
+    await relay?.close();
   });
 
-  const get = (path) => gateway.fetch(`https://gw.test${path}`, { headers: { "cf-connecting-ip": "192.0.2.40" } });
-
-  async function scrape(route, name, labels = {}) {
-    const response = await gateway.fetch("https://gw.test/admin/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    return sample(parseExposition(await response.text()), name, { route, ...labels }) ?? 0;
-  }
+  const get = (path) => relay.gateway.fetch(`https://gw.test${path}`, { headers: { "cf-connecting-ip": "192.0.2.40" } });
+  const scrape = (route, name, labels = {}) => relay.scrape(route, name, labels);
 
   for (const [route, type] of [
     ["/media", "image/webp"],
@@ -138,7 +99,7 @@ describe("the relay of a body the gateway does not mask, under bodyTimeoutMs, in
           const response = await get(`${route}/x?type=${encodeURIComponent(type)}&bytes=${total}&piece=4096&silentAfter=${silentAfter}${withLength ? "&length=1" : ""}`);
           assert.equal(response.status, 200);
           if (withLength) assert.equal(response.headers.get("content-length"), String(total));
-          const { bytes, error } = await drain(response);
+          const { bytes, error } = await drainResponse(response);
           assert.deepEqual(bytes, pattern(0, silentAfter), "every byte sent before the silence, in order, and nothing else");
           // Chunked, workerd may end the body with its last chunk (cloudflare/workerd#6818); with a
           // length, the client sees it short: either way it is never the whole.
@@ -153,7 +114,7 @@ describe("the relay of a body the gateway does not mask, under bodyTimeoutMs, in
     const before = await scrape("/steady", "sluice_upstream_failures_total", { reason: "body_timeout" });
     const bytes = 30 * 1000;
     const response = await get(`/steady/x?bytes=${bytes}&piece=1000&gapMs=100`);
-    const { bytes: received, error } = await drain(response);
+    const { bytes: received, error } = await drainResponse(response);
     assert.equal(error, null);
     assert.deepEqual(received, pattern(0, bytes));
     assert.equal((await scrape("/steady", "sluice_upstream_failures_total", { reason: "body_timeout" })) - before, 0);
@@ -163,7 +124,7 @@ describe("the relay of a body the gateway does not mask, under bodyTimeoutMs, in
     for (const withLength of [false, true]) {
       const bytes = 1_000_003;
       const response = await get(`/media/x?bytes=${bytes}&piece=70000${withLength ? "&length=1" : ""}`);
-      const { bytes: received, error } = await drain(response);
+      const { bytes: received, error } = await drainResponse(response);
       assert.equal(error, null);
       assert.deepEqual(received, pattern(0, bytes), withLength ? "with a Content-Length" : "chunked");
     }

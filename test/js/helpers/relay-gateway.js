@@ -1,28 +1,32 @@
-// The gateway in workerd (Miniflare) in front of a Node HTTP upstream, with two routes on the streamed
-// relay: /masked (a text body the gateway masks: the admin token is a secret) and /never (maskBody
-// "never"), each with bodyTimeoutMs `boundMs`. What the relay tests share (gateway-slow-reader,
-// gateway-response-hangup): the JSON log lines workerd writes, and the admin metrics by route.
+// The gateway in workerd (Miniflare) in front of a Node HTTP upstream, by default with two routes on
+// the streamed relay: /masked (a text body the gateway masks: the admin token is a secret) and /never
+// (maskBody "never"), each with bodyTimeoutMs `boundMs`; or the routes a test names. What the relay
+// tests share (gateway-slow-reader, gateway-response-hangup, gateway-unmasked-relay,
+// gateway-body-deadline): the JSON log lines workerd writes, the admin metrics by route, and the
+// client's reading of a whole body.
 import { createServer } from "node:http";
 import { Miniflare } from "miniflare";
 
 import { parseExposition, sample } from "./prometheus.js";
 import { configModule, workerOptions } from "./worker.js";
 
+/** A route of `prefix` to `origin` + `prefix`, with `upstream`'s fields and one generous rule named after it. @param {string} origin @param {string} prefix @param {object} [upstream] */
+export function relayRoute(origin, prefix, upstream = {}) {
+  return { prefix, methods: ["GET"], upstream: { url: `${origin}${prefix}`, ...upstream }, rules: [{ name: prefix.slice(1), algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "ip" }] };
+}
+
 /**
- * startRelayGateway starts `handler` as the upstream and the gateway before it. Resolves to
+ * startRelayGateway starts `handler` as the upstream and the gateway before it, with `routes(origin)`
+ * when given (else /masked and /never under `boundMs`). Resolves to
  * { gateway, logLines, scrape(route, name, labels), close() }.
- * @param {{ handler: import("node:http").RequestListener, boundMs: number, adminToken: string }} options
+ * @param {{ handler: import("node:http").RequestListener, boundMs?: number, adminToken: string, routes?: (origin: string) => object[] }} options
  */
-export async function startRelayGateway({ handler, boundMs, adminToken }) {
+export async function startRelayGateway({ handler, boundMs, adminToken, routes }) {
   const server = createServer(handler);
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${server.address().port}`;
-  const rules = (name) => [{ name, algorithm: "fixed-window", limit: 1000, windowSec: 60, key: "ip" }];
   const config = {
-    routes: [
-      { prefix: "/masked", methods: ["GET"], upstream: { url: `${origin}/masked`, bodyTimeoutMs: boundMs }, rules: rules("masked") },
-      { prefix: "/never", methods: ["GET"], upstream: { url: `${origin}/never`, bodyTimeoutMs: boundMs, maskBody: "never" }, rules: rules("never") },
-    ],
+    routes: routes?.(origin) ?? [relayRoute(origin, "/masked", { bodyTimeoutMs: boundMs }), relayRoute(origin, "/never", { bodyTimeoutMs: boundMs, maskBody: "never" })],
     admin: { path: "/admin/metrics", tokenSecret: "ADMIN_TOKEN" },
   };
   const worker = await workerOptions({
@@ -59,4 +63,23 @@ export async function startRelayGateway({ handler, boundMs, adminToken }) {
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/**
+ * drainResponse reads `response`'s body to its end as the client would. Resolves to { bytes, error }:
+ * everything that arrived, and the error the body ended in (null when it ended cleanly).
+ * @param {Response} response
+ */
+export async function drainResponse(response) {
+  const reader = response.body.getReader();
+  const chunks = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { bytes: Buffer.concat(chunks), error: null };
+      chunks.push(Buffer.from(value));
+    }
+  } catch (error) {
+    return { bytes: Buffer.concat(chunks), error };
+  }
 }
